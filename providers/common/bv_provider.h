@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What every bridgeverbs provider shares: registration with libibverbs through the private ABI
+ * resolved at load time, the device found in sysfs, and a context connected to the device's
+ * daemon (control requests, async events, device and port attributes).
+ */
+#ifndef BV_PROVIDER_H
+#define BV_PROVIDER_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "bv_msg.h"
+#include "bv_paths.h"
+#include "bv_proto.h"
+#include "verbs_provider.h"
+
+/* Every bridgeverbs provider's verbs_device_ops name starts with this (the shim checks it). */
+#define BV_PROVIDER_NAME_PREFIX "bridgeverbs-"
+
+/* The private entry points, resolved by bv_register_provider(). */
+extern verbs_init_and_alloc_context_fn bv_verbs_init_and_alloc_context;
+extern verbs_uninit_context_fn bv_verbs_uninit_context;
+extern verbs_set_ops_fn bv_verbs_set_ops;
+
+/* Resolve the private ABI and register ops; says why on stderr if it cannot. */
+void bv_register_provider(const struct verbs_device_ops *ops);
+
+struct bv_device {
+	struct verbs_device vdev;
+	char kind[16];
+	char daemon[16];		/* "cx4d", "ntbd": named in error messages */
+	char ibdev[64];
+	char sock_path[BV_PATH_MAX];
+};
+
+static inline struct bv_device *to_bv_device(struct ibv_device *ibdev)
+{
+	return (struct bv_device *)ibdev;
+}
+
+/* verbs_device_ops::alloc_device / uninit_device for every bridgeverbs provider. */
+struct verbs_device *bv_alloc_device(struct verbs_sysfs_dev *sysfs_dev);
+void bv_uninit_device(struct verbs_device *vdev);
+
+/* The daemon connection of one context. */
+struct bv_conn {
+	int sock;
+	uint32_t seq;
+	uint32_t client_id;
+	pthread_mutex_t lock;
+};
+
+/* Every provider context starts with this. */
+struct bv_context {
+	struct verbs_context vctx;
+	struct bv_conn conn;
+	struct bv_device_attr attr;	/* immutable: fetched once at open */
+};
+
+static inline struct bv_context *to_bv_context(struct ibv_context *ibctx)
+{
+	return (struct bv_context *)((char *)ibctx - offsetof(struct verbs_context, context));
+}
+
+/*
+ * Allocate a context of ctx_size bytes (the provider's struct, starting with struct
+ * bv_context) for ibdev: connect to the daemon, say HELLO, install the async fd, replace
+ * cmd_fd with a read-only /dev/null (see research/rdma-core.md §3.1), set num_comp_vectors,
+ * fetch the device attributes, and install the common ops. NULL and errno on failure, with a
+ * message naming the daemon when it cannot be reached.
+ */
+struct bv_context *bv_open_context(struct ibv_device *ibdev, int cmd_fd, size_t ctx_size);
+/* Install provider ops on top of the common ones. */
+void bv_set_ops(struct bv_context *ctx, const struct verbs_context_ops *ops);
+/* Undo bv_open_context (the provider's free_context ends with this). */
+void bv_close_context(struct bv_context *ctx);
+
+/* A control request to the daemon; returns 0 or a positive errno. */
+int bv_call(struct bv_context *ctx, struct bv_call *call);
+
+/* Common ops. */
+int bv_query_device_ex(struct ibv_context *context, const struct ibv_query_device_ex_input *input,
+		       struct ibv_device_attr_ex *attr, size_t attr_size);
+int bv_query_port(struct ibv_context *context, uint8_t port_num, struct ibv_port_attr *attr);
+
+#endif

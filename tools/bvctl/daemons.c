@@ -1,0 +1,199 @@
+// SPDX-License-Identifier: MIT
+/* Starting, stopping and asking the device daemons (cx4d, ntbd), one per device. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bv_msg.h"
+#include "bvctl.h"
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+/* A pid that exists and is not a zombie. */
+static bool pid_alive(pid_t pid)
+{
+	char path[64], buf[256], *p;
+	FILE *f;
+
+	if (pid <= 0 || kill(pid, 0))
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	p = fgets(buf, sizeof(buf), f);
+	fclose(f);
+	if (!p || !(p = strrchr(buf, ')')))
+		return false;
+	return p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
+}
+
+pid_t bvctl_daemon_pid(const struct bv_dev_conf *dev)
+{
+	char path[BV_PATH_MAX];
+	FILE *f;
+	int pid = 0;
+
+	if (bv_run_path(path, sizeof(path), dev->name, ".pid") || !(f = fopen(path, "r")))
+		return 0;
+	if (fscanf(f, "%d", &pid) != 1)
+		pid = 0;
+	fclose(f);
+	return pid_alive(pid) ? pid : 0;
+}
+
+/* Connect as an admin client; returns the socket or -errno. */
+static int admin_connect(const struct bv_dev_conf *dev)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct bv_hello_req req = { .role = BV_ROLE_ADMIN, .pid = getpid(), .comm = "bvctl" };
+	struct bv_hello_rsp rsp;
+	struct bv_call call = { .op = BV_OP_HELLO, .req = &req, .req_len = sizeof(req),
+				.rsp = &rsp, .rsp_max = sizeof(rsp) };
+	uint32_t seq = 0;
+	int s, ret;
+
+	if (bv_run_path(sa.sun_path, sizeof(sa.sun_path), dev->name, ".sock"))
+		return -ENAMETOOLONG;
+	s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		return -errno;
+	if (connect(s, (struct sockaddr *)&sa, sizeof(sa))) {
+		ret = -errno;
+		close(s);
+		return ret;
+	}
+	ret = bv_msg_call(s, &seq, &call);
+	if (ret) {
+		close(s);
+		return ret < 0 ? ret : -ret;
+	}
+	return s;
+}
+
+int bvctl_daemon_status(const struct bv_dev_conf *dev, char *buf, size_t len)
+{
+	struct bv_call call = { .op = BV_OP_STATUS, .rsp = buf, .rsp_max = len - 1 };
+	uint32_t seq = 1;
+	int s = admin_connect(dev), ret;
+
+	if (s < 0)
+		return s;
+	ret = bv_msg_call(s, &seq, &call);
+	close(s);
+	if (ret)
+		return ret < 0 ? ret : -ret;
+	buf[call.rsp_len < len ? call.rsp_len : len - 1] = 0;
+	return 0;
+}
+
+static void show_log_tail(const struct bv_dev_conf *dev)
+{
+	char path[BV_PATH_MAX], line[512];
+	long lines = 0, skip;
+	FILE *f;
+
+	if (bv_run_path(path, sizeof(path), dev->name, ".log") || !(f = fopen(path, "r")))
+		return;
+	while (fgets(line, sizeof(line), f))
+		lines++;
+	rewind(f);
+	skip = lines > 10 ? lines - 10 : 0;
+	fprintf(stderr, "--- last lines of %s ---\n", path);
+	while (fgets(line, sizeof(line), f))
+		if (skip-- <= 0)
+			fputs(line, stderr);
+	fclose(f);
+}
+
+int bvctl_start_daemon(const struct bvctl *b, const struct bv_dev_conf *dev)
+{
+	char exe[BV_PATH_MAX * 2], log[BV_PATH_MAX], daemon[24];
+	pid_t pid, dpid = 0;
+	int pfd[2], s;
+
+	snprintf(daemon, sizeof(daemon), "%sd", dev->kind);
+	snprintf(exe, sizeof(exe), "%s/%s", b->bindir, daemon);
+	if (access(exe, X_OK)) {
+		fprintf(stderr, "bvctl: %s: %s (build the project first)\n", exe, strerror(errno));
+		return -1;
+	}
+	if (bv_run_path(log, sizeof(log), dev->name, ".log") || pipe2(pfd, O_CLOEXEC))
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		/* A double fork: the daemon must not be our child when bvctl exits. */
+		int null = open("/dev/null", O_RDONLY), fd;
+
+		setsid();
+		dpid = fork();
+		if (dpid != 0) {
+			if (write(pfd[1], &dpid, sizeof(dpid)) != sizeof(dpid))
+				_exit(1);
+			_exit(0);
+		}
+		fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+		if (null >= 0)
+			dup2(null, 0);
+		if (fd >= 0) {
+			dup2(fd, 1);
+			dup2(fd, 2);
+		}
+		execl(exe, daemon, "--device", dev->name, "--rundir", bv_rundir(), (char *)NULL);
+		fprintf(stderr, "exec %s: %s\n", exe, strerror(errno));
+		_exit(127);
+	}
+	close(pfd[1]);
+	if (read(pfd[0], &dpid, sizeof(dpid)) != sizeof(dpid))
+		dpid = 0;
+	close(pfd[0]);
+	waitpid(pid, NULL, 0);
+	/* Ready when it answers HELLO; failed when it exits first or takes over 20 s. */
+	for (int t = 0; t < 2000 && dpid > 0 && pid_alive(dpid); t++) {
+		s = admin_connect(dev);
+		if (s >= 0) {
+			close(s);
+			return 0;
+		}
+		sleep_ms(10);
+	}
+	if (dpid > 0 && pid_alive(dpid))
+		kill(dpid, SIGKILL);
+	fprintf(stderr, "bvctl: %s for %s did not come up\n", daemon, dev->name);
+	show_log_tail(dev);
+	return -1;
+}
+
+int bvctl_stop_daemon(const struct bv_dev_conf *dev)
+{
+	pid_t pid = bvctl_daemon_pid(dev);
+
+	if (!pid)
+		return 0;
+	kill(pid, SIGTERM);
+	for (int t = 0; t < 500 && pid_alive(pid); t++)
+		sleep_ms(10);
+	if (pid_alive(pid)) {
+		fprintf(stderr, "bvctl: %s (pid %d) ignored SIGTERM for 5 s; killing it\n",
+			dev->name, (int)pid);
+		kill(pid, SIGKILL);
+		for (int t = 0; t < 200 && pid_alive(pid); t++)
+			sleep_ms(10);
+	}
+	return pid_alive(pid) ? -1 : 0;
+}
