@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pcap writer for the modelled RoCE v2 wire.
+ *
+ * Every frame is written as a full IPv4/UDP/RoCE datagram so that tshark/Wireshark dissect it
+ * as RoCE v2 ("infiniband" dissector, UDP port 4791, shown as "RRoCE"); tests/cx4/icrc_check.py
+ * re-verifies every ICRC in such a file.  Format: classic libpcap file with nanosecond
+ * timestamps (magic 0xa1b23c4d, version 2.4; pcap-savefile(5) / "PCAP Capture File Format"
+ * draft-ietf-opsawg-pcap) and either
+ *   LINKTYPE_ETHERNET (1): a synthesized Ethernet II header, MACs 02:00:<IPv4 address>
+ *                          (locally administered, one per modelled port), EtherType 0x0800; or
+ *   LINKTYPE_IPV4 (228):   the IPv4 datagram alone.
+ * Frames sent or received through a UDP socket have no IPv4/UDP header in user space; for those
+ * the writer synthesizes it with roce_ipv4_udp_hdr() from the addresses the socket used or
+ * reported, i.e. exactly the header the ICRC was computed (or verified) over.
+ *
+ * One writer may be shared by threads (records are written under a mutex).
+ */
+#ifndef BV_ROCE_PCAP_H
+#define BV_ROCE_PCAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "roce_pkt.h"
+
+#define ROCE_PCAP_LINKTYPE_ETHERNET	1
+#define ROCE_PCAP_LINKTYPE_IPV4		228
+
+struct roce_pcap;
+
+/* Create/truncate path and write the file header.  NULL with errno set on failure. */
+struct roce_pcap *roce_pcap_open(const char *path, int linktype);
+
+/* Append one IPv4 datagram (starting at the IPv4 header).  0 or -errno. */
+int roce_pcap_write_ipv4(struct roce_pcap *pc, const uint8_t *frame, size_t len);
+
+/* Append the datagram whose UDP payload is the concatenation of iov, with the IPv4/UDP header
+ * roce_ipv4_udp_hdr(a, payload length).  0 or -errno. */
+int roce_pcap_write_udp(struct roce_pcap *pc, const struct roce_addr *a, const struct iovec *iov,
+			int iovcnt);
+
+/* Push buffered records to the file.  0 or -errno. */
+int roce_pcap_flush(struct roce_pcap *pc);
+
+/* Flush, close and free (NULL is ignored).  0 or -errno of the first failure. */
+int roce_pcap_close(struct roce_pcap *pc);
+
+#endif /* BV_ROCE_PCAP_H */

@@ -1,0 +1,259 @@
+// SPDX-License-Identifier: MIT
+/*
+ * UDP socket of a modelled RoCE v2 port (see udp_port.h).  Linux socket options used:
+ * ip(7) IP_MTU_DISCOVER, IP_PKTINFO, IP_RECVTOS, IP_RECVTTL, IP_TOS/IP_TTL control messages;
+ * socket(7) SO_NO_CHECK, SO_RCVBUF(FORCE), SO_SNDBUF(FORCE); udp(7) UDP_SEGMENT, UDP_GRO;
+ * sendmmsg(2), recvmmsg(2).
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE	/* sendmmsg, recvmmsg */
+#endif
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/udp.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "udp_port.h"
+
+#ifndef SO_NO_CHECK
+#define SO_NO_CHECK	11
+#endif
+#ifndef UDP_SEGMENT
+#define UDP_SEGMENT	103
+#endif
+#ifndef UDP_GRO
+#define UDP_GRO		104
+#endif
+
+#define DEFAULT_SOCKBUF	(4 << 20)
+
+static int set_int(int fd, int level, int opt, int val)
+{
+	return setsockopt(fd, level, opt, &val, sizeof(val)) ? -errno : 0;
+}
+
+/* Root may exceed net.core.[rw]mem_max with the *FORCE variants; others get what is allowed. */
+static void set_buf(int fd, int force_opt, int opt, int bytes)
+{
+	if (set_int(fd, SOL_SOCKET, force_opt, bytes))
+		set_int(fd, SOL_SOCKET, opt, bytes);
+}
+
+int roce_udp_port_open(struct roce_udp_port *p, uint32_t addr, uint16_t port,
+		       const struct roce_udp_port_opts *opts)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(port) };
+	socklen_t sl = sizeof(sin);
+	int fd, err;
+
+	p->fd = -1;
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_UDP);
+	if (fd < 0)
+		return -errno;
+
+	/* The header-determinism options are mandatory: without them our ICRCs would be wrong. */
+	err = set_int(fd, IPPROTO_IP, IP_MTU_DISCOVER, IP_PMTUDISC_DO);
+	if (!err)
+		err = set_int(fd, SOL_SOCKET, SO_NO_CHECK, 1);
+	if (!err)
+		err = set_int(fd, IPPROTO_IP, IP_PKTINFO, 1);
+	if (!err)
+		err = set_int(fd, IPPROTO_IP, IP_RECVTOS, 1);
+	if (!err)
+		err = set_int(fd, IPPROTO_IP, IP_RECVTTL, 1);
+	if (!err && opts && opts->gro)
+		err = set_int(fd, IPPROTO_UDP, UDP_GRO, 1);
+	if (err)
+		goto fail;
+	set_buf(fd, SO_RCVBUFFORCE, SO_RCVBUF,
+		opts && opts->rcvbuf ? opts->rcvbuf : DEFAULT_SOCKBUF);
+	set_buf(fd, SO_SNDBUFFORCE, SO_SNDBUF,
+		opts && opts->sndbuf ? opts->sndbuf : DEFAULT_SOCKBUF);
+
+	sin.sin_addr.s_addr = addr;
+	if (bind(fd, (struct sockaddr *)&sin, sizeof(sin)) ||
+	    getsockname(fd, (struct sockaddr *)&sin, &sl)) {
+		err = -errno;
+		goto fail;
+	}
+	p->fd = fd;
+	p->addr = addr;
+	p->port = ntohs(sin.sin_port);
+	p->gro = opts && opts->gro;
+	return 0;
+fail:
+	close(fd);
+	return err;
+}
+
+void roce_udp_port_close(struct roce_udp_port *p)
+{
+	if (p->fd >= 0)
+		close(p->fd);
+	p->fd = -1;
+}
+
+/* Control space for the most we attach/receive per datagram. */
+#define TX_CMSG_SPACE	(CMSG_SPACE(sizeof(int)) * 2 + CMSG_SPACE(sizeof(uint16_t)))
+#define RX_CMSG_SPACE	(CMSG_SPACE(sizeof(struct in_pktinfo)) + CMSG_SPACE(sizeof(int)) * 3)
+
+union tx_cmsg {
+	struct cmsghdr align;
+	char buf[TX_CMSG_SPACE];
+};
+
+union rx_cmsg {
+	struct cmsghdr align;
+	char buf[RX_CMSG_SPACE];
+};
+
+static size_t put_cmsg(char *at, int level, int type, const void *data, size_t len)
+{
+	struct cmsghdr *c = (struct cmsghdr *)at;
+
+	c->cmsg_level = level;
+	c->cmsg_type = type;
+	c->cmsg_len = CMSG_LEN(len);
+	memcpy(CMSG_DATA(c), data, len);
+	return CMSG_SPACE(len);
+}
+
+int roce_udp_send(struct roce_udp_port *p, const struct roce_udp_tx *tx, unsigned int n)
+{
+	struct mmsghdr mm[ROCE_UDP_BATCH];
+	struct sockaddr_in to[ROCE_UDP_BATCH];
+	union tx_cmsg cm[ROCE_UDP_BATCH];
+	unsigned int done = 0;
+
+	while (done < n) {
+		unsigned int k, batch = n - done < ROCE_UDP_BATCH ? n - done : ROCE_UDP_BATCH;
+		int r;
+
+		for (k = 0; k < batch; k++) {
+			const struct roce_udp_tx *t = &tx[done + k];
+			struct msghdr *m = &mm[k].msg_hdr;
+			size_t cl = 0;
+
+			to[k] = (struct sockaddr_in){
+				.sin_family = AF_INET,
+				.sin_port = htons(t->dport),
+				.sin_addr.s_addr = t->daddr,
+			};
+			if (t->tos) {
+				int v = t->tos;
+
+				cl += put_cmsg(cm[k].buf + cl, IPPROTO_IP, IP_TOS, &v, sizeof(v));
+			}
+			if (t->ttl) {
+				int v = t->ttl;
+
+				cl += put_cmsg(cm[k].buf + cl, IPPROTO_IP, IP_TTL, &v, sizeof(v));
+			}
+			if (t->gso_size)
+				cl += put_cmsg(cm[k].buf + cl, SOL_UDP, UDP_SEGMENT, &t->gso_size,
+					       sizeof(t->gso_size));
+			*m = (struct msghdr){
+				.msg_name = &to[k],
+				.msg_namelen = sizeof(to[k]),
+				.msg_iov = (struct iovec *)t->iov,
+				.msg_iovlen = (size_t)t->iovcnt,
+				.msg_control = cl ? cm[k].buf : NULL,
+				.msg_controllen = cl,
+			};
+		}
+		r = sendmmsg(p->fd, mm, batch, MSG_DONTWAIT);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS)
+				break;
+			return done ? (int)done : -errno;
+		}
+		done += (unsigned int)r;
+		if ((unsigned int)r < batch)
+			break;
+	}
+	return (int)done;
+}
+
+int roce_udp_recv(struct roce_udp_port *p, struct roce_udp_rx *rx, unsigned int n)
+{
+	struct mmsghdr mm[ROCE_UDP_BATCH];
+	struct sockaddr_in from[ROCE_UDP_BATCH];
+	struct iovec iov[ROCE_UDP_BATCH];
+	union rx_cmsg cm[ROCE_UDP_BATCH];
+	unsigned int k, batch = n < ROCE_UDP_BATCH ? n : ROCE_UDP_BATCH;
+	int r;
+
+	for (k = 0; k < batch; k++) {
+		iov[k].iov_base = rx[k].buf;
+		iov[k].iov_len = rx[k].size;
+		mm[k].msg_hdr = (struct msghdr){
+			.msg_name = &from[k],
+			.msg_namelen = sizeof(from[k]),
+			.msg_iov = &iov[k],
+			.msg_iovlen = 1,
+			.msg_control = cm[k].buf,
+			.msg_controllen = sizeof(cm[k].buf),
+		};
+	}
+	do
+		r = recvmmsg(p->fd, mm, batch, MSG_DONTWAIT, NULL);
+	while (r < 0 && errno == EINTR);
+	if (r < 0)
+		return (errno == EAGAIN || errno == EWOULDBLOCK) ? 0 : -errno;
+
+	for (k = 0; k < (unsigned int)r; k++) {
+		struct roce_udp_rx *x = &rx[k];
+		struct msghdr *m = &mm[k].msg_hdr;
+		struct cmsghdr *c;
+
+		x->len = mm[k].msg_len;
+		x->truncated = m->msg_flags & MSG_TRUNC;
+		x->seg_size = 0;
+		x->addr = (struct roce_addr){
+			.saddr = from[k].sin_addr.s_addr,
+			.daddr = p->addr,
+			.sport = ntohs(from[k].sin_port),
+			.dport = p->port,
+			.ttl = 64,
+		};
+		for (c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c)) {
+			if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_PKTINFO) {
+				struct in_pktinfo pi;
+
+				memcpy(&pi, CMSG_DATA(c), sizeof(pi));
+				x->addr.daddr = pi.ipi_addr.s_addr;
+			} else if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_TOS) {
+				x->addr.tos = *(const uint8_t *)CMSG_DATA(c);
+			} else if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_TTL) {
+				int v;
+
+				memcpy(&v, CMSG_DATA(c), sizeof(v));
+				x->addr.ttl = (uint8_t)v;
+			} else if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO) {
+				int v;
+
+				memcpy(&v, CMSG_DATA(c), sizeof(v));
+				x->seg_size = (uint16_t)v;
+			}
+		}
+	}
+	return r;
+}
+
+int roce_udp_wait(struct roce_udp_port *p, int timeout_ms)
+{
+	struct pollfd pfd = { .fd = p->fd, .events = POLLIN };
+	int r;
+
+	do
+		r = poll(&pfd, 1, timeout_ms);
+	while (r < 0 && errno == EINTR);
+	if (r < 0)
+		return -errno;
+	return r > 0;
+}
