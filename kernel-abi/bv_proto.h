@@ -19,7 +19,7 @@
 #include <stdint.h>
 
 #define BV_PROTO_MAGIC		0x31505642u /* "BVP1" little-endian */
-#define BV_PROTO_VERSION	1
+#define BV_PROTO_VERSION	1u
 #define BV_MSG_MAX		65536	/* header + payload */
 #define BV_MSG_MAX_FDS		4
 

@@ -1,0 +1,22 @@
+#!/bin/sh
+# Install the Debian 12 packages bridgeverbs builds and tests with, if any is missing.
+# Used by 'make demo' and 'make test'; needs root (or sudo) only when something is missing.
+set -e
+PKGS="build-essential cmake pkg-config python3 iproute2 util-linux procps valgrind \
+libibverbs-dev librdmacm-dev libibverbs1 ibverbs-providers ibverbs-utils rdmacm-utils \
+perftest tshark libpcap-dev cppcheck clang-format"
+
+missing=""
+for p in $PKGS; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+		missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+
+echo "install-deps: installing$missing"
+SUDO=""
+[ "$(id -u)" = 0 ] || SUDO="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+# tshark asks whether non-root users may capture; the default (no) is what we want.
+$SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
