@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * How a driver reaches a ConnectX-4 PCI function: BAR0 (MMIO), DMA through an IOMMU, and
+ * MSI-X interrupt vectors. This is the whole boundary between driver code (cx4d, the cx4
+ * provider) and the device. Two backends sit behind it:
+ *
+ *   model  the embedded ConnectX-4 device model (devices/cx4/model), the default;
+ *   vfio   a real card through /dev/vfio (devices/cx4/vfio), same interface.
+ *
+ * Driver code never calls into a backend's internals: it loads/stores BAR0 with the
+ * accessors below, hands the device IOVAs it mapped with dma_map(), and waits on irq_fd[].
+ *
+ * Memory the device may DMA is mapped at an IOVA in one of two ways, like an IOMMU mapping of
+ * pinned pages: memory shared through a file descriptor (memfd: queue buffers, doorbell
+ * records, command queue, firmware pages — the device maps it), or another process's memory
+ * named by pid and virtual address (registered memory regions: the device reaches it with
+ * process_vm_readv/writev). An access to an IOVA that is not mapped, or without the
+ * permission, is a DMA fault: the device reports it as the hardware does, never a wild access.
+ */
+#ifndef CX4_BUS_H
+#define CX4_BUS_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#define CX4_BUS_MAX_VECTORS	32
+
+enum cx4_dma_perm {
+	CX4_DMA_READ = 1 << 0,	/* device may read (host -> device) */
+	CX4_DMA_WRITE = 1 << 1,	/* device may write (device -> host) */
+};
+
+struct cx4_dma_map {
+	uint64_t iova;		/* page aligned */
+	uint64_t len;		/* page multiple */
+	uint32_t perm;		/* enum cx4_dma_perm */
+	int fd;			/* >= 0: shared memory, at fd_offset */
+	uint64_t fd_offset;
+	pid_t pid;		/* fd < 0: this process's memory, at va */
+	uint64_t va;
+};
+
+/*
+ * Posted-write notification. On real hardware an MMIO store reaches the device by itself. The
+ * model is a thread that sleeps when idle, so a store to a doorbell must also wake it: the
+ * model publishes whether it sleeps in a word of shared memory, and the writer signals an
+ * eventfd only when it does (the cost of a doorbell is a store and a load while the device is
+ * busy). The VFIO backend has no kick (NULL).
+ */
+struct cx4_kick_page {
+	_Atomic uint32_t sleeping;	/* written by the model */
+	uint32_t pad[15];
+};
+
+struct cx4_kick {
+	struct cx4_kick_page *page;	/* shared with the device */
+	int efd;			/* eventfd the device waits on */
+};
+
+static inline void cx4_kick(const struct cx4_kick *k)
+{
+	static const uint64_t one = 1;
+
+	if (!k || !k->page)
+		return;
+	/* the doorbell store must be visible before we read whether the device sleeps */
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&k->page->sleeping, memory_order_relaxed)) {
+		ssize_t r = write(k->efd, &one, sizeof(one));
+		(void)r;
+	}
+}
+
+/* A mapped register window: all of BAR0 (cx4d) or one UAR page (a provider). */
+struct cx4_mmio {
+	volatile uint8_t *base;
+	size_t len;
+	const struct cx4_kick *kick;	/* NULL on real hardware */
+};
+
+/* PRM registers are big-endian; these take and return CPU-order values (iowrite32be). */
+static inline void cx4_mmio_write32(const struct cx4_mmio *m, size_t off, uint32_t val)
+{
+	*(volatile uint32_t *)(m->base + off) = __builtin_bswap32(val);
+	cx4_kick(m->kick);
+}
+
+static inline uint32_t cx4_mmio_read32(const struct cx4_mmio *m, size_t off)
+{
+	return __builtin_bswap32(*(volatile uint32_t *)(m->base + off));
+}
+
+/* A 64-bit doorbell (send doorbell, CQ arm): one store of the big-endian pair, as mlx5 does. */
+static inline void cx4_mmio_write64_be(const struct cx4_mmio *m, size_t off, uint64_t be_val)
+{
+	*(volatile uint64_t *)(m->base + off) = be_val;
+	cx4_kick(m->kick);
+}
+
+/*
+ * BlueFlame: copy a whole WQE (a multiple of 64 bytes) into the UAR's BlueFlame buffer; the
+ * device takes it from there instead of fetching it from host memory.
+ */
+static inline void cx4_mmio_bf_copy(const struct cx4_mmio *m, size_t off, const void *src,
+				    size_t bytes)
+{
+	const uint64_t *s = src;
+	volatile uint64_t *d = (volatile uint64_t *)(m->base + off);
+
+	for (size_t i = 0; i < bytes / 8; i++)
+		d[i] = s[i];
+	cx4_kick(m->kick);
+}
+
+struct cx4_bus;
+
+struct cx4_bus_ops {
+	int (*dma_map)(struct cx4_bus *bus, const struct cx4_dma_map *map);
+	int (*dma_unmap)(struct cx4_bus *bus, uint64_t iova, uint64_t len);
+	/* Function level reset (PCI FLR): the device forgets everything, as after power-on. */
+	int (*reset)(struct cx4_bus *bus);
+	void (*close)(struct cx4_bus *bus);
+};
+
+struct cx4_bus {
+	const struct cx4_bus_ops *ops;
+	struct cx4_mmio bar0;
+	/*
+	 * What a client mmap()s to reach its UAR pages: UAR page n of BAR0 is at
+	 * bar0_fd_offset + n * 4096 in bar0_fd (the model: a memfd; VFIO: the device fd's BAR0
+	 * region).
+	 */
+	int bar0_fd;
+	uint64_t bar0_fd_offset;
+	/* The kick for BAR0 stores, and what a client needs for its own (model only). */
+	struct cx4_kick kick;
+	int kick_page_fd;		/* memfd holding the cx4_kick_page, -1 for VFIO */
+	unsigned int num_vectors;
+	int irq_fd[CX4_BUS_MAX_VECTORS];	/* eventfd per MSI-X vector */
+	void *backend;
+};
+
+#endif /* CX4_BUS_H */
