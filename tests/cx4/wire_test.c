@@ -440,7 +440,10 @@ static void random_hdr(struct roce_tx_hdr *h, uint8_t op)
 	h->atomic.rkey = (uint32_t)rnd();
 	h->atomic.swap_add = rnd();
 	h->atomic.compare = rnd();
-	h->aeth.syndrome = (uint8_t)rnd();
+	/* a well-formed syndrome: ACK, RNR NAK or NAK (type 10 and bit 7 are reserved) */
+	h->aeth.syndrome = (uint8_t)((rnd() % 3) * 0x20 + (rnd() & 0x1f));
+	if (h->aeth.syndrome >= 0x40)
+		h->aeth.syndrome += 0x20;
 	h->aeth.msn = (uint32_t)rnd() & 0xffffff;
 	h->atomic_ack_orig = rnd();
 	h->imm_raw = (uint32_t)rnd();
@@ -964,6 +967,24 @@ static unsigned int recv_all(struct roce_udp_port *port, struct roce_udp_rx *rx,
 	return got;
 }
 
+/*
+ * Like the model, each port gets its own loopback address and the RoCE port 4791.  The address
+ * 127.<net>.<pid bits> is private to this process, so parallel test runs do not collide; if it
+ * is taken anyway, fall back to an ephemeral port (the packets then do not dissect as RoCE).
+ */
+static int lb_open(struct roce_udp_port *p, unsigned int net, const struct roce_udp_port_opts *o)
+{
+	char addr[32];
+	unsigned int pid = (unsigned int)getpid();
+	int r;
+
+	snprintf(addr, sizeof(addr), "127.%u.%u.%u", net, (pid >> 8) & 0xff, pid & 0xff);
+	r = roce_udp_port_open(p, ip4(addr), ROCE_V2_UDP_PORT, o);
+	if (r == -EADDRINUSE)
+		r = roce_udp_port_open(p, ip4(addr), 0, o);
+	return r;
+}
+
 static void test_loopback(void)
 {
 	static uint8_t payload[4096], txb[LB_PKTS][4200], rxb[LB_PKTS][4200];
@@ -980,9 +1001,9 @@ static void test_loopback(void)
 	unsigned int i, got;
 	int r;
 
-	r = roce_udp_port_open(&pa, ip4("127.77.0.1"), 0, NULL);
+	r = lb_open(&pa, 78, NULL);
 	EXPECT_EQ(r, 0);
-	r |= roce_udp_port_open(&pb, ip4("127.77.0.2"), 0, NULL);
+	r |= lb_open(&pb, 79, NULL);
 	EXPECT_EQ(r, 0);
 	if (r) {
 		fprintf(stderr, "loopback: cannot open ports: %s\n", strerror(-r));
@@ -996,11 +1017,13 @@ static void test_loopback(void)
 		size_t plen = expected_ops[i % N_OPS].payload ? plens[(i * 7 + 3) % 11] : 0;
 
 		random_hdr(&hs[i], op);
-		a = (struct roce_addr){ .saddr = pa.addr, .daddr = pb.addr, .sport = pa.port,
-					.dport = pb.port };
 		tx[i] = (struct roce_udp_tx){ .daddr = pb.addr, .dport = pb.port,
 					      .tos = (uint8_t)(i % 3 == 0 ? 0x02 : 0),
 					      .ttl = (uint8_t)(i % 5 == 0 ? 17 : 0) };
+		/* what the kernel will write (TTL 0 in a tx means the default, 64) */
+		a = (struct roce_addr){ .saddr = pa.addr, .daddr = pb.addr, .sport = pa.port,
+					.dport = pb.port, .tos = tx[i].tos,
+					.ttl = tx[i].ttl ? tx[i].ttl : 64 };
 		txplen[i] = plen;
 		rnd_fill(payload, plen);
 		if (i & 1) {
@@ -1063,9 +1086,15 @@ static void test_loopback(void)
 	/* nothing else arrived */
 	EXPECT_EQ(roce_udp_recv(&pb, rx, 1), 0);
 
-	/* a datagram larger than the receive buffer is reported truncated */
+	/* a datagram larger than the receive buffer is reported truncated (a real packet, so
+	 * that a capture of this test stays all-valid RoCE) */
 	{
-		struct iovec v = { txb[0], 1000 };
+		unsigned int big = 0;
+
+		for (i = 0; i < LB_PKTS; i++)
+			if (txlen[i] > txlen[big])
+				big = i;
+		struct iovec v = { txb[big], txlen[big] };
 		struct roce_udp_tx t = { .iov = &v, .iovcnt = 1, .daddr = pb.addr,
 					 .dport = pb.port };
 
@@ -1078,9 +1107,9 @@ static void test_loopback(void)
 	/* UDP GSO: 5 RDMA WRITE MIDDLE packets of PMTU 1024 in one send; segment i leaves with
 	 * IP ID i, so it is built with ip_id = i, and the receiver (which sees no IDs) recovers it
 	 * by solving.  Then the same to a UDP_GRO receiver, which gets one coalesced buffer. */
-	r = roce_udp_port_open(&pg, ip4("127.77.0.3"), 0, &gso);
+	r = lb_open(&pg, 80, &gso);
 	EXPECT_EQ(r, 0);
-	r |= roce_udp_port_open(&pr, ip4("127.77.0.4"), 0, &gro);
+	r |= lb_open(&pr, 81, &gro);
 	EXPECT_EQ(r, 0);
 	for (int dst = 0; !r && dst < 2; dst++) {
 		struct roce_udp_port *to = dst ? &pr : &pb;
@@ -1091,7 +1120,7 @@ static void test_loopback(void)
 			random_hdr(&hs[i], ROCE_OPCODE(RC, RDMA_WRITE_MIDDLE));
 			rnd_fill(payload, 1024);
 			a = (struct roce_addr){ .saddr = pg.addr, .daddr = to->addr,
-						.sport = pg.port, .dport = to->port,
+						.sport = pg.port, .dport = to->port, .ttl = 64,
 						.ip_id = (uint16_t)i };
 			ssize_t n = roce_build_udp(super + i * 1040, 1040, &hs[i], payload, 1024,
 						   &a);

@@ -56,7 +56,9 @@ int roce_udp_port_open(struct roce_udp_port *p, uint32_t addr, uint16_t port,
 
 	/* The header-determinism options are mandatory: without them our ICRCs would be wrong. */
 	err = set_int(fd, IPPROTO_IP, IP_MTU_DISCOVER, IP_PMTUDISC_DO);
-	if (!err)
+	/* Linux refuses UDP_SEGMENT on SO_NO_CHECK sockets (udp_send_skb: -EINVAL), so a GSO port
+	 * sends real UDP checksums; the ICRC masks them and receivers accept both. */
+	if (!err && !(opts && opts->gso))
 		err = set_int(fd, SOL_SOCKET, SO_NO_CHECK, 1);
 	if (!err)
 		err = set_int(fd, IPPROTO_IP, IP_PKTINFO, 1);
@@ -83,6 +85,7 @@ int roce_udp_port_open(struct roce_udp_port *p, uint32_t addr, uint16_t port,
 	p->addr = addr;
 	p->port = ntohs(sin.sin_port);
 	p->gro = opts && opts->gro;
+	p->gso = opts && opts->gso;
 	return 0;
 fail:
 	close(fd);

@@ -8,7 +8,7 @@
  *   - never connect()ed, and IP_MTU_DISCOVER = IP_PMTUDISC_DO: DF set and IP ID 0 on every
  *     datagram (Linux ip_select_ident_segs); also means oversize datagrams fail with EMSGSIZE
  *     instead of being fragmented (RoCE never fragments: the path MTU must fit the device MTU);
- *   - SO_NO_CHECK = 1: UDP checksum 0, as RoCE v2 NICs send;
+ *   - SO_NO_CHECK = 1: UDP checksum 0, as RoCE v2 NICs send (unless opts.gso);
  *   - IP_PKTINFO, IP_RECVTOS, IP_RECVTTL: each received datagram reports its destination address
  *     (needed for the ICRC), TOS (ECN marks for congestion control) and TTL;
  *   - O_NONBLOCK: the model's threads batch with sendmmsg/recvmmsg and block in poll() only when
@@ -34,12 +34,16 @@ struct roce_udp_port {
 	uint32_t addr;		/* bound IPv4 address, network byte order */
 	uint16_t port;		/* bound UDP port, host order (4791, or ephemeral if asked for 0) */
 	bool gro;		/* UDP_GRO enabled: received buffers may hold several datagrams */
+	bool gso;		/* UDP_SEGMENT allowed (UDP checksums on, see opts.gso) */
 };
 
 struct roce_udp_port_opts {
 	int rcvbuf;		/* socket buffer sizes in bytes; 0 = 4 MiB */
 	int sndbuf;
 	bool gro;		/* enable UDP_GRO (receiver must split by roce_udp_rx.seg_size) */
+	bool gso;		/* allow roce_udp_tx.gso_size.  Linux refuses UDP GSO on a socket
+				 * with SO_NO_CHECK, so such a port sends real UDP checksums
+				 * instead of 0 (masked by the ICRC; legal per Annex A17). */
 };
 
 /*
@@ -58,11 +62,12 @@ struct roce_udp_tx {
 	uint16_t dport;			/* host order */
 	uint8_t tos;			/* 0: socket default (0) */
 	uint8_t ttl;			/* 0: socket default (64 on Linux) */
-	uint16_t gso_size;		/* 0: one datagram.  Otherwise UDP GSO (UDP_SEGMENT): the
-					 * kernel cuts the payload into datagrams of gso_size bytes
-					 * (the last may be shorter); segment i leaves with IPv4 ID i
-					 * (see docs/roce-wire.md), so build segment i's ICRC with
-					 * roce_addr.ip_id = i. */
+	uint16_t gso_size;		/* 0: one datagram.  Otherwise UDP GSO (UDP_SEGMENT, port
+					 * opened with opts.gso): the kernel cuts the payload into
+					 * datagrams of gso_size bytes (the last may be shorter), at
+					 * most 64; segment i leaves with IPv4 ID i (measured through
+					 * a TUN device, docs/roce-wire.md), so build segment i's ICRC
+					 * with roce_addr.ip_id = i. */
 };
 
 /*
