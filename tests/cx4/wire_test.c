@@ -33,22 +33,22 @@
 static int failures;
 static struct roce_pcap *pcap;
 
-#define EXPECT(c)                                                                                  \
-	do {                                                                                       \
-		if (!(c)) {                                                                        \
-			fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #c);               \
-			failures++;                                                                \
-		}                                                                                  \
+#define EXPECT(c)                                                                    \
+	do {                                                                         \
+		if (!(c)) {                                                          \
+			fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #c); \
+			failures++;                                                  \
+		}                                                                    \
 	} while (0)
 
-#define EXPECT_EQ(a, b)                                                                            \
-	do {                                                                                       \
-		long long _a = (long long)(a), _b = (long long)(b);                                \
-		if (_a != _b) {                                                                    \
-			fprintf(stderr, "FAIL %s:%d: %s == %s (%lld != %lld)\n", __FILE__,         \
-				__LINE__, #a, #b, _a, _b);                                         \
-			failures++;                                                                \
-		}                                                                                  \
+#define EXPECT_EQ(a, b)                                                                    \
+	do {                                                                               \
+		long long _a = (long long)(a), _b = (long long)(b);                        \
+		if (_a != _b) {                                                            \
+			fprintf(stderr, "FAIL %s:%d: %s == %s (%lld != %lld)\n", __FILE__, \
+				__LINE__, #a, #b, _a, _b);                                 \
+			failures++;                                                        \
+		}                                                                          \
 	} while (0)
 
 /* xorshift64*: reproducible pseudo-random test data */
@@ -92,24 +92,24 @@ static uint32_t ip4(const char *s)
 	return inet_addr(s);
 }
 
-/* ---- published packets (shared/research/cx4.md §4.5) ------------------------------------------ */
+/* ---- published packets (shared/research/cx4.md §4.5) ------------------------------------------
+ */
 
 /* Real ConnectX-4 Lx CNP, from scapy test/contrib/roce.uts ("RoCE CNP captured on ConnectX-4
  * Lx"): Ethernet | IPv4 TOS 0xc2 ID 0x718c DF TTL 64 | UDP 0 -> 4791 csum 0 | BTH 0x81 BECN
  * dqpn 0x118 | 16 reserved | ICRC 82 fd 00 2a. */
-static const char cnp_hex[] =
-	"e41d2dab2bc2 7cfe90643b32 0800"
-	"45c2 003c 718c 4000 4011 9161 0a001101 0a001201"
-	"0000 12b7 0028 0000"
-	"8100 ffff 4000 0118 0000 0000"
-	"00000000000000000000000000000000"
-	"82fd002a";
+static const char cnp_hex[] = "e41d2dab2bc2 7cfe90643b32 0800"
+			      "45c2 003c 718c 4000 4011 9161 0a001101 0a001201"
+			      "0000 12b7 0028 0000"
+			      "8100 ffff 4000 0118 0000 0000"
+			      "00000000000000000000000000000000"
+			      "82fd002a";
 
 /* scapy roce.uts "RoCE layer": UC SEND_ONLY, MigReq, PadCnt 2, P_Key 0xffff, dqpn 211, PSN
  * 13571856, 18 payload bytes + 2 pad; IPv4 TOS 1, ID 1144, DF, TTL 64, 192.168.0.7 -> itself,
  * UDP 49152 -> 4791; expected IPv4 checksum 0xb4d5 and ICRC bytes 78 f3 53 f3. */
-static const uint8_t uc_payload[18] = { 'F',  '0',  0x81, 0x8b, 0xe2, 0x89, '5',  0xd9, 0x0e,
-					0x9a, 0x95, 'P',  'T',  0x01, 0xbe, 0x88, '^',  'P' };
+static const uint8_t uc_payload[18] = {'F',  '0',  0x81, 0x8b, 0xe2, 0x89, '5',	 0xd9, 0x0e,
+				       0x9a, 0x95, 'P',	 'T',  0x01, 0xbe, 0x88, '^',  'P'};
 
 static void test_vectors(void)
 {
@@ -190,12 +190,17 @@ static void test_vectors(void)
 	h.pkey = 0xffff;
 	h.dqpn = 211;
 	h.psn = 13571856;
-	a = (struct roce_addr){ .saddr = ip4("192.168.0.7"), .daddr = ip4("192.168.0.7"),
-				.sport = 49152, .dport = 4791, .tos = 1, .ttl = 64, .ip_id = 1144 };
+	a = (struct roce_addr){.saddr = ip4("192.168.0.7"),
+			       .daddr = ip4("192.168.0.7"),
+			       .sport = 49152,
+			       .dport = 4791,
+			       .tos = 1,
+			       .ttl = 64,
+			       .ip_id = 1144};
 	r = roce_build_ipv4(g, sizeof(g), &h, uc_payload, sizeof(uc_payload), &a);
 	EXPECT_EQ(r, 64);
 	EXPECT_EQ(roce_get_be16(g + 10), 0xb4d5);
-	EXPECT_EQ(g[28 + 1], 0x40 | (2 << 4));		/* MigReq, PadCnt 2, TVer 0 */
+	EXPECT_EQ(g[28 + 1], 0x40 | (2 << 4)); /* MigReq, PadCnt 2, TVer 0 */
 	EXPECT(!memcmp(g + r - 4, "\x78\xf3\x53\xf3", 4));
 	EXPECT_EQ(roce_parse_ipv4(g, (size_t)r, 0, &pkt), 0);
 	EXPECT_EQ(pkt.payload_len, 18);
@@ -211,13 +216,13 @@ static void test_headers(void)
 {
 	uint8_t b[64];
 	static const uint8_t atm_expect[28] = {
-		0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08,	/* VA */
-		0xa1, 0xa2, 0xa3, 0xa4,				/* R_Key */
-		0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17, 0x18,	/* Swap/Add */
-		0x21, 0x22, 0x23, 0x24, 0x25, 0x26, 0x27, 0x28,	/* Compare */
+	    0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, /* VA */
+	    0xa1, 0xa2, 0xa3, 0xa4,			    /* R_Key */
+	    0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17, 0x18, /* Swap/Add */
+	    0x21, 0x22, 0x23, 0x24, 0x25, 0x26, 0x27, 0x28, /* Compare */
 	};
-	static const uint8_t bth_expect[12] = { 0x0b, 0xa0, 0x12, 0x34, 0x80, 0xab, 0xcd,
-						0xef, 0x80, 0x65, 0x43, 0x21 };
+	static const uint8_t bth_expect[12] = {0x0b, 0xa0, 0x12, 0x34, 0x80, 0xab,
+					       0xcd, 0xef, 0x80, 0x65, 0x43, 0x21};
 
 	roce_bth_put(b, 0x0b, true, false, 2, 0x1234, true, false, 0xabcdef, true, 0x654321);
 	EXPECT(!memcmp(b, bth_expect, 12));
@@ -232,7 +237,7 @@ static void test_headers(void)
 	roce_bth_put(b, 0xff, false, true, 3, 0xffff, false, true, 0xffffffff, false, 0xffffffff);
 	EXPECT_EQ(b[1], 0x70);
 	EXPECT_EQ(b[4], 0x40);
-	EXPECT_EQ(roce_bth_dqpn(b), 0xffffff);		/* masked to 24 bits */
+	EXPECT_EQ(roce_bth_dqpn(b), 0xffffff); /* masked to 24 bits */
 	EXPECT_EQ(b[8], 0);
 
 	roce_atmeth_put(b, 0x0102030405060708ull, 0xa1a2a3a4, 0x1112131415161718ull,
@@ -250,7 +255,7 @@ static void test_headers(void)
 
 	EXPECT(roce_psn_cmp(5, 3) > 0);
 	EXPECT(roce_psn_cmp(3, 5) < 0);
-	EXPECT(roce_psn_cmp(0, 0xffffff) > 0);		/* wraps */
+	EXPECT(roce_psn_cmp(0, 0xffffff) > 0); /* wraps */
 	EXPECT(roce_psn_cmp(0xffffff, 0) < 0);
 	EXPECT_EQ(roce_psn_cmp(0x7ff, 0x7ff), 0);
 }
@@ -261,18 +266,17 @@ static void test_headers(void)
 enum { D = 1, R = 2, A = 4, K = 8, Q = 16, I = 32, V = 64, C = 128 };
 static const struct {
 	uint8_t op;
-	unsigned int hdrs;	/* D DETH, R RETH, A AtomicETH, K AETH, Q AtomicAckETH, I ImmDt, V IETH,
-				 * C CNP */
+	unsigned int hdrs; /* D DETH, R RETH, A AtomicETH, K AETH, Q AtomicAckETH, I ImmDt, V IETH,
+			    * C CNP */
 	bool payload;
 } expected_ops[] = {
-	{ 0x00, 0, 1 },	 { 0x01, 0, 1 },     { 0x02, 0, 1 },  { 0x03, I, 1 },	 { 0x04, 0, 1 },
-	{ 0x05, I, 1 },	 { 0x06, R, 1 },     { 0x07, 0, 1 },  { 0x08, 0, 1 },	 { 0x09, I, 1 },
-	{ 0x0a, R, 1 },	 { 0x0b, R | I, 1 }, { 0x0c, R, 0 },  { 0x0d, K, 1 },	 { 0x0e, 0, 1 },
-	{ 0x0f, K, 1 },	 { 0x10, K, 1 },     { 0x11, K, 0 },  { 0x12, K | Q, 0 }, { 0x13, A, 0 },
-	{ 0x14, A, 0 },	 { 0x16, V, 1 },     { 0x17, V, 1 },  { 0x20, 0, 1 },	 { 0x21, 0, 1 },
-	{ 0x22, 0, 1 },	 { 0x23, I, 1 },     { 0x24, 0, 1 },  { 0x25, I, 1 },	 { 0x26, R, 1 },
-	{ 0x27, 0, 1 },	 { 0x28, 0, 1 },     { 0x29, I, 1 },  { 0x2a, R, 1 },	 { 0x2b, R | I, 1 },
-	{ 0x64, D, 1 },	 { 0x65, D | I, 1 }, { 0x81, C, 0 },
+    {0x00, 0, 1},     {0x01, 0, 1}, {0x02, 0, 1}, {0x03, I, 1}, {0x04, 0, 1},	  {0x05, I, 1},
+    {0x06, R, 1},     {0x07, 0, 1}, {0x08, 0, 1}, {0x09, I, 1}, {0x0a, R, 1},	  {0x0b, R | I, 1},
+    {0x0c, R, 0},     {0x0d, K, 1}, {0x0e, 0, 1}, {0x0f, K, 1}, {0x10, K, 1},	  {0x11, K, 0},
+    {0x12, K | Q, 0}, {0x13, A, 0}, {0x14, A, 0}, {0x16, V, 1}, {0x17, V, 1},	  {0x20, 0, 1},
+    {0x21, 0, 1},     {0x22, 0, 1}, {0x23, I, 1}, {0x24, 0, 1}, {0x25, I, 1},	  {0x26, R, 1},
+    {0x27, 0, 1},     {0x28, 0, 1}, {0x29, I, 1}, {0x2a, R, 1}, {0x2b, R | I, 1}, {0x64, D, 1},
+    {0x65, D | I, 1}, {0x81, C, 0},
 };
 
 #define N_OPS (sizeof(expected_ops) / sizeof(expected_ops[0]))
@@ -285,9 +289,9 @@ static void test_opcode_table(void)
 		enum roce_hdr_idx idx;
 		unsigned int len;
 	} order[] = {
-		{ D, ROCE_HDR_DETH, 8 },  { R, ROCE_HDR_RETH, 16 },  { A, ROCE_HDR_ATMETH, 28 },
-		{ K, ROCE_HDR_AETH, 4 },  { Q, ROCE_HDR_ATMACK, 8 }, { I, ROCE_HDR_IMMDT, 4 },
-		{ V, ROCE_HDR_IETH, 4 },  { C, ROCE_HDR_CNP, 16 },
+	    {D, ROCE_HDR_DETH, 8}, {R, ROCE_HDR_RETH, 16},  {A, ROCE_HDR_ATMETH, 28},
+	    {K, ROCE_HDR_AETH, 4}, {Q, ROCE_HDR_ATMACK, 8}, {I, ROCE_HDR_IMMDT, 4},
+	    {V, ROCE_HDR_IETH, 4}, {C, ROCE_HDR_CNP, 16},
 	};
 	unsigned int seen = 0, op, k, j;
 
@@ -329,8 +333,12 @@ static void test_opcode_table(void)
 		EXPECT_EQ(i->transport, op & 0xe0);
 
 		/* names say the transport */
-		EXPECT(!strncmp(i->name, op < 0x20 ? "RC_" : op < 0x40 ? "UC_" : op < 0x80 ? "UD_" :
-							"CNP", 3));
+		EXPECT(!strncmp(i->name,
+				op < 0x20   ? "RC_"
+				: op < 0x40 ? "UC_"
+				: op < 0x80 ? "UD_"
+					    : "CNP",
+				3));
 		/* position flags: exactly one of first/middle/last/only */
 		unsigned int pos = i->flags & (ROCE_F_FIRST | ROCE_F_MIDDLE | ROCE_F_LAST);
 
@@ -361,19 +369,19 @@ static void test_opcode_table(void)
 	EXPECT(!strcmp(roce_opcode_name(0x81), "CNP"));
 
 	/* payload length rules vs PMTU */
-	EXPECT_EQ(roce_check_payload_len(0x04, 0, 1024), 0);	/* SEND ONLY may be empty */
+	EXPECT_EQ(roce_check_payload_len(0x04, 0, 1024), 0); /* SEND ONLY may be empty */
 	EXPECT_EQ(roce_check_payload_len(0x04, 1024, 1024), 0);
 	EXPECT_EQ(roce_check_payload_len(0x04, 1025, 1024), -1);
-	EXPECT_EQ(roce_check_payload_len(0x00, 1024, 1024), 0);	/* FIRST = PMTU exactly */
+	EXPECT_EQ(roce_check_payload_len(0x00, 1024, 1024), 0); /* FIRST = PMTU exactly */
 	EXPECT_EQ(roce_check_payload_len(0x00, 1020, 1024), -1);
-	EXPECT_EQ(roce_check_payload_len(0x0e, 4096, 4096), 0);	/* READ RESP MIDDLE */
+	EXPECT_EQ(roce_check_payload_len(0x0e, 4096, 4096), 0); /* READ RESP MIDDLE */
 	EXPECT_EQ(roce_check_payload_len(0x0e, 4095, 4096), -1);
-	EXPECT_EQ(roce_check_payload_len(0x08, 0, 256), -1);	/* LAST needs >= 1 byte */
+	EXPECT_EQ(roce_check_payload_len(0x08, 0, 256), -1); /* LAST needs >= 1 byte */
 	EXPECT_EQ(roce_check_payload_len(0x08, 1, 256), 0);
 	EXPECT_EQ(roce_check_payload_len(0x08, 257, 256), -1);
-	EXPECT_EQ(roce_check_payload_len(0x11, 0, 256), 0);	/* ACK: no payload */
+	EXPECT_EQ(roce_check_payload_len(0x11, 0, 256), 0); /* ACK: no payload */
 	EXPECT_EQ(roce_check_payload_len(0x11, 4, 256), -1);
-	EXPECT_EQ(roce_check_payload_len(0x15, 0, 256), -1);	/* reserved opcode */
+	EXPECT_EQ(roce_check_payload_len(0x15, 0, 256), -1); /* reserved opcode */
 	EXPECT_EQ(roce_mtu_bytes(1), 256);
 	EXPECT_EQ(roce_mtu_bytes(5), 4096);
 	EXPECT_EQ(roce_mtu_bytes(6), 0);
@@ -392,7 +400,7 @@ static void test_crc(void)
 	size_t len, off, cut;
 	int bad = 0;
 
-	EXPECT_EQ(roce_crc32(0, "123456789", 9), 0xcbf43926);	/* the CRC-32 check value */
+	EXPECT_EQ(roce_crc32(0, "123456789", 9), 0xcbf43926); /* the CRC-32 check value */
 	EXPECT_EQ(roce_crc32_portable(0, "123456789", 9), 0xcbf43926);
 	EXPECT_EQ(roce_crc32(0, "", 0), 0);
 	EXPECT_EQ(roce_crc32_selftest_top_inv(), 0);
@@ -505,13 +513,17 @@ static void check_parsed(const struct roce_pkt *p, const struct roce_tx_hdr *h,
 			EXPECT_EQ(x[k], 0);
 }
 
-static const size_t plens[] = { 0, 1, 2, 3, 4, 5, 7, 255, 256, 1023, 4096 };
+static const size_t plens[] = {0, 1, 2, 3, 4, 5, 7, 255, 256, 1023, 4096};
 
 static void test_roundtrip(void)
 {
 	static uint8_t payload[4096], buf[8192], zc[8192], frame[8192];
-	struct roce_addr a = { .saddr = ip4("127.77.0.1"), .daddr = ip4("127.77.0.2"),
-			       .sport = 4791, .dport = 4791, .tos = 0x02, .ttl = 64 };
+	struct roce_addr a = {.saddr = ip4("127.77.0.1"),
+			      .daddr = ip4("127.77.0.2"),
+			      .sport = 4791,
+			      .dport = 4791,
+			      .tos = 0x02,
+			      .ttl = 64};
 	struct roce_tx_hdr h;
 	struct roce_pkt p;
 	size_t k, li;
@@ -540,14 +552,15 @@ static void test_roundtrip(void)
 			check_parsed(&p, &h, payload, plen);
 			EXPECT(!p.ip_id_solved);
 
-			/* zero-copy path (headers, payload in 3 pieces, tail) gives the same bytes */
+			/* zero-copy path (headers, payload in 3 pieces, tail) gives the same bytes
+			 */
 			hl = roce_write_hdrs(zc, sizeof(zc), &h, plen);
 			EXPECT_EQ(hl, roce_opcode_info(op)->hdr_len);
 			struct iovec iov[4] = {
-				{ zc, (size_t)hl },
-				{ payload, plen / 3 },
-				{ payload + plen / 3, plen / 3 },
-				{ payload + 2 * (plen / 3), plen - 2 * (plen / 3) },
+			    {zc, (size_t)hl},
+			    {payload, plen / 3},
+			    {payload + plen / 3, plen / 3},
+			    {payload + 2 * (plen / 3), plen - 2 * (plen / 3)},
 			};
 			uint8_t tail[8];
 
@@ -556,8 +569,8 @@ static void test_roundtrip(void)
 			EXPECT(!memcmp(zc, buf, (size_t)hl));
 			EXPECT(tl > 0 && !memcmp(tail, buf + hl + plen, (size_t)tl));
 			/* ICRC over a BTH split across pieces */
-			struct iovec split[3] = { { zc, 5 }, { zc + 5, (size_t)hl - 5 },
-						  { buf + hl, plen + (size_t)tl - 4 } };
+			struct iovec split[3] = {
+			    {zc, 5}, {zc + 5, (size_t)hl - 5}, {buf + hl, plen + (size_t)tl - 4}};
 
 			roce_ipv4_udp_hdr(frame, &a, (size_t)n);
 			EXPECT_EQ(roce_icrc_ipv4(frame, split, 3), roce_icrc_get(buf + n - 4));
@@ -601,14 +614,19 @@ static void test_roundtrip(void)
 	EXPECT(strcmp(roce_strerror(-999), "unknown error") == 0);
 }
 
-/* ---- ICRC masking rules ----------------------------------------------------------------------- */
+/* ---- ICRC masking rules -----------------------------------------------------------------------
+ */
 
 static void test_masking(void)
 {
 	static uint8_t payload[100];
 	uint8_t f[256], g[256];
-	struct roce_addr a = { .saddr = ip4("10.1.2.3"), .daddr = ip4("10.4.5.6"), .sport = 51234,
-			       .dport = 4791, .tos = 0, .ttl = 64 };
+	struct roce_addr a = {.saddr = ip4("10.1.2.3"),
+			      .daddr = ip4("10.4.5.6"),
+			      .sport = 51234,
+			      .dport = 4791,
+			      .tos = 0,
+			      .ttl = 64};
 	struct roce_tx_hdr h;
 	uint32_t base, c;
 	ssize_t n;
@@ -642,8 +660,8 @@ static void test_masking(void)
 	 * re-checks the IP checksum, so update it the way a router would. */
 	memcpy(g, f, (size_t)n);
 	g[28 + 4] |= 0xc0;
-	g[1] = 0x03;		/* ECN CE */
-	g[8] = 7;		/* TTL decremented */
+	g[1] = 0x03; /* ECN CE */
+	g[8] = 7;    /* TTL decremented */
 	g[10] = g[11] = 0;
 	{
 		uint32_t sum = 0;
@@ -719,8 +737,11 @@ static void ip_csum_fix(uint8_t *ip)
 static void test_hostile(void)
 {
 	static uint8_t payload[300], b[1024], f[1024], g[1024];
-	struct roce_addr a = { .saddr = ip4("127.77.0.1"), .daddr = ip4("127.77.0.2"),
-			       .sport = 4791, .dport = 4791, .ttl = 64 };
+	struct roce_addr a = {.saddr = ip4("127.77.0.1"),
+			      .daddr = ip4("127.77.0.2"),
+			      .sport = 4791,
+			      .dport = 4791,
+			      .ttl = 64};
 	struct roce_tx_hdr h;
 	struct roce_pkt p;
 	ssize_t n, m;
@@ -729,7 +750,7 @@ static void test_hostile(void)
 
 	rnd_fill(payload, sizeof(payload));
 	random_hdr(&h, ROCE_OPCODE(RC, SEND_ONLY_IMM));
-	n = roce_build_udp(b, sizeof(b), &h, payload, 201, &a);	/* pad 3 */
+	n = roce_build_udp(b, sizeof(b), &h, payload, 201, &a); /* pad 3 */
 	EXPECT(n > 0);
 	m = roce_build_ipv4(f, sizeof(f), &h, payload, 201, &a);
 	EXPECT_EQ(m, n + 28);
@@ -781,8 +802,8 @@ static void test_hostile(void)
 
 	/* unknown / unsupported opcodes: reserved, RD, XRC, IBTA 1.5 FLUSH, vendor */
 	{
-		static const uint8_t bad_ops[] = { 0x15, 0x18, 0x1c, 0x1d, 0x2c, 0x40, 0x4c,
-						   0x60, 0x63, 0x66, 0x80, 0x82, 0xa4, 0xff };
+		static const uint8_t bad_ops[] = {0x15, 0x18, 0x1c, 0x1d, 0x2c, 0x40, 0x4c,
+						  0x60, 0x63, 0x66, 0x80, 0x82, 0xa4, 0xff};
 
 		for (size_t k = 0; k < sizeof(bad_ops); k++) {
 			memcpy(g, b, (size_t)n);
@@ -794,7 +815,7 @@ static void test_hostile(void)
 
 	/* PadCnt larger than payload + pad: an empty SEND ONLY claiming 3 pad bytes */
 	random_hdr(&h, ROCE_OPCODE(RC, SEND_ONLY));
-	n = roce_build_udp(g, sizeof(g), &h, payload, 0, &a);	/* 12 + 4 */
+	n = roce_build_udp(g, sizeof(g), &h, payload, 0, &a); /* 12 + 4 */
 	EXPECT_EQ(n, 16);
 	g[1] = (uint8_t)((g[1] & ~0x30) | 0x30);
 	reseal(g, (size_t)n, &a);
@@ -859,11 +880,11 @@ static void test_hostile(void)
 	g[11] ^= 1;
 	EXPECT_EQ(parse_ipv4_copy(g, (size_t)m, 0, &p), ROCE_EIPCSUM);
 	memcpy(g, f, (size_t)m);
-	roce_put_be16(g + 6, 0x2000);			/* MF */
+	roce_put_be16(g + 6, 0x2000); /* MF */
 	ip_csum_fix(g);
 	EXPECT_EQ(parse_ipv4_copy(g, (size_t)m, 0, &p), ROCE_EIPFRAG);
 	memcpy(g, f, (size_t)m);
-	roce_put_be16(g + 6, 0x4001);			/* DF + offset 8 */
+	roce_put_be16(g + 6, 0x4001); /* DF + offset 8 */
 	ip_csum_fix(g);
 	EXPECT_EQ(parse_ipv4_copy(g, (size_t)m, 0, &p), ROCE_EIPFRAG);
 	memcpy(g, f, (size_t)m);
@@ -878,7 +899,7 @@ static void test_hostile(void)
 	EXPECT_EQ(parse_ipv4_copy(g, (size_t)m, 0, &p), ROCE_EUDPPORT);
 	EXPECT_EQ(parse_ipv4_copy(g, (size_t)m, ROCE_PARSE_ANY_PORT, &p), ROCE_EICRC);
 	memcpy(g, f, (size_t)m);
-	roce_put_be16(g + 26, 0x1234);			/* wrong non-zero UDP checksum */
+	roce_put_be16(g + 26, 0x1234); /* wrong non-zero UDP checksum */
 	EXPECT_EQ(parse_ipv4_copy(g, (size_t)m, 0, &p), ROCE_EUDPCSUM);
 	/* a correct non-zero UDP checksum is accepted (GSO senders, some NICs) */
 	{
@@ -936,13 +957,14 @@ static void test_hostile(void)
 	}
 }
 
-/* ---- loopback through real sockets -------------------------------------------------------------- */
+/* ---- loopback through real sockets --------------------------------------------------------------
+ */
 
-#define LB_PKTS	(N_OPS * 3)
+#define LB_PKTS (N_OPS * 3)
 
 static void pcap_udp(const struct roce_addr *a, const uint8_t *buf, size_t len)
 {
-	struct iovec v = { (void *)buf, len };
+	struct iovec v = {(void *)buf, len};
 
 	if (pcap)
 		EXPECT_EQ(roce_pcap_write_udp(pcap, a, &v, 1), 0);
@@ -995,7 +1017,7 @@ static void test_loopback(void)
 	static struct roce_tx_hdr hs[LB_PKTS];
 	static size_t txlen[LB_PKTS], txplen[LB_PKTS];
 	struct roce_udp_port pa, pb, pg, pr;
-	struct roce_udp_port_opts gso = { .gso = true }, gro = { .gro = true };
+	struct roce_udp_port_opts gso = {.gso = true}, gro = {.gro = true};
 	struct roce_addr a;
 	struct roce_pkt p;
 	unsigned int i, got;
@@ -1017,31 +1039,35 @@ static void test_loopback(void)
 		size_t plen = expected_ops[i % N_OPS].payload ? plens[(i * 7 + 3) % 11] : 0;
 
 		random_hdr(&hs[i], op);
-		tx[i] = (struct roce_udp_tx){ .daddr = pb.addr, .dport = pb.port,
-					      .tos = (uint8_t)(i % 3 == 0 ? 0x02 : 0),
-					      .ttl = (uint8_t)(i % 5 == 0 ? 17 : 0) };
+		tx[i] = (struct roce_udp_tx){.daddr = pb.addr,
+					     .dport = pb.port,
+					     .tos = (uint8_t)(i % 3 == 0 ? 0x02 : 0),
+					     .ttl = (uint8_t)(i % 5 == 0 ? 17 : 0)};
 		/* what the kernel will write (TTL 0 in a tx means the default, 64) */
-		a = (struct roce_addr){ .saddr = pa.addr, .daddr = pb.addr, .sport = pa.port,
-					.dport = pb.port, .tos = tx[i].tos,
-					.ttl = tx[i].ttl ? tx[i].ttl : 64 };
+		a = (struct roce_addr){.saddr = pa.addr,
+				       .daddr = pb.addr,
+				       .sport = pa.port,
+				       .dport = pb.port,
+				       .tos = tx[i].tos,
+				       .ttl = tx[i].ttl ? tx[i].ttl : 64};
 		txplen[i] = plen;
 		rnd_fill(payload, plen);
 		if (i & 1) {
-			ssize_t n = roce_build_udp(txb[i], sizeof(txb[i]), &hs[i], payload, plen,
-						   &a);
+			ssize_t n =
+			    roce_build_udp(txb[i], sizeof(txb[i]), &hs[i], payload, plen, &a);
 
 			EXPECT(n > 0);
 			txlen[i] = (size_t)n;
-			iov[i][0] = (struct iovec){ txb[i], (size_t)n };
+			iov[i][0] = (struct iovec){txb[i], (size_t)n};
 			tx[i].iov = iov[i];
 			tx[i].iovcnt = 1;
 		} else {
 			int hl = roce_write_hdrs(hdrs[i], sizeof(hdrs[i]), &hs[i], plen);
 			struct iovec v[2];
 
-			memcpy(txb[i] + hl, payload, plen);	/* keep the payload for checking */
-			v[0] = (struct iovec){ hdrs[i], (size_t)hl };
-			v[1] = (struct iovec){ txb[i] + hl, plen };
+			memcpy(txb[i] + hl, payload, plen); /* keep the payload for checking */
+			v[0] = (struct iovec){hdrs[i], (size_t)hl};
+			v[1] = (struct iovec){txb[i] + hl, plen};
 			int tl = roce_write_tail(tails[i], &a, v, 2);
 
 			EXPECT(hl > 0 && tl > 0);
@@ -1053,7 +1079,7 @@ static void test_loopback(void)
 
 			v3[i][0] = v[0];
 			v3[i][1] = v[1];
-			v3[i][2] = (struct iovec){ tails[i], (size_t)tl };
+			v3[i][2] = (struct iovec){tails[i], (size_t)tl};
 			tx[i].iov = v3[i];
 			tx[i].iovcnt = 3;
 		}
@@ -1063,7 +1089,7 @@ static void test_loopback(void)
 	EXPECT_EQ(r, LB_PKTS);
 
 	for (i = 0; i < LB_PKTS; i++)
-		rx[i] = (struct roce_udp_rx){ .buf = rxb[i], .size = sizeof(rxb[i]) };
+		rx[i] = (struct roce_udp_rx){.buf = rxb[i], .size = sizeof(rxb[i])};
 	got = recv_all(&pb, rx, LB_PKTS);
 	EXPECT_EQ(got, LB_PKTS);
 	for (i = 0; i < got; i++) {
@@ -1094,12 +1120,11 @@ static void test_loopback(void)
 		for (i = 0; i < LB_PKTS; i++)
 			if (txlen[i] > txlen[big])
 				big = i;
-		struct iovec v = { txb[big], txlen[big] };
-		struct roce_udp_tx t = { .iov = &v, .iovcnt = 1, .daddr = pb.addr,
-					 .dport = pb.port };
+		struct iovec v = {txb[big], txlen[big]};
+		struct roce_udp_tx t = {.iov = &v, .iovcnt = 1, .daddr = pb.addr, .dport = pb.port};
 
 		EXPECT_EQ(roce_udp_send(&pa, &t, 1), 1);
-		rx[0] = (struct roce_udp_rx){ .buf = rxb[0], .size = 100 };
+		rx[0] = (struct roce_udp_rx){.buf = rxb[0], .size = 100};
 		EXPECT_EQ(recv_all(&pb, rx, 1), 1);
 		EXPECT(rx[0].truncated);
 	}
@@ -1119,30 +1144,36 @@ static void test_loopback(void)
 		for (i = 0; i < 5; i++) {
 			random_hdr(&hs[i], ROCE_OPCODE(RC, RDMA_WRITE_MIDDLE));
 			rnd_fill(payload, 1024);
-			a = (struct roce_addr){ .saddr = pg.addr, .daddr = to->addr,
-						.sport = pg.port, .dport = to->port, .ttl = 64,
-						.ip_id = (uint16_t)i };
-			ssize_t n = roce_build_udp(super + i * 1040, 1040, &hs[i], payload, 1024,
-						   &a);
+			a = (struct roce_addr){.saddr = pg.addr,
+					       .daddr = to->addr,
+					       .sport = pg.port,
+					       .dport = to->port,
+					       .ttl = 64,
+					       .ip_id = (uint16_t)i};
+			ssize_t n =
+			    roce_build_udp(super + i * 1040, 1040, &hs[i], payload, 1024, &a);
 
 			EXPECT_EQ(n, 1040);
 			seg = (size_t)n;
 			pcap_udp(&a, super + i * 1040, 1040);
 		}
-		struct iovec v = { super, 5 * seg };
-		struct roce_udp_tx t = { .iov = &v, .iovcnt = 1, .daddr = to->addr,
-					 .dport = to->port, .gso_size = (uint16_t)seg };
+		struct iovec v = {super, 5 * seg};
+		struct roce_udp_tx t = {.iov = &v,
+					.iovcnt = 1,
+					.daddr = to->addr,
+					.dport = to->port,
+					.gso_size = (uint16_t)seg};
 
 		EXPECT_EQ(roce_udp_send(&pg, &t, 1), 1);
 		for (i = 0; i < 5; i++)
-			rx[i] = (struct roce_udp_rx){ .buf = rxb[i], .size = sizeof(rxb[i]) };
+			rx[i] = (struct roce_udp_rx){.buf = rxb[i], .size = sizeof(rxb[i])};
 		if (!dst) {
 			EXPECT_EQ(recv_all(to, rx, 5), 5);
 		} else {
 			/* one coalesced buffer of 5 datagrams, split by seg_size */
 			static uint8_t gro_buf[65536];
 
-			rx[0] = (struct roce_udp_rx){ .buf = gro_buf, .size = sizeof(gro_buf) };
+			rx[0] = (struct roce_udp_rx){.buf = gro_buf, .size = sizeof(gro_buf)};
 			EXPECT_EQ(recv_all(to, rx, 1), 1);
 			EXPECT_EQ(rx[0].len, 5 * seg);
 			EXPECT_EQ(rx[0].seg_size, seg);
@@ -1192,7 +1223,7 @@ static int set_if_addr(int s, const char *ifn, unsigned long req, const char *ad
 static ssize_t tun_read(int t, uint8_t *f, size_t size)
 {
 	for (;;) {
-		struct pollfd pfd = { .fd = t, .events = POLLIN };
+		struct pollfd pfd = {.fd = t, .events = POLLIN};
 		ssize_t n;
 
 		if (poll(&pfd, 1, 2000) <= 0)
@@ -1209,7 +1240,7 @@ static ssize_t tun_read(int t, uint8_t *f, size_t size)
 static int tun_child(void)
 {
 	static uint8_t payload[1024], built[1200], frame[70000], super[4 * 1060];
-	struct roce_udp_port_opts gso = { .gso = true };
+	struct roce_udp_port_opts gso = {.gso = true};
 	struct roce_udp_port p, pg;
 	struct roce_tx_hdr h;
 	struct roce_addr a;
@@ -1258,13 +1289,20 @@ static int tun_child(void)
 		random_hdr(&h, k == 5 ? ROCE_OPCODE(RC, ACKNOWLEDGE) : ROCE_OPCODE(RC, SEND_ONLY));
 		if (k == 5)
 			plen = 0;
-		a = (struct roce_addr){ .saddr = p.addr, .daddr = ip4("10.77.0.2"),
-					.sport = p.port, .dport = ROCE_V2_UDP_PORT, .tos = tos,
-					.ttl = ttl ? ttl : 64 };
+		a = (struct roce_addr){.saddr = p.addr,
+				       .daddr = ip4("10.77.0.2"),
+				       .sport = p.port,
+				       .dport = ROCE_V2_UDP_PORT,
+				       .tos = tos,
+				       .ttl = ttl ? ttl : 64};
 		ssize_t n = roce_build_udp(built, sizeof(built), &h, payload, plen, &a);
-		struct iovec v = { built, (size_t)n };
-		struct roce_udp_tx tx = { .iov = &v, .iovcnt = 1, .daddr = a.daddr,
-					  .dport = a.dport, .tos = tos, .ttl = ttl };
+		struct iovec v = {built, (size_t)n};
+		struct roce_udp_tx tx = {.iov = &v,
+					 .iovcnt = 1,
+					 .daddr = a.daddr,
+					 .dport = a.dport,
+					 .tos = tos,
+					 .ttl = ttl};
 
 		EXPECT_EQ(roce_udp_send(&p, &tx, 1), 1);
 		ssize_t m = tun_read(t, frame, sizeof(frame));
@@ -1290,15 +1328,21 @@ static int tun_child(void)
 	 * checksum verified) and equal ours except for the UDP checksum. */
 	for (k = 0; k < 4; k++) {
 		random_hdr(&h, ROCE_OPCODE(RC, RDMA_WRITE_MIDDLE));
-		a = (struct roce_addr){ .saddr = pg.addr, .daddr = ip4("10.77.0.2"),
-					.sport = pg.port, .dport = ROCE_V2_UDP_PORT, .ttl = 64,
-					.ip_id = (uint16_t)k };
+		a = (struct roce_addr){.saddr = pg.addr,
+				       .daddr = ip4("10.77.0.2"),
+				       .sport = pg.port,
+				       .dport = ROCE_V2_UDP_PORT,
+				       .ttl = 64,
+				       .ip_id = (uint16_t)k};
 		EXPECT_EQ(roce_build_udp(super + k * 1040, 1040, &h, payload, 1024, &a), 1040);
 	}
 	{
-		struct iovec v = { super, 4 * 1040 };
-		struct roce_udp_tx tx = { .iov = &v, .iovcnt = 1, .daddr = ip4("10.77.0.2"),
-					  .dport = ROCE_V2_UDP_PORT, .gso_size = 1040 };
+		struct iovec v = {super, 4 * 1040};
+		struct roce_udp_tx tx = {.iov = &v,
+					 .iovcnt = 1,
+					 .daddr = ip4("10.77.0.2"),
+					 .dport = ROCE_V2_UDP_PORT,
+					 .gso_size = 1040};
 
 		EXPECT_EQ(roce_udp_send(&pg, &tx, 1), 1);
 	}
@@ -1315,9 +1359,12 @@ static int tun_child(void)
 	}
 	/* a GSO send on a SO_NO_CHECK port is refused by Linux (why opts.gso exists) */
 	{
-		struct iovec v = { super, 2 * 1040 };
-		struct roce_udp_tx tx = { .iov = &v, .iovcnt = 1, .daddr = ip4("10.77.0.2"),
-					  .dport = ROCE_V2_UDP_PORT, .gso_size = 1040 };
+		struct iovec v = {super, 2 * 1040};
+		struct roce_udp_tx tx = {.iov = &v,
+					 .iovcnt = 1,
+					 .daddr = ip4("10.77.0.2"),
+					 .dport = ROCE_V2_UDP_PORT,
+					 .gso_size = 1040};
 
 		EXPECT_EQ(roce_udp_send(&p, &tx, 1), -EINVAL);
 	}

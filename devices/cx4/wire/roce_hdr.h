@@ -23,6 +23,9 @@
 #include <stdint.h>
 #include <string.h>
 
+/* One-line accessors, aligned by hand: keep clang-format away. */
+/* clang-format off */
+
 /* ---- big-endian loads/stores on unaligned byte pointers ---------------------------------------- */
 
 static inline uint16_t roce_get_be16(const uint8_t *p)
@@ -234,5 +237,7 @@ static inline void roce_immdt_put_raw(uint8_t *i, uint32_t raw)	{ memcpy(i, &raw
 /* ---- IETH: Invalidate ETH, 4 bytes (§9.3.8): R_Key to invalidate -------------------------------- */
 static inline uint32_t roce_ieth_rkey(const uint8_t *i)	{ return roce_get_be32(i); }
 static inline void roce_ieth_put(uint8_t *i, uint32_t rkey)	{ roce_put_be32(i, rkey); }
+
+/* clang-format on */
 
 #endif /* BV_ROCE_HDR_H */
