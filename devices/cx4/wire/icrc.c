@@ -22,10 +22,6 @@
 #include <immintrin.h>
 #endif
 
-#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
-#error "slice-by-8 below assumes a little-endian host"
-#endif
-
 #define CRC32_POLY_REFLECTED 0xedb88320u
 /* Polynomials in the reflected representation: bit 31 is x^0, bit 0 is x^31. */
 #define X0 0x80000000u	 /* 1 */
@@ -56,6 +52,18 @@ static uint32_t multmodp(uint32_t a, uint32_t b)
 	return prod;
 }
 
+/* 8 bytes as a little-endian word: slice-by-8 consumes the lowest-addressed byte first. */
+static inline uint64_t load_le64(const uint8_t *p)
+{
+	uint64_t w;
+
+	memcpy(&w, p, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	w = __builtin_bswap64(w);
+#endif
+	return w;
+}
+
 /* Slice-by-8 on the raw register: reg is the CRC state (already inverted). */
 static uint32_t crc_sb8(uint32_t reg, const uint8_t *p, size_t len)
 {
@@ -64,10 +72,8 @@ static uint32_t crc_sb8(uint32_t reg, const uint8_t *p, size_t len)
 		len--;
 	}
 	while (len >= 8) {
-		uint64_t w;
+		uint64_t w = load_le64(p) ^ reg;
 
-		memcpy(&w, p, 8);
-		w ^= reg;
 		reg = crc_tab[7][w & 0xff] ^ crc_tab[6][(w >> 8) & 0xff] ^
 		      crc_tab[5][(w >> 16) & 0xff] ^ crc_tab[4][(w >> 24) & 0xff] ^
 		      crc_tab[3][(w >> 32) & 0xff] ^ crc_tab[2][(w >> 40) & 0xff] ^

@@ -128,7 +128,7 @@ int roce_udp_send(struct roce_udp_port *p, const struct roce_udp_tx *tx, unsigne
 {
 	struct mmsghdr mm[ROCE_UDP_BATCH];
 	struct sockaddr_in to[ROCE_UDP_BATCH];
-	union tx_cmsg cm[ROCE_UDP_BATCH];
+	union tx_cmsg cm[ROCE_UDP_BATCH]; /* filled by put_cmsg before use */
 	unsigned int done = 0;
 
 	while (done < n) {
@@ -148,6 +148,7 @@ int roce_udp_send(struct roce_udp_port *p, const struct roce_udp_tx *tx, unsigne
 			if (t->tos) {
 				int v = t->tos;
 
+				// cppcheck-suppress legacyUninitvar ; put_cmsg writes it
 				cl += put_cmsg(cm[k].buf + cl, IPPROTO_IP, IP_TOS, &v, sizeof(v));
 			}
 			if (t->ttl) {
