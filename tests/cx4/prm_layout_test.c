@@ -54,7 +54,10 @@ static int failures;
 
 /* ---- 1. Compile-time checks ------------------------------------------------------------- */
 
-/* BEGIN generated field lists: every CX4_FLD descriptor of kernel-abi/, by structure. */
+/*
+ * Every CX4_FLD descriptor of kernel-abi/, by structure (first generated from the headers).
+ * A new descriptor goes into its structure's list, or it is neither bounds- nor overlap-checked.
+ */
 #define FLDS_ISEG(X, S) X(CX4_ISEG_FW_REV_MINOR, S) X(CX4_ISEG_FW_REV_MAJOR, S) \
 	X(CX4_ISEG_CMDIF_REV, S) X(CX4_ISEG_FW_REV_SUBMINOR, S) X(CX4_ISEG_CMDQ_ADDR_H, S) \
 	X(CX4_ISEG_CMDQ_ADDR_L_SZ, S) X(CX4_ISEG_CMDQ_ADDR_L, S) X(CX4_ISEG_NIC_INTERFACE, S) \
@@ -401,7 +404,7 @@ static int failures;
 	G(FLDS_QUERY_ROCE_ADDRESS_IN, CX4_QUERY_ROCE_ADDRESS_IN_SIZE) \
 	G(FLDS_SET_ROCE_ADDRESS_IN, CX4_SET_ROCE_ADDRESS_IN_SIZE) \
 	G(FLDS_ACCESS_REG_IN, CX4_ACCESS_REG_IN_SIZE)
-/* END generated field lists */
+/* end of the descriptor lists */
 
 /* A descriptor is valid, inside its structure, and a 64-bit field is 8-byte aligned. */
 #define CHECK_FLD(f, size)							\
@@ -491,7 +494,8 @@ struct fld_group {
 #define FLD_ENTRY(f, S) { #f, f },
 #define DEFINE_GROUP(list, size) static const struct fld_info list##_tbl[] = { list(FLD_ENTRY, 0) };
 ALL_GROUPS(DEFINE_GROUP)
-#define GROUP_ENTRY(list, size) { #list, size, list##_tbl, sizeof(list##_tbl) / sizeof(list##_tbl[0]) },
+#define GROUP_ENTRY(list, size)						\
+	{ #list, size, list##_tbl, sizeof(list##_tbl) / sizeof(list##_tbl[0]) },
 static const struct fld_group groups[] = { ALL_GROUPS(GROUP_ENTRY) };
 
 /* A descriptor that names a whole dword whose parts have descriptors of their own. */
@@ -537,7 +541,8 @@ static void check_group_shapes(void)
 			total++;
 			bit_range(gr->flds[i].f, &a0, &a1);
 			/* command-specific fields leave the opcode/op_mod/status header alone */
-			if (cmd && strcmp(gr->name, "FLDS_HDR_IN") && strcmp(gr->name, "FLDS_HDR_OUT"))
+			if (cmd && strcmp(gr->name, "FLDS_HDR_IN") &&
+			    strcmp(gr->name, "FLDS_HDR_OUT"))
 				CHECK(CX4_FLD_OFF(gr->flds[i].f) >= 8, "%s", gr->flds[i].name);
 			for (j = i + 1; j < gr->n; j++) {
 				size_t b0, b1;
@@ -644,7 +649,8 @@ static void check_rebasing(void)
 	CHECK_EQ(CX4_FLD_OFF(CX4_AT(CX4_MODIFY_QP_IN_QPC, CX4_QPC_PRI(CX4_ADS_UDP_SPORT))), 0x50);
 	CHECK_EQ(CX4_FLD_OFF(CX4_AT(CX4_CREATE_CQ_IN_CQC, CX4_CQC_DBR_ADDR)), 0x48);
 	CHECK_EQ(CX4_FLD_OFF(CX4_AT(CX4_CREATE_EQ_IN_EQC, CX4_EQC_INTR)), 0x24);
-	CHECK_EQ(CX4_FLD_OFF(CX4_AT(CX4_MODIFY_NIC_VPORT_CONTEXT_IN_CTX, CX4_NIC_VPORT_MTU)), 0x124);
+	CHECK_EQ(CX4_FLD_OFF(CX4_AT(CX4_MODIFY_NIC_VPORT_CONTEXT_IN_CTX, CX4_NIC_VPORT_MTU)),
+		 0x124);
 	CHECK_EQ(CX4_FLD_SHIFT(CX4_AT(0x100, CX4_QPC_MTU)), 29);
 	CHECK_EQ(CX4_FLD_WIDTH(CX4_AT(0x100, CX4_MKC_LEN)), 64);
 	CHECK_EQ(cx4_cmd_mailbox_count(0x10), 0);
@@ -913,7 +919,8 @@ static void check_create_eq(void)
 	CHECK_EQ(cx4_get(in, log_sz), 11);
 	CHECK_EQ(cx4_get(in, log_pg), 5);	/* 2048 x 64 B = 128 KB */
 	CHECK_EQ(cx4_get(in, intr), 3);
-	CHECK_EQ(cx4_get64(in, CX4_CREATE_EQ_IN_EVENT_BITMASK), 0);	/* completions always routed */
+	/* completion EQs: no async events; completions reach them through cqc.c_eqn */
+	CHECK_EQ(cx4_get64(in, CX4_CREATE_EQ_IN_EVENT_BITMASK), 0);
 	CHECK_EQ(cx4_pas_get(in, CX4_CREATE_EQ_IN_PAS, 0), 0x7a8340000ull);
 }
 
@@ -1048,9 +1055,11 @@ static void check_names(void)
 		CX4_CMD_OP_TEARDOWN_HCA, CX4_CMD_OP_ALLOC_UAR, CX4_CMD_OP_DEALLOC_UAR,
 		CX4_CMD_OP_CREATE_EQ, CX4_CMD_OP_DESTROY_EQ, CX4_CMD_OP_ALLOC_PD,
 		CX4_CMD_OP_DEALLOC_PD, CX4_CMD_OP_CREATE_MKEY, CX4_CMD_OP_DESTROY_MKEY,
-		CX4_CMD_OP_CREATE_CQ, CX4_CMD_OP_DESTROY_CQ, CX4_CMD_OP_MODIFY_CQ, CX4_CMD_OP_QUERY_CQ,
+		CX4_CMD_OP_CREATE_CQ, CX4_CMD_OP_DESTROY_CQ, CX4_CMD_OP_MODIFY_CQ,
+		CX4_CMD_OP_QUERY_CQ,
 		CX4_CMD_OP_CREATE_QP, CX4_CMD_OP_RST2INIT_QP, CX4_CMD_OP_INIT2RTR_QP,
-		CX4_CMD_OP_RTR2RTS_QP, CX4_CMD_OP_RTS2RTS_QP, CX4_CMD_OP_2ERR_QP, CX4_CMD_OP_2RST_QP,
+		CX4_CMD_OP_RTR2RTS_QP, CX4_CMD_OP_RTS2RTS_QP, CX4_CMD_OP_2ERR_QP,
+		CX4_CMD_OP_2RST_QP,
 		CX4_CMD_OP_QUERY_QP, CX4_CMD_OP_DESTROY_QP, CX4_CMD_OP_CREATE_SRQ,
 		CX4_CMD_OP_DESTROY_SRQ, CX4_CMD_OP_QUERY_SRQ, CX4_CMD_OP_ARM_RQ,
 		CX4_CMD_OP_QUERY_VPORT_STATE, CX4_CMD_OP_QUERY_NIC_VPORT_CONTEXT,
@@ -1287,13 +1296,15 @@ static void check_formatter(void)
 	memset(in, 0, sizeof(in));
 	cx4_set(in, CX4_CMD_IN_OPCODE, CX4_CMD_OP_SET_ISSI);
 	{
-		struct cx4_trace_opts modern = { CX4_TRACE_MODERN_NAMES, "mlx5_core 0000:02:00.0: " };
+		struct cx4_trace_opts modern = { CX4_TRACE_MODERN_NAMES,
+						 "mlx5_core 0000:02:00.0: " };
 
 		CHECK_EQ(cx4_trace_dump_cmd(m.f, &mi, &mo, 3, true, 0, &modern), 0);
 	}
 	s = mo_close(&m);
 	{
-		static const char want[] = "mlx5_core 0000:02:00.0: dump command SET_ISSI(0x10b) INPUT\n";
+		static const char want[] =
+			"mlx5_core 0000:02:00.0: dump command SET_ISSI(0x10b) INPUT\n";
 
 		CHECK(!strncmp(s, want, sizeof(want) - 1), "modern name: %s", s);
 	}
