@@ -18,7 +18,9 @@
  * It includes devices/cx4/trace/cmd_trace.c itself; a build that links the trace library
  * instead defines CX4_TEST_LINK_CMD_TRACE.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
