@@ -117,6 +117,7 @@ static size_t put_cmsg(char *at, int level, int type, const void *data, size_t l
 {
 	struct cmsghdr *c = (struct cmsghdr *)at;
 
+	memset(at, 0, CMSG_SPACE(len)); /* alignment padding goes to the kernel too */
 	c->cmsg_level = level;
 	c->cmsg_type = type;
 	c->cmsg_len = CMSG_LEN(len);
