@@ -603,6 +603,15 @@ static void test_roundtrip(void)
 	random_hdr(&h, 0x04);
 	h.dqpn = 0x1000000;
 	EXPECT_EQ(roce_build_udp(buf, sizeof(buf), &h, payload, 4, &a), ROCE_EINVAL);
+	random_hdr(&h, 0x04);
+	h.psn = 0x1000000;
+	EXPECT_EQ(roce_build_udp(buf, sizeof(buf), &h, payload, 4, &a), ROCE_EINVAL);
+	random_hdr(&h, ROCE_OPCODE(UD, SEND_ONLY));
+	h.deth.sqpn = 0x1000000;
+	EXPECT_EQ(roce_build_udp(buf, sizeof(buf), &h, payload, 4, &a), ROCE_EINVAL);
+	random_hdr(&h, ROCE_OPCODE(RC, ACKNOWLEDGE));
+	h.aeth.msn = 0x1000000;
+	EXPECT_EQ(roce_build_udp(buf, sizeof(buf), &h, NULL, 0, &a), ROCE_EINVAL);
 	random_hdr(&h, 0x15);
 	EXPECT_EQ(roce_build_udp(buf, sizeof(buf), &h, payload, 4, &a), ROCE_EOPCODE);
 	random_hdr(&h, 0x04);

@@ -116,7 +116,7 @@ const struct roce_opcode_info roce_opcode_table[256] = {
 	ENTRY(RC(SEND_ONLY_INV), "RC_SEND_ONLY_WITH_INVALIDATE", ROCE_HM(IETH),
 	      REQ | ACKED | SEND | ONLY | PAY | INV | RWQE | RCQE),
 
-	/* ---- RC: responses.  READ responses FIRST/LAST/ONLY carry an AETH, MIDDLE does not. ---- */
+	/* ---- RC: responses.  READ responses FIRST/LAST/ONLY carry an AETH, MIDDLE does not. */
 	ENTRY(RC(RDMA_READ_RESPONSE_FIRST), "RC_RDMA_READ_RESPONSE_FIRST", ROCE_HM(AETH),
 	      RESP | READ | FIRST | PAY),
 	ENTRY(RC(RDMA_READ_RESPONSE_MIDDLE), "RC_RDMA_READ_RESPONSE_MIDDLE", 0,

@@ -123,26 +123,23 @@ int roce_write_hdrs(uint8_t *hdr, size_t size, const struct roce_tx_hdr *h, size
 		return (int)total;
 	if (size < i->hdr_len)
 		return ROCE_ENOSPC;
-	if (h->dqpn > ROCE_QPN_MASK || h->psn > ROCE_PSN_MASK)
+	/* 24-bit fields: refuse rather than silently truncate, before writing anything */
+	if (h->dqpn > ROCE_QPN_MASK || h->psn > ROCE_PSN_MASK ||
+	    ((i->hdrs & ROCE_HM(DETH)) && h->deth.sqpn > ROCE_QPN_MASK) ||
+	    ((i->hdrs & ROCE_HM(AETH)) && h->aeth.msn > 0xffffff))
 		return ROCE_EINVAL;
 
 	roce_bth_put(hdr, h->opcode, h->se, h->mig, (uint8_t)pad_of(payload_len), h->pkey, h->fecn,
 		     h->becn, h->dqpn, h->ackreq, h->psn);
-	if (i->hdrs & ROCE_HM(DETH)) {
-		if (h->deth.sqpn > ROCE_QPN_MASK)
-			return ROCE_EINVAL;
+	if (i->hdrs & ROCE_HM(DETH))
 		roce_deth_put(hdr + i->off[ROCE_HDR_DETH], h->deth.qkey, h->deth.sqpn);
-	}
 	if (i->hdrs & ROCE_HM(RETH))
 		roce_reth_put(hdr + i->off[ROCE_HDR_RETH], h->reth.va, h->reth.rkey, h->reth.len);
 	if (i->hdrs & ROCE_HM(ATMETH))
 		roce_atmeth_put(hdr + i->off[ROCE_HDR_ATMETH], h->atomic.va, h->atomic.rkey,
 				h->atomic.swap_add, h->atomic.compare);
-	if (i->hdrs & ROCE_HM(AETH)) {
-		if (h->aeth.msn > 0xffffff)
-			return ROCE_EINVAL;
+	if (i->hdrs & ROCE_HM(AETH))
 		roce_aeth_put(hdr + i->off[ROCE_HDR_AETH], h->aeth.syndrome, h->aeth.msn);
-	}
 	if (i->hdrs & ROCE_HM(ATMACK))
 		roce_atmack_put(hdr + i->off[ROCE_HDR_ATMACK], h->atomic_ack_orig);
 	if (i->hdrs & ROCE_HM(IMMDT))
