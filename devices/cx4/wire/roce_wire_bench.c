@@ -346,7 +346,7 @@ int main(int argc, char **argv)
 	printf("loopback, one sender and one receiver thread.  max: sender flat out, the receive\n"
 	       "rate is the ceiling and loss counts socket-buffer drops.  win: at most %u\n"
 	       "datagrams in flight (loss-free goodput, as RC flow control will run it)\n",
-	       WINDOW);
+	       (unsigned int)WINDOW);
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct lb_case w = cases[i];
 
