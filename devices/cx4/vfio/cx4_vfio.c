@@ -428,10 +428,11 @@ static int setup_bar0(struct cx4_vfio *v)
 	if ((ri->flags & need) != need || ri->size < BAR0_MIN || (ri->size & (ri->size - 1)))
 		err = vfio_fail(ENODEV, "%s: BAR0 (flags 0x%x, %" PRIu64 " bytes) is not an "
 				"mmappable ConnectX-4 BAR", v->bdf, ri->flags, (uint64_t)ri->size);
-	else
-		err = set_pci_command(v, PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER, 0);
-	if (!err)
+	else {
+		/* from here on close (or a failing open) turns bus mastering off again */
 		v->master_on = true;
+		err = set_pci_command(v, PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER, 0);
+	}
 	if (!err)
 		err = map_bar0(v, ri);
 	if (!err) {
