@@ -34,15 +34,19 @@
 
 #include "vfio_priv.h"
 
-#define REGION_INFO_MAX	4096u		/* a BAR's capability chain is a few dozen bytes */
+#define REGION_INFO_MAX 4096u /* a BAR's capability chain is a few dozen bytes */
 
-/* The smallest BAR0 we accept: the initialization segment spans pages 0-2 (research/cx4.md §2.1). */
-#define BAR0_MIN	0x3000u
+/* The smallest BAR0 we accept: the initialization segment spans pages 0-2 (research/cx4.md §2.1).
+ */
+#define BAR0_MIN 0x3000u
 
 static const struct cx4_bus_ops vfio_ops;
 
 static const uint16_t cx4_device_ids[] = {
-	CX4_PCI_DEVICE_CX4, CX4_PCI_DEVICE_CX4_VF, CX4_PCI_DEVICE_CX4LX, CX4_PCI_DEVICE_CX4LX_VF,
+    CX4_PCI_DEVICE_CX4,
+    CX4_PCI_DEVICE_CX4_VF,
+    CX4_PCI_DEVICE_CX4LX,
+    CX4_PCI_DEVICE_CX4LX_VF,
 };
 
 /* "dddd:bb:dd.f" or "bb:dd.f" (domain 0), lower-cased into out; anything else is refused. */
@@ -139,8 +143,10 @@ static int check_identity(struct cx4_vfio *v, unsigned int *vendor, unsigned int
 		for (size_t i = 0; i < sizeof(cx4_device_ids) / sizeof(cx4_device_ids[0]); i++)
 			if (dev == cx4_device_ids[i])
 				return 0;
-	return vfio_fail(ENODEV, "%s: PCI id %04lx:%04lx is not a ConnectX-4 or ConnectX-4 Lx "
-			 "(15b3:1013/1014/1015/1016)", v->bdf, ven, dev);
+	return vfio_fail(ENODEV,
+			 "%s: PCI id %04lx:%04lx is not a ConnectX-4 or ConnectX-4 Lx "
+			 "(15b3:1013/1014/1015/1016)",
+			 v->bdf, ven, dev);
 }
 
 /* Why /dev/vfio/<group> is missing: name the driver the function is bound to. */
@@ -152,23 +158,27 @@ static int no_group_node(struct cx4_vfio *v, const char *node, int err)
 	if (read_link_name(v->sys, path, drv, sizeof(drv)))
 		strcpy(drv, "none");
 	if (strcmp(drv, "vfio-pci"))
-		return vfio_fail(err, "%s: opening %s (bound to driver %s, not vfio-pci; see "
-				 "docs/cx4-vfio.md)", v->bdf, node, drv);
+		return vfio_fail(err,
+				 "%s: opening %s (bound to driver %s, not vfio-pci; see "
+				 "docs/cx4-vfio.md)",
+				 v->bdf, node, drv);
 	return vfio_fail(err, "%s: opening %s", v->bdf, node);
 }
 
 static int open_container_and_group(struct cx4_vfio *v)
 {
 	const struct cx4_vfio_sys *s = v->sys;
-	struct vfio_group_status st = { .argsz = sizeof(st) };
+	struct vfio_group_status st = {.argsz = sizeof(st)};
 	char path[128], group[32], node[64];
 	int r, err;
 
 	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/iommu_group", v->bdf);
 	err = read_link_name(s, path, group, sizeof(group));
 	if (err)
-		return vfio_fail(err == -ENOENT ? ENOENT : -err, "%s: no IOMMU group (%s; is the "
-				 "IOMMU enabled, e.g. intel_iommu=on?)", v->bdf, path);
+		return vfio_fail(err == -ENOENT ? ENOENT : -err,
+				 "%s: no IOMMU group (%s; is the "
+				 "IOMMU enabled, e.g. intel_iommu=on?)",
+				 v->bdf, path);
 	for (const char *p = group; *p; p++)
 		if (!isdigit((unsigned char)*p))
 			return vfio_fail(EPROTO, "%s: IOMMU group name '%s' is not a number",
@@ -179,12 +189,16 @@ static int open_container_and_group(struct cx4_vfio *v)
 		return vfio_fail(errno, "%s: opening /dev/vfio/vfio", v->bdf);
 	r = s->ioctl(s->ctx, v->container_fd, VFIO_GET_API_VERSION, 0);
 	if (r != VFIO_API_VERSION)
-		return vfio_fail(r < 0 ? errno : EPROTO, "%s: VFIO_GET_API_VERSION is %d, we speak "
-				 "%d", v->bdf, r, VFIO_API_VERSION);
+		return vfio_fail(r < 0 ? errno : EPROTO,
+				 "%s: VFIO_GET_API_VERSION is %d, we speak "
+				 "%d",
+				 v->bdf, r, VFIO_API_VERSION);
 	r = s->ioctl(s->ctx, v->container_fd, VFIO_CHECK_EXTENSION, VFIO_TYPE1v2_IOMMU);
 	if (r <= 0)
-		return vfio_fail(r < 0 ? errno : EOPNOTSUPP, "%s: VFIO_CHECK_EXTENSION: no "
-				 "VFIO_TYPE1v2_IOMMU", v->bdf);
+		return vfio_fail(r < 0 ? errno : EOPNOTSUPP,
+				 "%s: VFIO_CHECK_EXTENSION: no "
+				 "VFIO_TYPE1v2_IOMMU",
+				 v->bdf);
 
 	snprintf(node, sizeof(node), "/dev/vfio/%s", group);
 	v->group_fd = s->open(s->ctx, node, O_RDWR | O_CLOEXEC);
@@ -192,14 +206,17 @@ static int open_container_and_group(struct cx4_vfio *v)
 		if (errno == ENOENT)
 			return no_group_node(v, node, ENOENT);
 		if (errno == EBUSY)
-			return vfio_fail(EBUSY, "%s: opening %s (the group is open in another "
-					 "process)", v->bdf, node);
+			return vfio_fail(EBUSY,
+					 "%s: opening %s (the group is open in another "
+					 "process)",
+					 v->bdf, node);
 		return vfio_fail(errno, "%s: opening %s", v->bdf, node);
 	}
 	if (s->ioctl(s->ctx, v->group_fd, VFIO_GROUP_GET_STATUS, (uintptr_t)&st))
 		return vfio_fail(errno, "%s: VFIO_GROUP_GET_STATUS of group %s", v->bdf, group);
 	if (!(st.flags & VFIO_GROUP_FLAGS_VIABLE))
-		return vfio_fail(EBUSY, "%s: IOMMU group %s is not viable (every device in "
+		return vfio_fail(EBUSY,
+				 "%s: IOMMU group %s is not viable (every device in "
 				 "/sys/kernel/iommu_groups/%s/devices must be bound to vfio-pci)",
 				 v->bdf, group, group);
 	if (s->ioctl(s->ctx, v->group_fd, VFIO_GROUP_SET_CONTAINER, (uintptr_t)&v->container_fd))
@@ -262,8 +279,8 @@ fail:
 }
 
 /* A capability of a region info, or NULL (a malformed chain is treated as absent: -EPROTO). */
-static const struct vfio_info_cap_header *region_cap(const struct vfio_region_info *ri,
-						     uint16_t id, int *err)
+static const struct vfio_info_cap_header *region_cap(const struct vfio_region_info *ri, uint16_t id,
+						     int *err)
 {
 	const uint8_t *base = (const uint8_t *)ri;
 	uint32_t off = (ri->flags & VFIO_REGION_INFO_FLAG_CAPS) ? ri->cap_offset : 0;
@@ -292,8 +309,8 @@ static int read_config(struct cx4_vfio *v, void *buf, size_t len, uint64_t off)
 
 	if (n == (ssize_t)len)
 		return 0;
-	return vfio_fail(n < 0 ? errno : EIO, "%s: reading PCI config space at 0x%" PRIx64,
-			 v->bdf, off);
+	return vfio_fail(n < 0 ? errno : EIO, "%s: reading PCI config space at 0x%" PRIx64, v->bdf,
+			 off);
 }
 
 static int write_config(struct cx4_vfio *v, const void *buf, size_t len, uint64_t off)
@@ -303,8 +320,8 @@ static int write_config(struct cx4_vfio *v, const void *buf, size_t len, uint64_
 
 	if (n == (ssize_t)len)
 		return 0;
-	return vfio_fail(n < 0 ? errno : EIO, "%s: writing PCI config space at 0x%" PRIx64,
-			 v->bdf, off);
+	return vfio_fail(n < 0 ? errno : EIO, "%s: writing PCI config space at 0x%" PRIx64, v->bdf,
+			 off);
 }
 
 /*
@@ -346,10 +363,12 @@ static int setup_config(struct cx4_vfio *v, unsigned int vendor, unsigned int de
 	v->cfg_size = ri->size;
 	err = 0;
 	if ((ri->flags & (VFIO_REGION_INFO_FLAG_READ | VFIO_REGION_INFO_FLAG_WRITE)) !=
-	    (VFIO_REGION_INFO_FLAG_READ | VFIO_REGION_INFO_FLAG_WRITE) || ri->size < 64)
-		err = vfio_fail(ENODEV, "%s: config region (flags 0x%x, %" PRIu64 " bytes) is "
-				"not a read/write PCI header", v->bdf, ri->flags,
-				(uint64_t)ri->size);
+		(VFIO_REGION_INFO_FLAG_READ | VFIO_REGION_INFO_FLAG_WRITE) ||
+	    ri->size < 64)
+		err = vfio_fail(ENODEV,
+				"%s: config region (flags 0x%x, %" PRIu64 " bytes) is "
+				"not a read/write PCI header",
+				v->bdf, ri->flags, (uint64_t)ri->size);
 	free(ri);
 	if (err)
 		return err;
@@ -358,8 +377,8 @@ static int setup_config(struct cx4_vfio *v, unsigned int vendor, unsigned int de
 	if (err)
 		return err;
 	if (id[0] != vendor || id[1] != device)
-		return vfio_fail(ENODEV, "%s: config space says %04x:%04x, sysfs %04x:%04x",
-				 v->bdf, id[0], id[1], vendor, device);
+		return vfio_fail(ENODEV, "%s: config space says %04x:%04x, sysfs %04x:%04x", v->bdf,
+				 id[0], id[1], vendor, device);
 	return 0;
 }
 
@@ -392,7 +411,8 @@ static int map_bar0(struct cx4_vfio *v, const struct vfio_region_info *ri)
 	}
 	if ((const uint8_t *)sp + sizeof(*sp) > (const uint8_t *)ri + ri->argsz ||
 	    ((size_t)((const uint8_t *)ri + ri->argsz - (const uint8_t *)sp) - sizeof(*sp)) /
-			    sizeof(sp->areas[0]) < sp->nr_areas)
+		    sizeof(sp->areas[0]) <
+		sp->nr_areas)
 		return vfio_fail(EPROTO, "%s: BAR0 sparse mmap capability truncated", v->bdf);
 	base = s->mmap(s->ctx, NULL, ri->size, PROT_NONE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -406,12 +426,15 @@ static int map_bar0(struct cx4_vfio *v, const struct vfio_region_info *ri)
 		if (!len)
 			continue;
 		if (((off | len) & 4095) || off + len < off || off + len > ri->size)
-			return vfio_fail(EPROTO, "%s: BAR0 mmap area %u [0x%" PRIx64 ", +0x%" PRIx64
-					 ") is unaligned or outside the BAR", v->bdf, i, off, len);
+			return vfio_fail(EPROTO,
+					 "%s: BAR0 mmap area %u [0x%" PRIx64 ", +0x%" PRIx64
+					 ") is unaligned or outside the BAR",
+					 v->bdf, i, off, len);
 		if (s->mmap(s->ctx, base + off, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
 			    v->device_fd, (off_t)(ri->offset + off)) == MAP_FAILED)
-			return vfio_fail(errno, "%s: mmap of BAR0 area [0x%" PRIx64 ", +0x%" PRIx64
-					 ")", v->bdf, off, len);
+			return vfio_fail(errno,
+					 "%s: mmap of BAR0 area [0x%" PRIx64 ", +0x%" PRIx64 ")",
+					 v->bdf, off, len);
 	}
 	return 0;
 }
@@ -419,15 +442,17 @@ static int map_bar0(struct cx4_vfio *v, const struct vfio_region_info *ri)
 static int setup_bar0(struct cx4_vfio *v)
 {
 	struct vfio_region_info *ri = region_info(v, VFIO_PCI_BAR0_REGION_INDEX, "BAR0");
-	const uint32_t need = VFIO_REGION_INFO_FLAG_READ | VFIO_REGION_INFO_FLAG_WRITE |
-			      VFIO_REGION_INFO_FLAG_MMAP;
+	const uint32_t need =
+	    VFIO_REGION_INFO_FLAG_READ | VFIO_REGION_INFO_FLAG_WRITE | VFIO_REGION_INFO_FLAG_MMAP;
 	int err;
 
 	if (!ri)
 		return -errno;
 	if ((ri->flags & need) != need || ri->size < BAR0_MIN || (ri->size & (ri->size - 1)))
-		err = vfio_fail(ENODEV, "%s: BAR0 (flags 0x%x, %" PRIu64 " bytes) is not an "
-				"mmappable ConnectX-4 BAR", v->bdf, ri->flags, (uint64_t)ri->size);
+		err = vfio_fail(ENODEV,
+				"%s: BAR0 (flags 0x%x, %" PRIu64 " bytes) is not an "
+				"mmappable ConnectX-4 BAR",
+				v->bdf, ri->flags, (uint64_t)ri->size);
 	else {
 		/* from here on close (or a failing open) turns bus mastering off again */
 		v->master_on = true;
@@ -453,7 +478,7 @@ static int setup_bar0(struct cx4_vfio *v)
 static int setup_msix(struct cx4_vfio *v)
 {
 	const struct cx4_vfio_sys *s = v->sys;
-	struct vfio_irq_info irq = { .argsz = sizeof(irq), .index = VFIO_PCI_MSIX_IRQ_INDEX };
+	struct vfio_irq_info irq = {.argsz = sizeof(irq), .index = VFIO_PCI_MSIX_IRQ_INDEX};
 	struct {
 		struct vfio_irq_set set;
 		int32_t fds[CX4_BUS_MAX_VECTORS];
@@ -494,7 +519,7 @@ static int setup_msix(struct cx4_vfio *v)
 static int setup_device(struct cx4_vfio *v, unsigned int vendor, unsigned int device)
 {
 	const struct cx4_vfio_sys *s = v->sys;
-	struct vfio_device_info di = { .argsz = sizeof(di) };
+	struct vfio_device_info di = {.argsz = sizeof(di)};
 	int err;
 
 	v->device_fd = s->ioctl(s->ctx, v->group_fd, VFIO_GROUP_GET_DEVICE_FD, (uintptr_t)v->bdf);
@@ -504,8 +529,10 @@ static int setup_device(struct cx4_vfio *v, unsigned int vendor, unsigned int de
 		return vfio_fail(errno, "%s: VFIO_DEVICE_GET_INFO", v->bdf);
 	if (!(di.flags & VFIO_DEVICE_FLAGS_PCI) || di.num_regions <= VFIO_PCI_CONFIG_REGION_INDEX ||
 	    di.num_irqs <= VFIO_PCI_MSIX_IRQ_INDEX)
-		return vfio_fail(ENODEV, "%s: not a vfio-pci device (flags 0x%x, %u regions, %u "
-				 "irq indexes)", v->bdf, di.flags, di.num_regions, di.num_irqs);
+		return vfio_fail(ENODEV,
+				 "%s: not a vfio-pci device (flags 0x%x, %u regions, %u "
+				 "irq indexes)",
+				 v->bdf, di.flags, di.num_regions, di.num_irqs);
 	v->can_reset = di.flags & VFIO_DEVICE_FLAGS_RESET;
 	err = setup_config(v, vendor, device);
 	if (!err)
@@ -522,11 +549,11 @@ static void teardown(struct cx4_vfio *v)
 
 	if (v->msix_enabled) {
 		struct vfio_irq_set off = {
-			.argsz = sizeof(off),
-			.flags = VFIO_IRQ_SET_DATA_NONE | VFIO_IRQ_SET_ACTION_TRIGGER,
-			.index = VFIO_PCI_MSIX_IRQ_INDEX,
-			.start = 0,
-			.count = 0,
+		    .argsz = sizeof(off),
+		    .flags = VFIO_IRQ_SET_DATA_NONE | VFIO_IRQ_SET_ACTION_TRIGGER,
+		    .index = VFIO_PCI_MSIX_IRQ_INDEX,
+		    .start = 0,
+		    .count = 0,
 		};
 
 		/* disable the whole MSI-X index before its eventfds go away (vfio.h) */
@@ -571,8 +598,10 @@ int cx4_vfio_open_sys(const char *pci_bdf, const struct cx4_vfio_sys *sys, struc
 		return vfio_fail(ENOMEM, "cx4_vfio_open");
 	if (parse_bdf(pci_bdf, v->bdf)) {
 		free(v);
-		return vfio_fail(EINVAL, "cx4_vfio_open: '%s' is not a PCI address "
-				 "(dddd:bb:dd.f)", pci_bdf ? pci_bdf : "(null)");
+		return vfio_fail(EINVAL,
+				 "cx4_vfio_open: '%s' is not a PCI address "
+				 "(dddd:bb:dd.f)",
+				 pci_bdf ? pci_bdf : "(null)");
 	}
 	v->sys = sys ? sys : &cx4_vfio_sys_real;
 	v->container_fd = v->group_fd = v->device_fd = -1;
@@ -622,8 +651,10 @@ static int vfio_reset(struct cx4_bus *bus)
 
 	vfio_clear_error();
 	if (!v->can_reset)
-		return vfio_fail(EOPNOTSUPP, "%s: the device offers no reset "
-				 "(VFIO_DEVICE_FLAGS_RESET clear)", v->bdf);
+		return vfio_fail(EOPNOTSUPP,
+				 "%s: the device offers no reset "
+				 "(VFIO_DEVICE_FLAGS_RESET clear)",
+				 v->bdf);
 	if (s->ioctl(s->ctx, v->device_fd, VFIO_DEVICE_RESET, 0))
 		return vfio_fail(errno, "%s: VFIO_DEVICE_RESET", v->bdf);
 	/* a no-op unless the restore lost them */
@@ -637,10 +668,10 @@ static void vfio_close(struct cx4_bus *bus)
 }
 
 static const struct cx4_bus_ops vfio_ops = {
-	.dma_map = vfio_dma_map,
-	.dma_unmap = vfio_dma_unmap,
-	.reset = vfio_reset,
-	.close = vfio_close,
+    .dma_map = vfio_dma_map,
+    .dma_unmap = vfio_dma_unmap,
+    .reset = vfio_reset,
+    .close = vfio_close,
 };
 
 bool cx4_vfio_is(const struct cx4_bus *bus)

@@ -86,7 +86,7 @@ int cx4_vfio_container_fd(const struct cx4_bus *bus);
  */
 struct cx4_vfio_iova_range {
 	uint64_t start;
-	uint64_t end;		/* inclusive */
+	uint64_t end; /* inclusive */
 };
 
 int cx4_vfio_iova_ranges(const struct cx4_bus *bus, const struct cx4_vfio_iova_range **ranges,
@@ -106,10 +106,10 @@ int cx4_vfio_client_dma_unmap(const struct cx4_vfio_sys *sys, int container_fd, 
 			      uint64_t len);
 
 /* The PCI IDs this backend accepts (research/cx4.md §2.1, rdma-core mlx5.c hca_table). */
-#define CX4_PCI_VENDOR_MELLANOX	0x15b3
-#define CX4_PCI_DEVICE_CX4	0x1013
-#define CX4_PCI_DEVICE_CX4_VF	0x1014
-#define CX4_PCI_DEVICE_CX4LX	0x1015
-#define CX4_PCI_DEVICE_CX4LX_VF	0x1016
+#define CX4_PCI_VENDOR_MELLANOX 0x15b3
+#define CX4_PCI_DEVICE_CX4 0x1013
+#define CX4_PCI_DEVICE_CX4_VF 0x1014
+#define CX4_PCI_DEVICE_CX4LX 0x1015
+#define CX4_PCI_DEVICE_CX4LX_VF 0x1016
 
 #endif /* CX4_VFIO_H */

@@ -29,12 +29,12 @@
  * 0xFEE00000-0xFEEFFFFF (MLX5_VFIO_IOVA_MIN1..MAX2).
  */
 static const struct cx4_vfio_iova_range legacy_ranges[] = {
-	{ 0x10000ull, 0xfedfffffull },
-	{ 0xfef00000ull, (1ull << 39) - 1 },
+    {0x10000ull, 0xfedfffffull},
+    {0xfef00000ull, (1ull << 39) - 1},
 };
 
-#define IOMMU_INFO_MAX	65536u		/* more than any kernel reports; guards realloc */
-#define CAP_CHAIN_MAX	64		/* guards a looping capability chain */
+#define IOMMU_INFO_MAX 65536u /* more than any kernel reports; guards realloc */
+#define CAP_CHAIN_MAX 64      /* guards a looping capability chain */
 
 static int set_ranges(struct cx4_vfio *v, const struct cx4_vfio_iova_range *r, unsigned int n)
 {
@@ -58,16 +58,20 @@ static int parse_iova_caps(struct cx4_vfio *v, const struct vfio_iommu_type1_inf
 		struct cx4_vfio_iova_range *r;
 
 		if (off < sizeof(*info) || off + sizeof(*h) > info->argsz || (off & 3))
-			return vfio_fail(EPROTO, "%s: VFIO_IOMMU_GET_INFO capability at %u "
-					 "outside its %u bytes", v->bdf, off, info->argsz);
+			return vfio_fail(EPROTO,
+					 "%s: VFIO_IOMMU_GET_INFO capability at %u "
+					 "outside its %u bytes",
+					 v->bdf, off, info->argsz);
 		if (h->id != VFIO_IOMMU_TYPE1_INFO_CAP_IOVA_RANGE) {
 			off = h->next;
 			continue;
 		}
 		if (off + sizeof(*c) > info->argsz ||
 		    (info->argsz - off - sizeof(*c)) / sizeof(c->iova_ranges[0]) < c->nr_iovas)
-			return vfio_fail(EPROTO, "%s: VFIO_IOMMU_GET_INFO IOVA range capability "
-					 "truncated (%u ranges)", v->bdf, c->nr_iovas);
+			return vfio_fail(EPROTO,
+					 "%s: VFIO_IOMMU_GET_INFO IOVA range capability "
+					 "truncated (%u ranges)",
+					 v->bdf, c->nr_iovas);
 		if (!c->nr_iovas)
 			return vfio_fail(ENOSPC, "%s: the IOMMU reports no usable IOVA range",
 					 v->bdf);
@@ -81,8 +85,9 @@ static int parse_iova_caps(struct cx4_vfio *v, const struct vfio_iommu_type1_inf
 				uint64_t a = r[k].start, b = r[k].end;
 
 				free(r);
-				return vfio_fail(EPROTO, "%s: IOVA range %u [0x%" PRIx64
-						 ", 0x%" PRIx64 "] is empty or out of order",
+				return vfio_fail(EPROTO,
+						 "%s: IOVA range %u [0x%" PRIx64 ", 0x%" PRIx64
+						 "] is empty or out of order",
 						 v->bdf, k, a, b);
 			}
 		}
@@ -91,8 +96,7 @@ static int parse_iova_caps(struct cx4_vfio *v, const struct vfio_iommu_type1_inf
 		return 1;
 	}
 	if (off)
-		return vfio_fail(EPROTO, "%s: VFIO_IOMMU_GET_INFO capability chain loops",
-				 v->bdf);
+		return vfio_fail(EPROTO, "%s: VFIO_IOMMU_GET_INFO capability chain loops", v->bdf);
 	return 0;
 }
 
@@ -128,8 +132,7 @@ int vfio_iommu_info(struct cx4_vfio *v)
 		memset(info, 0, need);
 		info->argsz = need;
 		if (s->ioctl(s->ctx, v->container_fd, VFIO_IOMMU_GET_INFO, (uintptr_t)info)) {
-			ret = vfio_fail(errno, "%s: VFIO_IOMMU_GET_INFO (%u bytes)", v->bdf,
-					need);
+			ret = vfio_fail(errno, "%s: VFIO_IOMMU_GET_INFO (%u bytes)", v->bdf, need);
 			goto out;
 		}
 		if (info->argsz > need) {
@@ -196,15 +199,15 @@ static uint32_t vfio_flags(uint32_t perm)
 	       ((perm & CX4_DMA_WRITE) ? VFIO_DMA_MAP_FLAG_WRITE : 0);
 }
 
-static int map_ioctl(const struct cx4_vfio_sys *s, int container_fd, uint64_t vaddr,
-		     uint64_t iova, uint64_t len, uint32_t perm)
+static int map_ioctl(const struct cx4_vfio_sys *s, int container_fd, uint64_t vaddr, uint64_t iova,
+		     uint64_t len, uint32_t perm)
 {
 	struct vfio_iommu_type1_dma_map m = {
-		.argsz = sizeof(m),
-		.flags = vfio_flags(perm),
-		.vaddr = vaddr,
-		.iova = iova,
-		.size = len,
+	    .argsz = sizeof(m),
+	    .flags = vfio_flags(perm),
+	    .vaddr = vaddr,
+	    .iova = iova,
+	    .size = len,
 	};
 
 	return s->ioctl(s->ctx, container_fd, VFIO_IOMMU_MAP_DMA, (uintptr_t)&m) ? -errno : 0;
@@ -214,7 +217,7 @@ static int map_ioctl(const struct cx4_vfio_sys *s, int container_fd, uint64_t va
 static int64_t unmap_ioctl(const struct cx4_vfio_sys *s, int container_fd, uint64_t iova,
 			   uint64_t len)
 {
-	struct vfio_iommu_type1_dma_unmap u = { .argsz = sizeof(u), .iova = iova, .size = len };
+	struct vfio_iommu_type1_dma_unmap u = {.argsz = sizeof(u), .iova = iova, .size = len};
 
 	if (s->ioctl(s->ctx, container_fd, VFIO_IOMMU_UNMAP_DMA, (uintptr_t)&u))
 		return -errno;
@@ -225,16 +228,17 @@ static int check_map_args(uint64_t iova, uint64_t len, uint32_t perm, uint64_t p
 			  const char *who)
 {
 	if (!len || ((iova | len) & (pgsize - 1)))
-		return vfio_fail(EINVAL, "%s: dma_map iova 0x%" PRIx64 " len 0x%" PRIx64
-				 " not a multiple of the IOMMU page 0x%" PRIx64, who, iova, len,
-				 pgsize);
+		return vfio_fail(EINVAL,
+				 "%s: dma_map iova 0x%" PRIx64 " len 0x%" PRIx64
+				 " not a multiple of the IOMMU page 0x%" PRIx64,
+				 who, iova, len, pgsize);
 	if (iova + len < iova)
-		return vfio_fail(EINVAL, "%s: dma_map iova 0x%" PRIx64 " len 0x%" PRIx64
-				 " wraps", who, iova, len);
+		return vfio_fail(EINVAL, "%s: dma_map iova 0x%" PRIx64 " len 0x%" PRIx64 " wraps",
+				 who, iova, len);
 	if (!(perm & (CX4_DMA_READ | CX4_DMA_WRITE)) ||
 	    (perm & ~(uint32_t)(CX4_DMA_READ | CX4_DMA_WRITE)))
-		return vfio_fail(EINVAL, "%s: dma_map iova 0x%" PRIx64 " bad permission 0x%x",
-				 who, iova, perm);
+		return vfio_fail(EINVAL, "%s: dma_map iova 0x%" PRIx64 " bad permission 0x%x", who,
+				 iova, perm);
 	return 0;
 }
 
@@ -253,15 +257,18 @@ int vfio_dma_map(struct cx4_bus *bus, const struct cx4_dma_map *map)
 		return err;
 	pthread_mutex_lock(&v->lock);
 	if (!in_ranges(v, iova, iova + len - 1)) {
-		err = vfio_fail(ERANGE, "%s: dma_map [0x%" PRIx64 ", 0x%" PRIx64 "] is outside "
-				"the IOMMU's IOVA ranges", v->bdf, iova, iova + len - 1);
+		err = vfio_fail(ERANGE,
+				"%s: dma_map [0x%" PRIx64 ", 0x%" PRIx64 "] is outside "
+				"the IOMMU's IOVA ranges",
+				v->bdf, iova, iova + len - 1);
 		goto out;
 	}
 	i = find_idx(v, iova);
 	if (i < v->nmaps && v->maps[i].iova < iova + len) {
-		err = vfio_fail(EEXIST, "%s: dma_map [0x%" PRIx64 ", 0x%" PRIx64 "] overlaps "
-				"the mapping at 0x%" PRIx64, v->bdf, iova, iova + len - 1,
-				v->maps[i].iova);
+		err = vfio_fail(EEXIST,
+				"%s: dma_map [0x%" PRIx64 ", 0x%" PRIx64 "] overlaps "
+				"the mapping at 0x%" PRIx64,
+				v->bdf, iova, iova + len - 1, v->maps[i].iova);
 		goto out;
 	}
 	if (v->nmaps == v->capmaps) {
@@ -282,9 +289,10 @@ int vfio_dma_map(struct cx4_bus *bus, const struct cx4_dma_map *map)
 		va = s->mmap(s->ctx, NULL, len, prot, MAP_SHARED, map->fd, (off_t)map->fd_offset);
 		if (va == MAP_FAILED) {
 			va = NULL;
-			err = vfio_fail(errno, "%s: dma_map: mmap of fd %d at 0x%" PRIx64
-					" (0x%" PRIx64 " bytes)", v->bdf, map->fd, map->fd_offset,
-					len);
+			err = vfio_fail(errno,
+					"%s: dma_map: mmap of fd %d at 0x%" PRIx64 " (0x%" PRIx64
+					" bytes)",
+					v->bdf, map->fd, map->fd_offset, len);
 			goto out;
 		}
 		vaddr = (uintptr_t)va;
@@ -298,14 +306,18 @@ int vfio_dma_map(struct cx4_bus *bus, const struct cx4_dma_map *map)
 		 * its own memory at the IOVA cx4d chose (cx4_vfio_client_dma_map). See
 		 * docs/cx4-vfio.md and ARCHITECTURE.md.
 		 */
-		err = vfio_fail(EOPNOTSUPP, "%s: dma_map of pid %d's memory: VFIO maps only "
+		err = vfio_fail(EOPNOTSUPP,
+				"%s: dma_map of pid %d's memory: VFIO maps only "
 				"the caller's pages; the client must map it through the "
-				"container fd", v->bdf, (int)map->pid);
+				"container fd",
+				v->bdf, (int)map->pid);
 		goto out;
 	}
 	if (vaddr & (v->iova_pgsize - 1)) {
-		err = vfio_fail(EINVAL, "%s: dma_map vaddr 0x%" PRIx64 " not aligned to the "
-				"IOMMU page 0x%" PRIx64, v->bdf, vaddr, v->iova_pgsize);
+		err = vfio_fail(EINVAL,
+				"%s: dma_map vaddr 0x%" PRIx64 " not aligned to the "
+				"IOMMU page 0x%" PRIx64,
+				v->bdf, vaddr, v->iova_pgsize);
 		goto out;
 	}
 	err = map_ioctl(s, v->container_fd, vaddr, iova, len, map->perm);
@@ -315,7 +327,7 @@ int vfio_dma_map(struct cx4_bus *bus, const struct cx4_dma_map *map)
 		goto out;
 	}
 	memmove(&v->maps[i + 1], &v->maps[i], (v->nmaps - i) * sizeof(*v->maps));
-	v->maps[i] = (struct vfio_map){ .iova = iova, .len = len, .va = va };
+	v->maps[i] = (struct vfio_map){.iova = iova, .len = len, .va = va};
 	v->nmaps++;
 	va = NULL;
 out:
@@ -344,8 +356,10 @@ int vfio_dma_unmap(struct cx4_bus *bus, uint64_t iova, uint64_t len)
 	pthread_mutex_lock(&v->lock);
 	i = find_idx(v, iova);
 	if (!len || iova + len < iova || i >= v->nmaps || v->maps[i].iova != iova) {
-		err = vfio_fail(ENOENT, "%s: dma_unmap iova 0x%" PRIx64 " len 0x%" PRIx64
-				": no mapping starts there", v->bdf, iova, len);
+		err = vfio_fail(ENOENT,
+				"%s: dma_unmap iova 0x%" PRIx64 " len 0x%" PRIx64
+				": no mapping starts there",
+				v->bdf, iova, len);
 		goto out;
 	}
 	for (j = i; j < v->nmaps && at < iova + len; j++) {
@@ -354,20 +368,24 @@ int vfio_dma_unmap(struct cx4_bus *bus, uint64_t iova, uint64_t len)
 		at += v->maps[j].len;
 	}
 	if (at != iova + len) {
-		err = vfio_fail(EINVAL, "%s: dma_unmap [0x%" PRIx64 ", 0x%" PRIx64 "] does not "
-				"cover whole mappings", v->bdf, iova, iova + len - 1);
+		err = vfio_fail(EINVAL,
+				"%s: dma_unmap [0x%" PRIx64 ", 0x%" PRIx64 "] does not "
+				"cover whole mappings",
+				v->bdf, iova, iova + len - 1);
 		goto out;
 	}
 	done = unmap_ioctl(s, v->container_fd, iova, len);
 	if (done < 0) {
-		err = vfio_fail((int)-done, "%s: VFIO_IOMMU_UNMAP_DMA iova 0x%" PRIx64
-				" len 0x%" PRIx64, v->bdf, iova, len);
+		err = vfio_fail((int)-done,
+				"%s: VFIO_IOMMU_UNMAP_DMA iova 0x%" PRIx64 " len 0x%" PRIx64,
+				v->bdf, iova, len);
 		goto out;
 	}
 	if ((uint64_t)done != len)
-		err = vfio_fail(EIO, "%s: VFIO_IOMMU_UNMAP_DMA iova 0x%" PRIx64 " unmapped 0x%"
-				PRIx64 " of 0x%" PRIx64 " bytes", v->bdf, iova, (uint64_t)done,
-				len);
+		err = vfio_fail(EIO,
+				"%s: VFIO_IOMMU_UNMAP_DMA iova 0x%" PRIx64 " unmapped 0x%" PRIx64
+				" of 0x%" PRIx64 " bytes",
+				v->bdf, iova, (uint64_t)done, len);
 	/* whatever the kernel unmapped, these entries no longer map anything we track */
 	for (size_t k = i; k < j; k++)
 		if (v->maps[k].va)
@@ -411,8 +429,9 @@ int cx4_vfio_client_dma_map(const struct cx4_vfio_sys *sys, int container_fd, co
 		return vfio_fail(EINVAL, "client: dma_map va %p not page aligned", va);
 	err = map_ioctl(s, container_fd, (uintptr_t)va, iova, len, perm);
 	if (err)
-		return vfio_fail(-err, "client: VFIO_IOMMU_MAP_DMA iova 0x%" PRIx64
-				 " len 0x%" PRIx64, iova, len);
+		return vfio_fail(-err,
+				 "client: VFIO_IOMMU_MAP_DMA iova 0x%" PRIx64 " len 0x%" PRIx64,
+				 iova, len);
 	return 0;
 }
 
@@ -425,14 +444,17 @@ int cx4_vfio_client_dma_unmap(const struct cx4_vfio_sys *sys, int container_fd, 
 	vfio_clear_error();
 	done = unmap_ioctl(s, container_fd, iova, len);
 	if (done < 0)
-		return vfio_fail((int)-done, "client: VFIO_IOMMU_UNMAP_DMA iova 0x%" PRIx64
-				 " len 0x%" PRIx64, iova, len);
+		return vfio_fail((int)-done,
+				 "client: VFIO_IOMMU_UNMAP_DMA iova 0x%" PRIx64 " len 0x%" PRIx64,
+				 iova, len);
 	if (!done)
-		return vfio_fail(ENOENT, "client: VFIO_IOMMU_UNMAP_DMA iova 0x%" PRIx64
-				 ": nothing mapped there", iova);
+		return vfio_fail(
+		    ENOENT, "client: VFIO_IOMMU_UNMAP_DMA iova 0x%" PRIx64 ": nothing mapped there",
+		    iova);
 	if ((uint64_t)done != len)
-		return vfio_fail(EIO, "client: VFIO_IOMMU_UNMAP_DMA iova 0x%" PRIx64
-				 " unmapped 0x%" PRIx64 " of 0x%" PRIx64 " bytes", iova,
-				 (uint64_t)done, len);
+		return vfio_fail(EIO,
+				 "client: VFIO_IOMMU_UNMAP_DMA iova 0x%" PRIx64
+				 " unmapped 0x%" PRIx64 " of 0x%" PRIx64 " bytes",
+				 iova, (uint64_t)done, len);
 	return 0;
 }

@@ -14,31 +14,31 @@
 struct vfio_map {
 	uint64_t iova;
 	uint64_t len;
-	void *va;		/* our mmap of the fd (fd-backed maps); NULL for own memory */
+	void *va; /* our mmap of the fd (fd-backed maps); NULL for own memory */
 };
 
 struct cx4_vfio {
-	struct cx4_bus bus;		/* first: the bus pointer is the device pointer */
+	struct cx4_bus bus; /* first: the bus pointer is the device pointer */
 	const struct cx4_vfio_sys *sys;
 	char bdf[16];
 	int container_fd;
 	int group_fd;
 	int device_fd;
-	uint64_t cfg_offset;		/* config space region in the device fd */
+	uint64_t cfg_offset; /* config space region in the device fd */
 	uint64_t cfg_size;
 	uint64_t bar0_size;
-	void *bar0_map;			/* the whole BAR0 (a PROT_NONE reservation with holes
-					 * when the region is sparse-mmappable) */
+	void *bar0_map; /* the whole BAR0 (a PROT_NONE reservation with holes
+			 * when the region is sparse-mmappable) */
 	bool can_reset;
-	bool master_on;			/* we turned bus mastering on */
+	bool master_on; /* we turned bus mastering on */
 	bool msix_enabled;
 	unsigned int msix_count;
 	/* IOMMU */
 	uint64_t iova_pgsize;
 	struct cx4_vfio_iova_range *ranges;
 	unsigned int nranges;
-	pthread_mutex_t lock;		/* the mapping table */
-	struct vfio_map *maps;		/* sorted by iova, never overlapping */
+	pthread_mutex_t lock;  /* the mapping table */
+	struct vfio_map *maps; /* sorted by iova, never overlapping */
 	size_t nmaps, capmaps;
 };
 

@@ -66,17 +66,17 @@ static int sys_eventfd(void *ctx, unsigned int initval, int flags)
 }
 
 const struct cx4_vfio_sys cx4_vfio_sys_real = {
-	.ctx = NULL,
-	.open = sys_open,
-	.close = sys_close,
-	.read = sys_read,
-	.readlink = sys_readlink,
-	.ioctl = sys_ioctl,
-	.mmap = sys_mmap,
-	.munmap = sys_munmap,
-	.pread = sys_pread,
-	.pwrite = sys_pwrite,
-	.eventfd = sys_eventfd,
+    .ctx = NULL,
+    .open = sys_open,
+    .close = sys_close,
+    .read = sys_read,
+    .readlink = sys_readlink,
+    .ioctl = sys_ioctl,
+    .mmap = sys_mmap,
+    .munmap = sys_munmap,
+    .pread = sys_pread,
+    .pwrite = sys_pwrite,
+    .eventfd = sys_eventfd,
 };
 
 static __thread char last_error[256];

@@ -18,12 +18,12 @@
 
 enum { FK_NONE, FK_SYSFS, FK_CONTAINER, FK_GROUP, FK_DEVICE, FK_EVENTFD };
 
-static const char *const kind_name[] = { "other", "sysfs", "container", "group", "device",
-					 "eventfd" };
+static const char *const kind_name[] = {"other", "sysfs",  "container",
+					"group", "device", "eventfd"};
 
 /* vfio-pci: region index i lives at i << 40 in the device fd (VFIO_PCI_INDEX_TO_OFFSET) */
-#define REGION_OFF(i)	((uint64_t)(i) << 40)
-#define CFG_SIZE	256u
+#define REGION_OFF(i) ((uint64_t)(i) << 40)
+#define CFG_SIZE 256u
 
 static void logf_(struct fake_vfio *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -145,7 +145,8 @@ static ssize_t fk_readlink(void *ctx, const char *path, char *buf, size_t len)
 	if (inject(f))
 		return -1;
 	if (sysfs_path(f, path, "iommu_group") && f->cfg.group)
-		snprintf(target, sizeof(target), "../../../../kernel/iommu_groups/%s", f->cfg.group);
+		snprintf(target, sizeof(target), "../../../../kernel/iommu_groups/%s",
+			 f->cfg.group);
 	else if (sysfs_path(f, path, "driver") && f->cfg.driver)
 		snprintf(target, sizeof(target), "../../../../bus/pci/drivers/%s", f->cfg.driver);
 	else
@@ -153,7 +154,7 @@ static ssize_t fk_readlink(void *ctx, const char *path, char *buf, size_t len)
 	n = strlen(target);
 	if (n > len)
 		n = len;
-	memcpy(buf, target, n);		/* readlink does not terminate */
+	memcpy(buf, target, n); /* readlink does not terminate */
 	return (ssize_t)n;
 }
 
@@ -183,7 +184,8 @@ static int fk_close(void *ctx, int fd)
 			f->nirq = 0;
 		}
 		if (f->fds[i].kind == FK_GROUP) {
-			/* releasing the group detaches it from its container (vfio_group_fops_release) */
+			/* releasing the group detaches it from its container
+			 * (vfio_group_fops_release) */
 			f->group_open = false;
 			f->container_set = false;
 			f->iommu_type = 0;
@@ -238,8 +240,7 @@ static int iommu_map(struct fake_vfio *f, struct vfio_iommu_type1_dma_map *m)
 	if (m->iova + m->size - 1 < m->iova || m->vaddr + m->size - 1 < m->vaddr)
 		return fail(EINVAL);
 	for (unsigned int i = 0; i < f->ndma; i++)
-		if (m->iova < f->dma[i].iova + f->dma[i].size &&
-		    f->dma[i].iova < m->iova + m->size)
+		if (m->iova < f->dma[i].iova + f->dma[i].size && f->dma[i].iova < m->iova + m->size)
 			return fail(EEXIST);
 	if (!iova_valid(f, m->iova, m->iova + m->size - 1))
 		return fail(EINVAL);
@@ -248,8 +249,8 @@ static int iommu_map(struct fake_vfio *f, struct vfio_iommu_type1_dma_map *m)
 		return fail(EFAULT);
 	if (f->ndma == FAKE_MAX_DMA)
 		return fail(ENOSPC);
-	f->dma[f->ndma++] = (struct fake_dma){ .iova = m->iova, .size = m->size,
-					       .vaddr = m->vaddr, .flags = m->flags };
+	f->dma[f->ndma++] = (struct fake_dma){
+	    .iova = m->iova, .size = m->size, .vaddr = m->vaddr, .flags = m->flags};
 	return 0;
 }
 
@@ -512,7 +513,7 @@ static int set_irqs(struct fake_vfio *f, struct vfio_irq_set *s)
 	    s->argsz < sizeof(*s) + s->count * sizeof(int32_t))
 		return fail(EINVAL);
 	if (f->nirq)
-		return fail(EINVAL);	/* NORESIZE: the fake wants a disable first */
+		return fail(EINVAL); /* NORESIZE: the fake wants a disable first */
 	for (uint32_t i = 0; i < s->count; i++) {
 		int32_t efd;
 
@@ -657,7 +658,7 @@ static ssize_t fk_pwrite(void *ctx, int fd, const void *buf, size_t len, off_t o
 static void track_vm(struct fake_vfio *f, void *addr, size_t len, bool device)
 {
 	if (f->nvm < FAKE_MAX_VM)
-		f->vm[f->nvm++] = (struct fake_vm){ .addr = addr, .len = len, .device = device };
+		f->vm[f->nvm++] = (struct fake_vm){.addr = addr, .len = len, .device = device};
 }
 
 /* BAR0 through the device fd (vfio_pci_core_mmap); other fds and anonymous maps are real. */
@@ -681,8 +682,8 @@ static void *fk_mmap(void *ctx, void *addr, size_t len, int prot, int flags, int
 			track_vm(f, p, len, false);
 		return p;
 	}
-	if (!(f->cfg.bar0_flags & VFIO_REGION_INFO_FLAG_MMAP) || !(flags & MAP_SHARED) ||
-	    off < 0 || ((uint64_t)off & 4095) || !len || (uint64_t)off + len > f->cfg.bar0_size) {
+	if (!(f->cfg.bar0_flags & VFIO_REGION_INFO_FLAG_MMAP) || !(flags & MAP_SHARED) || off < 0 ||
+	    ((uint64_t)off & 4095) || !len || (uint64_t)off + len > f->cfg.bar0_size) {
 		errno = EINVAL;
 		return MAP_FAILED;
 	}
@@ -744,31 +745,31 @@ void fake_default_cfg(struct fake_cfg *c)
 	c->device_flags = VFIO_DEVICE_FLAGS_PCI | VFIO_DEVICE_FLAGS_RESET;
 	c->cfg_vendor = 0x15b3;
 	c->cfg_device = 0x1015;
-	c->command = 0x0400;		/* INTx disabled, as vfio-pci leaves it */
-	c->bar0_size = 32u << 20;	/* 32 MB as on the card (cmd_hca_cap.uar_sz = 5) */
-	c->bar0_flags = VFIO_REGION_INFO_FLAG_READ | VFIO_REGION_INFO_FLAG_WRITE |
-			VFIO_REGION_INFO_FLAG_MMAP;
+	c->command = 0x0400;	  /* INTx disabled, as vfio-pci leaves it */
+	c->bar0_size = 32u << 20; /* 32 MB as on the card (cmd_hca_cap.uar_sz = 5) */
+	c->bar0_flags =
+	    VFIO_REGION_INFO_FLAG_READ | VFIO_REGION_INFO_FLAG_WRITE | VFIO_REGION_INFO_FLAG_MMAP;
 	c->msix_mappable = true;
 	c->msix_count = 64;
 	c->msix_flags = VFIO_IRQ_INFO_EVENTFD | VFIO_IRQ_INFO_NORESIZE;
-	c->iova_pgsizes = 0x40201000ull;	/* 4K | 2M | 1G, as Intel VT-d */
+	c->iova_pgsizes = 0x40201000ull; /* 4K | 2M | 1G, as Intel VT-d */
 	c->iova_caps = true;
 	c->nranges = 2;
-	c->ranges[0] = (struct vfio_iova_range){ 0, 0xfedfffffull };
-	c->ranges[1] = (struct vfio_iova_range){ 0xfef00000ull, (1ull << 48) - 1 };
+	c->ranges[0] = (struct vfio_iova_range){0, 0xfedfffffull};
+	c->ranges[1] = (struct vfio_iova_range){0xfef00000ull, (1ull << 48) - 1};
 }
 
 static const struct cx4_vfio_sys fake_sys_ops = {
-	.open = fk_open,
-	.close = fk_close,
-	.read = fk_read,
-	.readlink = fk_readlink,
-	.ioctl = fk_ioctl,
-	.mmap = fk_mmap,
-	.munmap = fk_munmap,
-	.pread = fk_pread,
-	.pwrite = fk_pwrite,
-	.eventfd = fk_eventfd,
+    .open = fk_open,
+    .close = fk_close,
+    .read = fk_read,
+    .readlink = fk_readlink,
+    .ioctl = fk_ioctl,
+    .mmap = fk_mmap,
+    .munmap = fk_munmap,
+    .pread = fk_pread,
+    .pwrite = fk_pwrite,
+    .eventfd = fk_eventfd,
 };
 
 int fake_init(struct fake_vfio *f, const struct fake_cfg *cfg)
@@ -783,7 +784,8 @@ int fake_init(struct fake_vfio *f, const struct fake_cfg *cfg)
 	if (cfg->bar0_size && ftruncate(f->bar_fd, (off_t)cfg->bar0_size))
 		return -errno;
 	if (cfg->bar0_size) {
-		f->bar = mmap(NULL, cfg->bar0_size, PROT_READ | PROT_WRITE, MAP_SHARED, f->bar_fd, 0);
+		f->bar =
+		    mmap(NULL, cfg->bar0_size, PROT_READ | PROT_WRITE, MAP_SHARED, f->bar_fd, 0);
 		if (f->bar == MAP_FAILED)
 			return -errno;
 	}

@@ -20,38 +20,38 @@
 
 #include "cx4_vfio.h"
 
-#define FAKE_MAX_LOG	512
-#define FAKE_MAX_FDS	128
-#define FAKE_MAX_DMA	256
-#define FAKE_MAX_VM	64
+#define FAKE_MAX_LOG 512
+#define FAKE_MAX_FDS 128
+#define FAKE_MAX_DMA 256
+#define FAKE_MAX_VM 64
 
 struct fake_cfg {
-	const char *bdf;		/* the function that exists */
-	const char *vendor_text;	/* sysfs contents */
+	const char *bdf;	 /* the function that exists */
+	const char *vendor_text; /* sysfs contents */
 	const char *device_text;
-	const char *group;		/* iommu_group link target name; NULL: no link */
-	const char *driver;		/* driver link name; NULL: none */
-	bool group_node;		/* /dev/vfio/<group> exists */
-	bool vfio_node;			/* /dev/vfio/vfio exists */
+	const char *group;  /* iommu_group link target name; NULL: no link */
+	const char *driver; /* driver link name; NULL: none */
+	bool group_node;    /* /dev/vfio/<group> exists */
+	bool vfio_node;	    /* /dev/vfio/vfio exists */
 	int api_version;
 	bool type1v2;
 	bool viable;
 	uint32_t device_flags;
 	uint16_t cfg_vendor, cfg_device;
-	uint16_t command;		/* initial PCI COMMAND */
-	bool command_ro;		/* COMMAND writes are dropped */
+	uint16_t command; /* initial PCI COMMAND */
+	bool command_ro;  /* COMMAND writes are dropped */
 	uint64_t bar0_size;
 	uint32_t bar0_flags;
-	unsigned int nsparse;		/* BAR0 sparse mmap areas (0: none) */
+	unsigned int nsparse; /* BAR0 sparse mmap areas (0: none) */
 	struct vfio_region_sparse_mmap_area sparse[4];
 	bool msix_mappable;
 	uint32_t msix_count;
 	uint32_t msix_flags;
 	uint64_t iova_pgsizes;
-	bool iova_caps;			/* report the IOVA range capability */
+	bool iova_caps; /* report the IOVA range capability */
 	unsigned int nranges;
 	struct vfio_iova_range ranges[4];
-	uint32_t nr_iovas_claimed;	/* != 0: lie about the number of ranges (malformed) */
+	uint32_t nr_iovas_claimed; /* != 0: lie about the number of ranges (malformed) */
 };
 
 struct fake_dma {
@@ -62,7 +62,7 @@ struct fake_dma {
 struct fake_vm {
 	void *addr;
 	size_t len;
-	bool device;			/* a BAR0 mapping through the device fd */
+	bool device; /* a BAR0 mapping through the device fd */
 };
 
 struct fake_vfio {
@@ -87,14 +87,14 @@ struct fake_vfio {
 	bool container_set;
 	int iommu_type;
 	uint8_t config[256];
-	int bar_fd;			/* memfd holding BAR0 */
-	uint8_t *bar;			/* the fake's own view of BAR0 */
+	int bar_fd;   /* memfd holding BAR0 */
+	uint8_t *bar; /* the fake's own view of BAR0 */
 	struct fake_dma dma[FAKE_MAX_DMA];
 	unsigned int ndma;
 	struct fake_vm vm[FAKE_MAX_VM];
 	unsigned int nvm;
-	unsigned int bad_munmaps;	/* munmap that split a tracked mapping */
-	int irq_fd[64];			/* dups of the eventfds SET_IRQS was given */
+	unsigned int bad_munmaps; /* munmap that split a tracked mapping */
+	int irq_fd[64];		  /* dups of the eventfds SET_IRQS was given */
 	unsigned int nirq;
 	unsigned int resets;
 };

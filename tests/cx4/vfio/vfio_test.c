@@ -48,9 +48,9 @@ static int failures;
 		}                                                                          \
 	} while (0)
 
-#define BDF	"0000:03:00.0"
-#define MIB	(1ull << 20)
-#define IOVA_A	0x100000000ull
+#define BDF "0000:03:00.0"
+#define MIB (1ull << 20)
+#define IOVA_A 0x100000000ull
 
 /* xorshift64*: reproducible test data */
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
@@ -78,9 +78,10 @@ static void expect_released(const struct fake_vfio *f, int line)
 {
 	if (fake_open_fds(f) || f->nvm || f->ndma || f->nirq || f->bad_munmaps || f->group_open ||
 	    (command(f) & 0x4)) {
-		fprintf(stderr, "FAIL line %d: left behind: %u fds, %u mmaps, %u IOMMU maps, "
-			"%u MSI-X, %u bad munmaps, group %s, COMMAND 0x%x\n", line,
-			fake_open_fds(f), f->nvm, f->ndma, f->nirq, f->bad_munmaps,
+		fprintf(stderr,
+			"FAIL line %d: left behind: %u fds, %u mmaps, %u IOMMU maps, "
+			"%u MSI-X, %u bad munmaps, group %s, COMMAND 0x%x\n",
+			line, fake_open_fds(f), f->nvm, f->ndma, f->nirq, f->bad_munmaps,
 			f->group_open ? "open" : "closed", command(f));
 		failures++;
 	}
@@ -92,8 +93,8 @@ static void expect_log(const struct fake_vfio *f, unsigned int from, const char 
 {
 	for (unsigned int i = 0; i < n; i++) {
 		if (from + i >= f->nlog || strcmp(f->log[from + i], want[i])) {
-			fprintf(stderr, "FAIL line %d: call %u is '%s', expected '%s'; log:\n", line,
-				from + i, from + i < f->nlog ? f->log[from + i] : "(none)",
+			fprintf(stderr, "FAIL line %d: call %u is '%s', expected '%s'; log:\n",
+				line, from + i, from + i < f->nlog ? f->log[from + i] : "(none)",
 				want[i]);
 			fake_log_dump(f);
 			failures++;
@@ -125,43 +126,45 @@ static unsigned int open_sequence(const char **l, char bufs[][128], unsigned int
 {
 	unsigned int n = 0;
 	static const char *const head[] = {
-		"open /sys/bus/pci/devices/" BDF "/vendor",
-		"read sysfs",
-		"close sysfs",
-		"open /sys/bus/pci/devices/" BDF "/device",
-		"read sysfs",
-		"close sysfs",
-		"readlink /sys/bus/pci/devices/" BDF "/iommu_group",
-		"open /dev/vfio/vfio",
-		"ioctl container VFIO_GET_API_VERSION",
-		"ioctl container VFIO_CHECK_EXTENSION 3",
-		"open /dev/vfio/17",
-		"ioctl group VFIO_GROUP_GET_STATUS",
-		"ioctl group VFIO_GROUP_SET_CONTAINER container",
-		"ioctl container VFIO_SET_IOMMU 3",
-		"ioctl container VFIO_IOMMU_GET_INFO argsz=24",
-		/* 24 + the IOVA range capability: 16-byte header part + 2 ranges of 16 */
-		"ioctl container VFIO_IOMMU_GET_INFO argsz=72",
-		"ioctl group VFIO_GROUP_GET_DEVICE_FD " BDF,
-		"ioctl device VFIO_DEVICE_GET_INFO",
-		"ioctl device VFIO_DEVICE_GET_REGION_INFO index=7 argsz=32",
-		"pread device config+0x0 4",
-		"ioctl device VFIO_DEVICE_GET_REGION_INFO index=0 argsz=32",
-		/* + the MSI-X mappable capability header */
-		"ioctl device VFIO_DEVICE_GET_REGION_INFO index=0 argsz=40",
-		"pread device config+0x4 2",
-		"pwrite device config+0x4 2 0x406",
-		"pread device config+0x4 2",
-		"mmap device bar0+0x0 0x2000000 prot=3",
-		"ioctl device VFIO_DEVICE_GET_IRQ_INFO index=2",
+	    "open /sys/bus/pci/devices/" BDF "/vendor",
+	    "read sysfs",
+	    "close sysfs",
+	    "open /sys/bus/pci/devices/" BDF "/device",
+	    "read sysfs",
+	    "close sysfs",
+	    "readlink /sys/bus/pci/devices/" BDF "/iommu_group",
+	    "open /dev/vfio/vfio",
+	    "ioctl container VFIO_GET_API_VERSION",
+	    "ioctl container VFIO_CHECK_EXTENSION 3",
+	    "open /dev/vfio/17",
+	    "ioctl group VFIO_GROUP_GET_STATUS",
+	    "ioctl group VFIO_GROUP_SET_CONTAINER container",
+	    "ioctl container VFIO_SET_IOMMU 3",
+	    "ioctl container VFIO_IOMMU_GET_INFO argsz=24",
+	    /* 24 + the IOVA range capability: 16-byte header part + 2 ranges of 16 */
+	    "ioctl container VFIO_IOMMU_GET_INFO argsz=72",
+	    "ioctl group VFIO_GROUP_GET_DEVICE_FD " BDF,
+	    "ioctl device VFIO_DEVICE_GET_INFO",
+	    "ioctl device VFIO_DEVICE_GET_REGION_INFO index=7 argsz=32",
+	    "pread device config+0x0 4",
+	    "ioctl device VFIO_DEVICE_GET_REGION_INFO index=0 argsz=32",
+	    /* + the MSI-X mappable capability header */
+	    "ioctl device VFIO_DEVICE_GET_REGION_INFO index=0 argsz=40",
+	    "pread device config+0x4 2",
+	    "pwrite device config+0x4 2 0x406",
+	    "pread device config+0x4 2",
+	    "mmap device bar0+0x0 0x2000000 prot=3",
+	    "ioctl device VFIO_DEVICE_GET_IRQ_INFO index=2",
 	};
 
 	for (unsigned int i = 0; i < sizeof(head) / sizeof(head[0]); i++)
 		l[n++] = head[i];
 	for (unsigned int i = 0; i < nvec; i++)
-		l[n++] = "eventfd 0x80800";	/* EFD_CLOEXEC | EFD_NONBLOCK */
-	snprintf(bufs[0], 128, "ioctl device VFIO_DEVICE_SET_IRQS index=2 flags=0x24 start=0 "
-		 "count=%u", nvec);
+		l[n++] = "eventfd 0x80800"; /* EFD_CLOEXEC | EFD_NONBLOCK */
+	snprintf(bufs[0], 128,
+		 "ioctl device VFIO_DEVICE_SET_IRQS index=2 flags=0x24 start=0 "
+		 "count=%u",
+		 nvec);
 	l[n++] = bufs[0];
 	return n;
 }
@@ -196,14 +199,14 @@ static void test_open_sequence(void)
 	EXPECT(bus->kick.page == NULL);
 	EXPECT_EQ(bus->kick_page_fd, -1);
 	EXPECT(!strcmp(fake_fd_kind(f, bus->bar0_fd), "device"));
-	EXPECT_EQ(bus->bar0_fd_offset, 0);	/* BAR0 is region 0 of vfio-pci */
+	EXPECT_EQ(bus->bar0_fd_offset, 0); /* BAR0 is region 0 of vfio-pci */
 	EXPECT_EQ(bus->num_vectors, CX4_BUS_MAX_VECTORS);
 	EXPECT_EQ(cx4_vfio_msix_count(bus), 64);
 	for (unsigned int i = 0; i < bus->num_vectors; i++)
 		EXPECT(!strcmp(fake_fd_kind(f, bus->irq_fd[i]), "eventfd"));
 	EXPECT(!strcmp(fake_fd_kind(f, cx4_vfio_container_fd(bus)), "container"));
-	EXPECT_EQ(command(f), 0x406);		/* MEMORY | MASTER added, INTx-disable kept */
-	EXPECT_EQ(f->iommu_type, 3);		/* VFIO_TYPE1v2_IOMMU */
+	EXPECT_EQ(command(f), 0x406); /* MEMORY | MASTER added, INTx-disable kept */
+	EXPECT_EQ(f->iommu_type, 3);  /* VFIO_TYPE1v2_IOMMU */
 	EXPECT(f->container_set);
 
 	/* close: MSI-X off, eventfds, bus master off, BAR0, device, group, container */
@@ -245,7 +248,8 @@ static void test_short_bdf_and_few_vectors(void)
 	EXPECT_EQ(fake_init(f, &cfg), 0);
 	EXPECT_EQ(cx4_vfio_open_sys("03:00.0", &f->sys, &bus), 0);
 	EXPECT(fake_log_find(f, 0, "ioctl group VFIO_GROUP_GET_DEVICE_FD " BDF) >= 0);
-	EXPECT(fake_log_find(f, 0, "ioctl device VFIO_DEVICE_SET_IRQS index=2 flags=0x24 "
+	EXPECT(fake_log_find(f, 0,
+			     "ioctl device VFIO_DEVICE_SET_IRQS index=2 flags=0x24 "
 			     "start=0 count=8") >= 0);
 	if (bus) {
 		EXPECT_EQ(bus->num_vectors, 8);
@@ -267,52 +271,110 @@ struct fail_case {
 	const char *msg;
 };
 
-static void t_api(struct fake_cfg *c) { c->api_version = 1; }
-static void t_type1v2(struct fake_cfg *c) { c->type1v2 = false; }
-static void t_viable(struct fake_cfg *c) { c->viable = false; }
-static void t_vendor(struct fake_cfg *c) { c->vendor_text = "0x8086\n"; }
-static void t_cx5(struct fake_cfg *c) { c->device_text = "0x1017\n"; }
-static void t_garbage(struct fake_cfg *c) { c->device_text = "mlx\n"; }
-static void t_no_group(struct fake_cfg *c) { c->group = NULL; }
-static void t_not_vfio(struct fake_cfg *c) { c->group_node = false; c->driver = "mlx5_core"; }
-static void t_no_vfio(struct fake_cfg *c) { c->vfio_node = false; }
-static void t_msix0(struct fake_cfg *c) { c->msix_count = 0; }
-static void t_msix_noefd(struct fake_cfg *c) { c->msix_flags = VFIO_IRQ_INFO_NORESIZE; }
-static void t_cfg_id(struct fake_cfg *c) { c->cfg_device = 0x1017; }
-static void t_bar_nommap(struct fake_cfg *c) { c->bar0_flags &= ~VFIO_REGION_INFO_FLAG_MMAP; }
-static void t_bar_small(struct fake_cfg *c) { c->bar0_size = 0x1000; }
-static void t_cmd_ro(struct fake_cfg *c) { c->command_ro = true; }
-static void t_not_pci(struct fake_cfg *c) { c->device_flags = VFIO_DEVICE_FLAGS_PLATFORM; }
-static void t_caps_bad(struct fake_cfg *c) { c->nr_iovas_claimed = 1000; }
-static void t_no_range(struct fake_cfg *c) { c->nranges = 0; }
-static void t_no_pgsize(struct fake_cfg *c) { c->iova_pgsizes = 0; }
+static void t_api(struct fake_cfg *c)
+{
+	c->api_version = 1;
+}
+static void t_type1v2(struct fake_cfg *c)
+{
+	c->type1v2 = false;
+}
+static void t_viable(struct fake_cfg *c)
+{
+	c->viable = false;
+}
+static void t_vendor(struct fake_cfg *c)
+{
+	c->vendor_text = "0x8086\n";
+}
+static void t_cx5(struct fake_cfg *c)
+{
+	c->device_text = "0x1017\n";
+}
+static void t_garbage(struct fake_cfg *c)
+{
+	c->device_text = "mlx\n";
+}
+static void t_no_group(struct fake_cfg *c)
+{
+	c->group = NULL;
+}
+static void t_not_vfio(struct fake_cfg *c)
+{
+	c->group_node = false;
+	c->driver = "mlx5_core";
+}
+static void t_no_vfio(struct fake_cfg *c)
+{
+	c->vfio_node = false;
+}
+static void t_msix0(struct fake_cfg *c)
+{
+	c->msix_count = 0;
+}
+static void t_msix_noefd(struct fake_cfg *c)
+{
+	c->msix_flags = VFIO_IRQ_INFO_NORESIZE;
+}
+static void t_cfg_id(struct fake_cfg *c)
+{
+	c->cfg_device = 0x1017;
+}
+static void t_bar_nommap(struct fake_cfg *c)
+{
+	c->bar0_flags &= ~VFIO_REGION_INFO_FLAG_MMAP;
+}
+static void t_bar_small(struct fake_cfg *c)
+{
+	c->bar0_size = 0x1000;
+}
+static void t_cmd_ro(struct fake_cfg *c)
+{
+	c->command_ro = true;
+}
+static void t_not_pci(struct fake_cfg *c)
+{
+	c->device_flags = VFIO_DEVICE_FLAGS_PLATFORM;
+}
+static void t_caps_bad(struct fake_cfg *c)
+{
+	c->nr_iovas_claimed = 1000;
+}
+static void t_no_range(struct fake_cfg *c)
+{
+	c->nranges = 0;
+}
+static void t_no_pgsize(struct fake_cfg *c)
+{
+	c->iova_pgsizes = 0;
+}
 
 static const struct fail_case fail_cases[] = {
-	{ "API version", t_api, NULL, EPROTO, "VFIO_GET_API_VERSION is 1" },
-	{ "no type1v2", t_type1v2, NULL, EOPNOTSUPP, "no VFIO_TYPE1v2_IOMMU" },
-	{ "group not viable", t_viable, NULL, EBUSY, "group 17 is not viable" },
-	{ "wrong vendor", t_vendor, NULL, ENODEV, "8086:1015 is not a ConnectX-4" },
-	{ "ConnectX-5", t_cx5, NULL, ENODEV, "15b3:1017 is not a ConnectX-4" },
-	{ "unreadable device id", t_garbage, NULL, EPROTO, "/device" },
-	{ "no such device", NULL, "0000:04:00.0", ENODEV, "no such PCI device" },
-	{ "no IOMMU group", t_no_group, NULL, ENOENT, "no IOMMU group" },
-	{ "not bound to vfio-pci", t_not_vfio, NULL, ENOENT, "bound to driver mlx5_core" },
-	{ "no /dev/vfio/vfio", t_no_vfio, NULL, ENOENT, "opening /dev/vfio/vfio" },
-	{ "no MSI-X", t_msix0, NULL, ENODEV, "no MSI-X vectors" },
-	{ "MSI-X without eventfd", t_msix_noefd, NULL, EOPNOTSUPP, "cannot signal eventfds" },
-	{ "config id mismatch", t_cfg_id, NULL, ENODEV, "config space says 15b3:1017" },
-	{ "BAR0 not mmappable", t_bar_nommap, NULL, ENODEV, "BAR0 (flags 0xb" },
-	{ "BAR0 too small", t_bar_small, NULL, ENODEV, "4096 bytes) is not an mmappable" },
-	{ "COMMAND does not stick", t_cmd_ro, NULL, EIO, "PCI COMMAND is 0x0400" },
-	{ "not vfio-pci", t_not_pci, NULL, ENODEV, "not a vfio-pci device" },
-	{ "IOVA caps truncated", t_caps_bad, NULL, EPROTO, "truncated (1000 ranges)" },
-	{ "no IOVA range", t_no_range, NULL, ENOSPC, "no usable IOVA range" },
-	{ "no IOMMU page size", t_no_pgsize, NULL, EPROTO, "no page size" },
-	{ "bad address", NULL, "0000:03:00.8", EINVAL, "is not a PCI address" },
-	{ "path in address", NULL, "../../../../etc", EINVAL, "is not a PCI address" },
-	{ "device 0x20", NULL, "0000:03:20.0", EINVAL, "is not a PCI address" },
-	{ "trailing junk", NULL, "0000:03:00.00", EINVAL, "is not a PCI address" },
-	{ "empty address", NULL, "", EINVAL, "is not a PCI address" },
+    {"API version", t_api, NULL, EPROTO, "VFIO_GET_API_VERSION is 1"},
+    {"no type1v2", t_type1v2, NULL, EOPNOTSUPP, "no VFIO_TYPE1v2_IOMMU"},
+    {"group not viable", t_viable, NULL, EBUSY, "group 17 is not viable"},
+    {"wrong vendor", t_vendor, NULL, ENODEV, "8086:1015 is not a ConnectX-4"},
+    {"ConnectX-5", t_cx5, NULL, ENODEV, "15b3:1017 is not a ConnectX-4"},
+    {"unreadable device id", t_garbage, NULL, EPROTO, "/device"},
+    {"no such device", NULL, "0000:04:00.0", ENODEV, "no such PCI device"},
+    {"no IOMMU group", t_no_group, NULL, ENOENT, "no IOMMU group"},
+    {"not bound to vfio-pci", t_not_vfio, NULL, ENOENT, "bound to driver mlx5_core"},
+    {"no /dev/vfio/vfio", t_no_vfio, NULL, ENOENT, "opening /dev/vfio/vfio"},
+    {"no MSI-X", t_msix0, NULL, ENODEV, "no MSI-X vectors"},
+    {"MSI-X without eventfd", t_msix_noefd, NULL, EOPNOTSUPP, "cannot signal eventfds"},
+    {"config id mismatch", t_cfg_id, NULL, ENODEV, "config space says 15b3:1017"},
+    {"BAR0 not mmappable", t_bar_nommap, NULL, ENODEV, "BAR0 (flags 0xb"},
+    {"BAR0 too small", t_bar_small, NULL, ENODEV, "4096 bytes) is not an mmappable"},
+    {"COMMAND does not stick", t_cmd_ro, NULL, EIO, "PCI COMMAND is 0x0400"},
+    {"not vfio-pci", t_not_pci, NULL, ENODEV, "not a vfio-pci device"},
+    {"IOVA caps truncated", t_caps_bad, NULL, EPROTO, "truncated (1000 ranges)"},
+    {"no IOVA range", t_no_range, NULL, ENOSPC, "no usable IOVA range"},
+    {"no IOMMU page size", t_no_pgsize, NULL, EPROTO, "no page size"},
+    {"bad address", NULL, "0000:03:00.8", EINVAL, "is not a PCI address"},
+    {"path in address", NULL, "../../../../etc", EINVAL, "is not a PCI address"},
+    {"device 0x20", NULL, "0000:03:20.0", EINVAL, "is not a PCI address"},
+    {"trailing junk", NULL, "0000:03:00.00", EINVAL, "is not a PCI address"},
+    {"empty address", NULL, "", EINVAL, "is not a PCI address"},
 };
 
 static void test_failures(void)
@@ -322,7 +384,7 @@ static void test_failures(void)
 	for (size_t i = 0; i < sizeof(fail_cases) / sizeof(fail_cases[0]); i++) {
 		const struct fail_case *fc = &fail_cases[i];
 		struct fake_cfg cfg;
-		struct cx4_bus *bus = (struct cx4_bus *)&cfg;	/* must be reset to NULL */
+		struct cx4_bus *bus = (struct cx4_bus *)&cfg; /* must be reset to NULL */
 		int r, before = failures;
 
 		fake_default_cfg(&cfg);
@@ -336,7 +398,7 @@ static void test_failures(void)
 		EXPECT(bus == NULL);
 		EXPECT_MSG(fc->msg);
 		if (fc->bdf && fc->err == EINVAL)
-			EXPECT_EQ(f->nlog, 0);	/* refused before any system call */
+			EXPECT_EQ(f->nlog, 0); /* refused before any system call */
 		if (r == 0 && bus)
 			bus->ops->close(bus);
 		expect_released(f, __LINE__);
@@ -432,11 +494,11 @@ static void test_bar0(void)
 	}
 	/* the device's registers are big-endian (init segment, research/cx4.md §2.2) */
 	memcpy(f->bar, "\x00\x0c\x00\x0e\x00\x05\x04\xc4", 8);
-	EXPECT_EQ(cx4_mmio_read32(&bus->bar0, 0x0), 0x000c000e);	/* fw 14.12 */
-	EXPECT_EQ(cx4_mmio_read32(&bus->bar0, 0x4) >> 16, 5);	/* cmdif_rev */
-	cx4_mmio_write32(&bus->bar0, 0x18, 1u << 31);		/* cmd_dbell, slot 31 */
+	EXPECT_EQ(cx4_mmio_read32(&bus->bar0, 0x0), 0x000c000e); /* fw 14.12 */
+	EXPECT_EQ(cx4_mmio_read32(&bus->bar0, 0x4) >> 16, 5);	 /* cmdif_rev */
+	cx4_mmio_write32(&bus->bar0, 0x18, 1u << 31);		 /* cmd_dbell, slot 31 */
 	EXPECT(!memcmp(f->bar + 0x18, "\x80\x00\x00\x00", 4));
-	cx4_mmio_write32(&bus->bar0, 0x10, 0x12345678);		/* cmdq_addr_h */
+	cx4_mmio_write32(&bus->bar0, 0x10, 0x12345678); /* cmdq_addr_h */
 	EXPECT(!memcmp(f->bar + 0x10, "\x12\x34\x56\x78", 4));
 	/* a whole page, every word, both ways */
 	rnd_fill(pat, sizeof(pat));
@@ -468,8 +530,8 @@ static void test_bar0(void)
 	EXPECT(!memcmp(f->bar + 32 * MIB - 4, "\xa5\xa5\xc3\xc3", 4));
 
 	/* a client maps its UAR page n from bar0_fd at bar0_fd_offset + n * 4 KB */
-	uar = f->sys.mmap(f->sys.ctx, NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED,
-			  bus->bar0_fd, (off_t)(bus->bar0_fd_offset + 7 * 4096));
+	uar = f->sys.mmap(f->sys.ctx, NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, bus->bar0_fd,
+			  (off_t)(bus->bar0_fd_offset + 7 * 4096));
 	EXPECT(uar != MAP_FAILED);
 	if (uar != MAP_FAILED) {
 		uar[0x20] = 0x5a;
@@ -514,8 +576,8 @@ static void test_bar0_sparse(void)
 	fake_default_cfg(&cfg);
 	cfg.msix_mappable = false;
 	cfg.nsparse = 2;
-	cfg.sparse[0] = (struct vfio_region_sparse_mmap_area){ 0, 0x2000 };
-	cfg.sparse[1] = (struct vfio_region_sparse_mmap_area){ 0x3000, 32 * MIB - 0x3000 };
+	cfg.sparse[0] = (struct vfio_region_sparse_mmap_area){0, 0x2000};
+	cfg.sparse[1] = (struct vfio_region_sparse_mmap_area){0x3000, 32 * MIB - 0x3000};
 	EXPECT_EQ(open_fake(f, &cfg, &bus), 0);
 	EXPECT(fake_log_find(f, 0, "mmap anon 0x2000000 prot=0") >= 0);
 	EXPECT(fake_log_find(f, 0, "mmap device bar0+0x0 0x2000 prot=3 fixed") >= 0);
@@ -551,7 +613,7 @@ static void test_bar0_sparse(void)
 
 static bool readable(int fd)
 {
-	struct pollfd p = { .fd = fd, .events = POLLIN };
+	struct pollfd p = {.fd = fd, .events = POLLIN};
 
 	return poll(&p, 1, 0) == 1 && (p.revents & POLLIN);
 }
@@ -627,12 +689,13 @@ static void test_dma(void)
 	nvm0 = f->nvm;
 
 	/* fd-backed, read/write: the device reads what the host wrote, and the reverse */
-	m = (struct cx4_dma_map){ .iova = IOVA_A, .len = len,
-				  .perm = CX4_DMA_READ | CX4_DMA_WRITE, .fd = fd };
+	m = (struct cx4_dma_map){
+	    .iova = IOVA_A, .len = len, .perm = CX4_DMA_READ | CX4_DMA_WRITE, .fd = fd};
 	EXPECT_EQ(bus->ops->dma_map(bus, &m), 0);
-	EXPECT(fake_log_find(f, 0, "ioctl container VFIO_IOMMU_MAP_DMA iova=0x100000000 "
+	EXPECT(fake_log_find(f, 0,
+			     "ioctl container VFIO_IOMMU_MAP_DMA iova=0x100000000 "
 			     "size=0x10000 flags=3") >= 0);
-	EXPECT_EQ(f->nvm, nvm0 + 1);		/* our own mmap of the memfd */
+	EXPECT_EQ(f->nvm, nvm0 + 1); /* our own mmap of the memfd */
 	EXPECT_EQ(fake_dma_read(f, IOVA_A, got, len), 0);
 	EXPECT(!memcmp(got, view, len));
 	rnd_fill(pat, len);
@@ -640,8 +703,11 @@ static void test_dma(void)
 	EXPECT(!memcmp(view, pat, len));
 
 	/* fd offset; read-only: the device may read, not write */
-	m = (struct cx4_dma_map){ .iova = IOVA_A + 2 * MIB, .len = 16384, .perm = CX4_DMA_READ,
-				  .fd = fd, .fd_offset = 32768 };
+	m = (struct cx4_dma_map){.iova = IOVA_A + 2 * MIB,
+				 .len = 16384,
+				 .perm = CX4_DMA_READ,
+				 .fd = fd,
+				 .fd_offset = 32768};
 	EXPECT_EQ(bus->ops->dma_map(bus, &m), 0);
 	EXPECT_EQ(fake_dma_read(f, IOVA_A + 2 * MIB, got, 16384), 0);
 	EXPECT(!memcmp(got, view + 32768, 16384));
@@ -651,13 +717,16 @@ static void test_dma(void)
 	/* this process's own memory, by pid 0 and by our pid */
 	EXPECT_EQ(posix_memalign((void **)&buf, 4096, 8192), 0);
 	memset(buf, 0, 8192);
-	m = (struct cx4_dma_map){ .iova = IOVA_A + 4 * MIB, .len = 8192,
-				  .perm = CX4_DMA_WRITE, .fd = -1, .pid = 0,
-				  .va = (uintptr_t)buf };
+	m = (struct cx4_dma_map){.iova = IOVA_A + 4 * MIB,
+				 .len = 8192,
+				 .perm = CX4_DMA_WRITE,
+				 .fd = -1,
+				 .pid = 0,
+				 .va = (uintptr_t)buf};
 	EXPECT_EQ(bus->ops->dma_map(bus, &m), 0);
 	EXPECT_EQ(fake_dma_write(f, IOVA_A + 4 * MIB + 100, pat, 5000), 0);
 	EXPECT(!memcmp(buf + 100, pat, 5000));
-	EXPECT_EQ(fake_dma_read(f, IOVA_A + 4 * MIB, got, 8), -EFAULT);	/* write-only */
+	EXPECT_EQ(fake_dma_read(f, IOVA_A + 4 * MIB, got, 8), -EFAULT); /* write-only */
 	EXPECT_EQ(bus->ops->dma_unmap(bus, IOVA_A + 4 * MIB, 8192), 0);
 	m.pid = getpid();
 	EXPECT_EQ(bus->ops->dma_map(bus, &m), 0);
@@ -669,31 +738,33 @@ static void test_dma(void)
 	EXPECT_EQ(bus->ops->dma_map(bus, &m), -EOPNOTSUPP);
 	EXPECT_EQ(errno, EOPNOTSUPP);
 	EXPECT_MSG("container fd");
-	EXPECT_EQ(f->nlog, nlog0);		/* refused before the kernel */
+	EXPECT_EQ(f->nlog, nlog0); /* refused before the kernel */
 
 	/* overlaps: refused by us ... */
-	m = (struct cx4_dma_map){ .iova = IOVA_A + 4096, .len = 4096, .perm = CX4_DMA_READ,
-				  .fd = fd };
+	m = (struct cx4_dma_map){
+	    .iova = IOVA_A + 4096, .len = 4096, .perm = CX4_DMA_READ, .fd = fd};
 	EXPECT_EQ(bus->ops->dma_map(bus, &m), -EEXIST);
 	EXPECT_MSG("overlaps the mapping at 0x100000000");
 	m.iova = IOVA_A - 4096;
 	m.len = 8192;
 	EXPECT_EQ(bus->ops->dma_map(bus, &m), -EEXIST);
-	EXPECT_EQ(f->nvm, nvm0 + 2);		/* no mmap left behind by the refusals */
+	EXPECT_EQ(f->nvm, nvm0 + 2); /* no mmap left behind by the refusals */
 	/* ... and by the kernel, for a range a client mapped through the container fd */
 	EXPECT_EQ(cx4_vfio_client_dma_map(&f->sys, cx4_vfio_container_fd(bus), buf,
-					  IOVA_A + 8 * MIB, 8192, CX4_DMA_READ), 0);
-	m = (struct cx4_dma_map){ .iova = IOVA_A + 8 * MIB, .len = 4096, .perm = CX4_DMA_READ,
-				  .fd = fd };
+					  IOVA_A + 8 * MIB, 8192, CX4_DMA_READ),
+		  0);
+	m = (struct cx4_dma_map){
+	    .iova = IOVA_A + 8 * MIB, .len = 4096, .perm = CX4_DMA_READ, .fd = fd};
 	EXPECT_EQ(bus->ops->dma_map(bus, &m), -EEXIST);
 	EXPECT_MSG("VFIO_IOMMU_MAP_DMA iova 0x100800000");
 	EXPECT_EQ(f->nvm, nvm0 + 2);
-	EXPECT_EQ(cx4_vfio_client_dma_unmap(&f->sys, cx4_vfio_container_fd(bus),
-					    IOVA_A + 8 * MIB, 8192), 0);
+	EXPECT_EQ(
+	    cx4_vfio_client_dma_unmap(&f->sys, cx4_vfio_container_fd(bus), IOVA_A + 8 * MIB, 8192),
+	    0);
 
 	/* alignment, wrap, permission, range */
-	m = (struct cx4_dma_map){ .iova = IOVA_A + 16 * MIB + 1, .len = 4096,
-				  .perm = CX4_DMA_READ, .fd = fd };
+	m = (struct cx4_dma_map){
+	    .iova = IOVA_A + 16 * MIB + 1, .len = 4096, .perm = CX4_DMA_READ, .fd = fd};
 	EXPECT_EQ(bus->ops->dma_map(bus, &m), -EINVAL);
 	EXPECT_MSG("not a multiple of the IOMMU page");
 	m.iova = IOVA_A + 16 * MIB;
@@ -716,12 +787,12 @@ static void test_dma(void)
 	m.len = 4096;
 	EXPECT_EQ(bus->ops->dma_map(bus, &m), -ERANGE);
 	EXPECT_MSG("outside the IOMMU's IOVA ranges");
-	m.iova = 0xfee00000ull;			/* the MSI window the kernel reserves */
+	m.iova = 0xfee00000ull; /* the MSI window the kernel reserves */
 	EXPECT_EQ(bus->ops->dma_map(bus, &m), -ERANGE);
-	m.iova = 0xfedff000ull;			/* straddles the end of range 0 */
+	m.iova = 0xfedff000ull; /* straddles the end of range 0 */
 	m.len = 8192;
 	EXPECT_EQ(bus->ops->dma_map(bus, &m), -ERANGE);
-	m.fd = 12345;				/* not an fd: mmap fails, named */
+	m.fd = 12345; /* not an fd: mmap fails, named */
 	m.iova = IOVA_A + 16 * MIB;
 	m.len = 4096;
 	EXPECT_EQ(bus->ops->dma_map(bus, &m), -EBADF);
@@ -730,21 +801,22 @@ static void test_dma(void)
 
 	/* the fake kernel itself refuses what type1 refuses */
 	{
-		struct vfio_iommu_type1_dma_map km = { .argsz = sizeof(km),
-						       .flags = VFIO_DMA_MAP_FLAG_READ,
-						       .vaddr = (uintptr_t)buf + 1,
-						       .iova = IOVA_A + 32 * MIB, .size = 4096 };
+		struct vfio_iommu_type1_dma_map km = {.argsz = sizeof(km),
+						      .flags = VFIO_DMA_MAP_FLAG_READ,
+						      .vaddr = (uintptr_t)buf + 1,
+						      .iova = IOVA_A + 32 * MIB,
+						      .size = 4096};
 		int cfd = cx4_vfio_container_fd(bus);
 
 		EXPECT_EQ(f->sys.ioctl(f->sys.ctx, cfd, VFIO_IOMMU_MAP_DMA, (uintptr_t)&km), -1);
-		EXPECT_EQ(errno, EINVAL);		/* unaligned vaddr */
+		EXPECT_EQ(errno, EINVAL); /* unaligned vaddr */
 		km.vaddr = (uintptr_t)buf;
 		km.iova = IOVA_A;
 		EXPECT_EQ(f->sys.ioctl(f->sys.ctx, cfd, VFIO_IOMMU_MAP_DMA, (uintptr_t)&km), -1);
-		EXPECT_EQ(errno, EEXIST);		/* overlap */
+		EXPECT_EQ(errno, EEXIST); /* overlap */
 		km.iova = 1ull << 50;
 		EXPECT_EQ(f->sys.ioctl(f->sys.ctx, cfd, VFIO_IOMMU_MAP_DMA, (uintptr_t)&km), -1);
-		EXPECT_EQ(errno, EINVAL);		/* outside the ranges */
+		EXPECT_EQ(errno, EINVAL); /* outside the ranges */
 	}
 
 	/* unmap: unknown, split, and two adjacent mappings at once */
@@ -754,18 +826,18 @@ static void test_dma(void)
 	EXPECT_MSG("does not cover whole mappings");
 	EXPECT_EQ(bus->ops->dma_unmap(bus, IOVA_A + 4096, 4096), -ENOENT);
 	EXPECT_EQ(bus->ops->dma_unmap(bus, IOVA_A, 0), -ENOENT);
-	EXPECT_EQ(fake_dma_read(f, IOVA_A, got, 16), 0);	/* still mapped */
-	m = (struct cx4_dma_map){ .iova = IOVA_A + len, .len = 4096, .perm = CX4_DMA_READ,
-				  .fd = fd };
+	EXPECT_EQ(fake_dma_read(f, IOVA_A, got, 16), 0); /* still mapped */
+	m = (struct cx4_dma_map){.iova = IOVA_A + len, .len = 4096, .perm = CX4_DMA_READ, .fd = fd};
 	EXPECT_EQ(bus->ops->dma_map(bus, &m), 0);
 	EXPECT_EQ(f->ndma, 3);
 	EXPECT_EQ(bus->ops->dma_unmap(bus, IOVA_A, len + 4096), 0);
-	EXPECT(fake_log_find(f, 0, "ioctl container VFIO_IOMMU_UNMAP_DMA iova=0x100000000 "
+	EXPECT(fake_log_find(f, 0,
+			     "ioctl container VFIO_IOMMU_UNMAP_DMA iova=0x100000000 "
 			     "size=0x11000") >= 0);
 	EXPECT_EQ(f->ndma, 1);
 	EXPECT_EQ(fake_dma_read(f, IOVA_A, got, 16), -EFAULT);
 	EXPECT_EQ(fake_dma_read(f, IOVA_A + len, got, 16), -EFAULT);
-	EXPECT_EQ(f->nvm, nvm0 + 1);		/* the memfd views were unmapped */
+	EXPECT_EQ(f->nvm, nvm0 + 1); /* the memfd views were unmapped */
 	/* the mapping left at IOVA_A + 2 MB goes with close */
 	close_fake(f, bus);
 	munmap(view, len);
@@ -814,8 +886,8 @@ static void test_iova_ranges(void)
 		EXPECT_EQ(r[1].end, (1ull << 39) - 1);
 	}
 	if (bus) {
-		struct cx4_dma_map m = { .iova = 1ull << 39, .len = 4096, .perm = CX4_DMA_READ,
-					 .fd = -1 };
+		struct cx4_dma_map m = {
+		    .iova = 1ull << 39, .len = 4096, .perm = CX4_DMA_READ, .fd = -1};
 
 		EXPECT_EQ(posix_memalign((void **)&page, 65536, 65536), 0);
 		memset(page, 0, 65536);
@@ -833,8 +905,11 @@ static void test_iova_ranges(void)
 	EXPECT_EQ(open_fake(f, &cfg, &bus), 0);
 	EXPECT_EQ(cx4_vfio_iova_pgsize(bus), 65536);
 	if (bus) {
-		struct cx4_dma_map m = { .iova = IOVA_A, .len = 4096, .perm = CX4_DMA_READ,
-					 .fd = -1, .va = (uintptr_t)page };
+		struct cx4_dma_map m = {.iova = IOVA_A,
+					.len = 4096,
+					.perm = CX4_DMA_READ,
+					.fd = -1,
+					.va = (uintptr_t)page};
 
 		EXPECT_EQ(bus->ops->dma_map(bus, &m), -EINVAL);
 		EXPECT_MSG("IOMMU page 0x10000");
@@ -842,7 +917,7 @@ static void test_iova_ranges(void)
 		EXPECT_EQ(bus->ops->dma_map(bus, &m), 0);
 		m.iova = IOVA_A + 65536;
 		m.va = (uintptr_t)page + 4096;
-		EXPECT_EQ(bus->ops->dma_map(bus, &m), -EINVAL);	/* vaddr not 64 KB aligned */
+		EXPECT_EQ(bus->ops->dma_map(bus, &m), -EINVAL); /* vaddr not 64 KB aligned */
 		EXPECT_MSG("vaddr");
 	}
 	close_fake(f, bus);
@@ -851,7 +926,7 @@ static void test_iova_ranges(void)
 	/* not a VFIO bus */
 	{
 		static const struct cx4_bus_ops other_ops;
-		struct cx4_bus other = { .ops = &other_ops };
+		struct cx4_bus other = {.ops = &other_ops};
 
 		EXPECT(!cx4_vfio_is(&other));
 		EXPECT(!cx4_vfio_is(NULL));
@@ -919,9 +994,11 @@ static void test_close_releases(void)
 		if (!bus)
 			break;
 		for (unsigned int i = 0; i < 16; i++) {
-			struct cx4_dma_map m = { .iova = IOVA_A + i * 65536ull, .len = 65536,
-						 .perm = CX4_DMA_READ | CX4_DMA_WRITE, .fd = fd,
-						 .fd_offset = i * 65536ull };
+			struct cx4_dma_map m = {.iova = IOVA_A + i * 65536ull,
+						.len = 65536,
+						.perm = CX4_DMA_READ | CX4_DMA_WRITE,
+						.fd = fd,
+						.fd_offset = i * 65536ull};
 
 			EXPECT_EQ(bus->ops->dma_map(bus, &m), 0);
 		}
@@ -934,7 +1011,7 @@ static void test_close_releases(void)
 		bus->ops->close(bus);
 		/* the kernel drops all maps of a container when it goes away; the fake too? */
 		if (round == 2) {
-			EXPECT_EQ(f->ndma, 1);	/* the one the "kernel" refused to unmap */
+			EXPECT_EQ(f->ndma, 1); /* the one the "kernel" refused to unmap */
 			f->ndma = 0;
 		}
 		expect_released(f, __LINE__);
@@ -968,16 +1045,17 @@ static void test_client_container_fd(void)
 	rnd_fill(mem, sizeof(pat));
 	/* what a client does with the fd cx4d passed it and the IOVA cx4d assigned */
 	EXPECT_EQ(cx4_vfio_client_dma_map(&f->sys, cfd, mem, IOVA_A, sizeof(pat),
-					  CX4_DMA_READ | CX4_DMA_WRITE), 0);
+					  CX4_DMA_READ | CX4_DMA_WRITE),
+		  0);
 	EXPECT_EQ(fake_dma_read(f, IOVA_A, pat, sizeof(pat)), 0);
 	EXPECT(!memcmp(pat, mem, sizeof(pat)));
 	rnd_fill(pat, sizeof(pat));
 	EXPECT_EQ(fake_dma_write(f, IOVA_A + 1, pat, sizeof(pat) - 1), 0);
 	EXPECT(!memcmp(mem + 1, pat, sizeof(pat) - 1));
-	EXPECT_EQ(cx4_vfio_client_dma_map(&f->sys, cfd, mem + 1, IOVA_A + MIB, 4096,
-					  CX4_DMA_READ), -EINVAL);
+	EXPECT_EQ(cx4_vfio_client_dma_map(&f->sys, cfd, mem + 1, IOVA_A + MIB, 4096, CX4_DMA_READ),
+		  -EINVAL);
 	EXPECT_EQ(cx4_vfio_client_dma_map(&f->sys, cfd, mem, IOVA_A + MIB, 4096, 0), -EINVAL);
-	EXPECT_EQ(cx4_vfio_client_dma_unmap(&f->sys, cfd, IOVA_A, 4096), -EINVAL);	/* split */
+	EXPECT_EQ(cx4_vfio_client_dma_unmap(&f->sys, cfd, IOVA_A, 4096), -EINVAL); /* split */
 	EXPECT_EQ(cx4_vfio_client_dma_unmap(&f->sys, cfd, IOVA_A, sizeof(pat)), 0);
 	EXPECT_EQ(cx4_vfio_client_dma_unmap(&f->sys, cfd, IOVA_A, sizeof(pat)), -ENOENT);
 	EXPECT_MSG("nothing mapped there");
