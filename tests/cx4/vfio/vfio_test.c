@@ -434,6 +434,34 @@ static void test_group_busy(void)
 	free(f);
 }
 
+/* What the message must name when the call logged as `line` fails. */
+static void failed_call_name(const char *line, char *out, size_t len)
+{
+	static const struct {
+		const char *prefix, *name;
+	} fixed[] = {
+	    {"read sysfs", "reading /sys/bus/pci/devices/" BDF "/"},
+	    {"pread device config+0x0 ", "reading PCI config space at 0x0"},
+	    {"pread device config+0x4 ", "reading PCI config space at 0x4"},
+	    {"pwrite device config+0x4 ", "writing PCI config space at 0x4"},
+	    {"mmap device bar0+0x0 ", "mmap of BAR0"},
+	    {"eventfd ", "eventfd for MSI-X vector"},
+	};
+	const char *p;
+
+	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
+		if (!strncmp(line, fixed[i].prefix, strlen(fixed[i].prefix))) {
+			snprintf(out, len, "%s", fixed[i].name);
+			return;
+		}
+	/* "open PATH", "readlink PATH": the path; "ioctl KIND NAME ...": the ioctl's name */
+	if (!strncmp(line, "ioctl ", 6) && (p = strchr(line + 6, ' ')))
+		line = p + 1;
+	else if ((p = strchr(line, ' ')))
+		line = p + 1;
+	snprintf(out, len, "%.*s", (int)strcspn(line, " "), line);
+}
+
 /*
  * Make each call of the open sequence fail in turn: open must report it, name it, and leave
  * nothing behind (no fd, mapping, IOMMU map, MSI-X, bus master).
@@ -452,6 +480,7 @@ static void test_fail_every_call(void)
 	EXPECT(n > 40);
 	for (unsigned int i = 1; i <= n; i++) {
 		int before = failures, r;
+		unsigned int nfailed;
 
 		bus = (struct cx4_bus *)&cfg;
 		EXPECT_EQ(fake_init(f, &cfg), 0);
@@ -462,6 +491,19 @@ static void test_fail_every_call(void)
 		EXPECT(bus == NULL);
 		EXPECT_MSG(BDF ": ");
 		EXPECT_MSG("Input/output error");
+		nfailed = 0;
+		for (unsigned int k = 0; k < f->nlog; k++) {
+			const char *l = f->log[k];
+			size_t ll = strlen(l);
+			char name[160];
+
+			if (ll < 7 || strcmp(l + ll - 7, " FAILED"))
+				continue;
+			failed_call_name(l, name, sizeof(name));
+			EXPECT_MSG(name);
+			nfailed++;
+		}
+		EXPECT_EQ(nfailed, 1);
 		if (r == 0 && bus)
 			bus->ops->close(bus);
 		expect_released(f, __LINE__);
