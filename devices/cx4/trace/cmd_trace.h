@@ -19,7 +19,7 @@
  *
  * Linux stops printing blocks once its running offset (0x40 for the entry + 0x240 per block)
  * reaches the message length, so messages of 0x11..0x40 bytes show no block at all and long
- * ones are cut short (MANAGE_PAGES of 0x19230 bytes: 179 of 201 blocks); we do the same.
+ * ones are cut short (MANAGE_PAGES of 0x19230 bytes: 179 of 202 blocks); we do the same.
  * tests/cx4/trace_decode.py prints the trace's dumps in this normalised form.
  */
 #ifndef CX4_CMD_TRACE_H
@@ -45,7 +45,7 @@ enum cx4_trace_flags {
 
 struct cx4_trace_opts {
 	unsigned int flags;		/* enum cx4_trace_flags */
-	const char *dbg_prefix;		/* before "dump command"/"command block:" lines; NULL = "" */
+	const char *dbg_prefix;		/* mlx5_core_dbg lines' prefix or NULL */
 };
 
 /*

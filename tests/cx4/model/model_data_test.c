@@ -162,6 +162,33 @@ static void test_rc_send(void)
 		T_EQ(memcmp(b.mr.buf, want, 1500), 0);
 		T_EQ(memcmp(b.mr.buf + 200000, want + 1500, 1601), 0);
 	}
+	/* multi-packet SEND with immediate (..., SEND_LAST_IMM), one-packet WRITE_ONLY_IMM */
+	{
+		struct tsge ss = sge(&a.mr, 0, 5000), rs = sge(&b.mr, 0, 8192);
+		struct tsend s = { .opcode = MLX5_OPCODE_SEND_IMM, .sg = &ss, .nsg = 1,
+				   .imm = htonl(99) };
+
+		fill(a.mr.buf, 5000, 31);
+		tqp_post_recv(&b.t, &b.qp, &rs, 1);
+		tqp_post_recv(&b.t, &b.qp, &rs, 1);
+		tqp_post_send(&a.t, &a.qp, &s);
+		tcq_expect(&b.t, &b.rcq, &e, WAIT);
+		T_EQ(e.opcode, MLX5_CQE_RESP_SEND_IMM);
+		T_EQ(e.byte_cnt, 5000);
+		T_EQ(e.imm, htonl(99));
+		check_bytes(b.mr.buf, 5000, 31, "send imm 5000");
+		tcq_expect(&a.t, &a.scq, &e, WAIT);
+		s.opcode = MLX5_OPCODE_RDMA_WRITE_IMM;
+		ss.len = 100;
+		s.raddr = (uintptr_t)b.mr.buf + 300000;
+		s.rkey = b.mr.key;
+		tqp_post_send(&a.t, &a.qp, &s);
+		tcq_expect(&b.t, &b.rcq, &e, WAIT);
+		T_EQ(e.opcode, MLX5_CQE_RESP_WR_IMM);
+		T_EQ(e.byte_cnt, 100);
+		check_bytes(b.mr.buf + 300000, 100, 31, "write imm 100");
+		tcq_expect(&a.t, &a.scq, &e, WAIT);
+	}
 	down(&a);
 	down(&b);
 }
