@@ -28,7 +28,7 @@
 #define CMDIF_SETUP_NS		(100 * 1000)		/* command interface set-up after 0x14 */
 #define HEALTH_PERIOD_NS	(500ull * 1000 * 1000)	/* Linux polls every 2 s, rdma-core 1 s */
 #define STUCK_SLOT_NS		(100ull * 1000 * 1000)
-#define DRAIN_MAX		(2 * (int)CX4_PW_RING_SLOTS)
+#define DRAIN_MAX		(4 * (int)CX4_PW_RING_SLOTS)
 
 static uint64_t stuck_since[MDEV_UAR_PAGES];	/* not per device: harmless, only a timeout */
 

@@ -119,7 +119,7 @@ static int check_signatures(const struct mdev *d, const uint8_t *entry, const st
 
 static void trace_dump(struct mdev *d, const uint8_t *entry, const struct chain *c, bool input)
 {
-	const void *blocks_stack[64];
+	const void *blocks_stack[64] = { 0 };
 	const void **blocks = blocks_stack;
 	struct cx4_trace_opts opts = { .flags = d->cfg.trace_flags & ~CX4_TRACE_RESIGN_OUTPUT };
 

@@ -156,6 +156,12 @@ static void rx_fault(void *ctx, uint64_t tag)
 		qp_to_error(d, qp, CX4_EVENT_TYPE_WQ_CATAS_ERROR);
 }
 
+void mdev_flush_rx_dma(struct mdev *d)
+{
+	if (d->rx_dma.n)
+		dmab_flush(&d->rx_dma, rx_fault, d);
+}
+
 static int run_active(struct mdev *d)
 {
 	struct mqp *qp = d->active_head;
@@ -191,8 +197,8 @@ static int pass(struct mdev *d)
 	}
 	work += mtimer_run(d, &d->timers, d->now);
 	/* Data first, then the completions that report it, then acks and events. */
-	if (d->rx_dma.n)
-		dmab_flush(&d->rx_dma, rx_fault, d);
+	mdev_flush_rx_dma(d);
+	d->net.scratch_used = 0;
 	work += cq_flush(d);
 	work += resp_send_acks(d);
 	work += net_tx_flush(d);
@@ -235,7 +241,12 @@ static void *engine(void *arg)
 		if (!idle_since)
 			idle_since = mdev_now_ns();
 		if (mdev_now_ns() - idle_since < spin_ns) {
-			__builtin_ia32_pause();
+			/*
+			 * Poll, but let other runnable threads (the application's own polling loop,
+			 * the peer device) have the CPU at once: on a machine with fewer cores than
+			 * busy threads a plain spin holds a core for a whole time slice.
+			 */
+			sched_yield();
 			continue;
 		}
 		/* Going to sleep: say so, then look once more (a store may have raced us). */

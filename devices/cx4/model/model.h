@@ -681,48 +681,48 @@ void cqe_resp_err(struct mdev *d, struct mqp *qp, uint16_t wqe_counter, uint8_t 
 
 /* ---- the wire (net.c) ---------------------------------------------------------------------- */
 #define NET_TX_SLOTS		256
-#define NET_RX_SLOTS		64
-#define NET_SLOT_SIZE		4352	/* 4096 payload + headers + ICRC, rounded */
-#define NET_RX_HEADROOM		64	/* room for a UD GRH in front of a received packet */
+#define NET_RX_SLOTS		32
+#define NET_SLOT_SIZE		4352	/* one packet: 4096 payload + headers + ICRC, rounded */
+#define NET_RX_BUF		(65536 + 256)	/* one GRO receive: up to 64 KB of packets */
+#define NET_RX_HEADROOM		64
 #define NET_MAX_IOV		(MQP_MAX_SEGS + 2)
 #define NET_MAX_SOCKS		64
+#define NET_GSO_MAX_SEGS	64	/* Linux UDP_MAX_SEGMENTS */
+#define NET_SCRATCH		(256u << 10)
 
 struct txpkt {
 	struct mqp *qp;			/* requester packets: for DMA fault attribution */
 	int32_t swq_pos;		/* requester: swq position of the WQE, -1 otherwise */
 	bool last;			/* last packet of that WQE (UC/UD: completes it when sent) */
 	uint8_t hdr[ROCE_MAX_HDR_LEN];
-	uint8_t tail[8];
-	uint8_t hlen, tlen;
+	uint8_t tail[8];		/* pad + ICRC, computed when the packet is sent */
+	uint8_t hlen;
 	uint8_t tos, ttl;
 	uint16_t sock;
 	bool faulted;
-	bool ready;			/* tail (pad + ICRC) appended */
 	bool zcopy;			/* some iov points into host memory */
 	uint32_t daddr;
 	uint32_t plen;			/* payload bytes */
-	int iovcnt;
-	struct iovec iov[NET_MAX_IOV];
+	int iovcnt;			/* headers + payload pieces */
+	struct iovec iov[NET_MAX_IOV + 1];	/* + the tail, for the pcap writer */
 	uint8_t *bounce;		/* NET_SLOT_SIZE bytes of ours */
 };
 
-struct rxslot {
-	struct roce_udp_rx rx;
-	uint8_t *buf;
-};
-
 struct mnet {
-	struct roce_udp_port rx_port;	/* IP:4791 */
-	struct roce_udp_port tx[NET_MAX_SOCKS];
+	struct roce_udp_port rx_port;	/* IP:4791, GRO on */
+	struct roce_udp_port tx[NET_MAX_SOCKS];	/* source ports, GSO on */
 	unsigned int ntx;
+	int blocked_sock;		/* -1, or the socket that said EAGAIN (EPOLLOUT armed) */
 	struct roce_pcap *pcap;
-	/* transmit queue: [head, tail) ready, built in order */
+	/* transmit queue: [head, tail) built in order */
 	struct txpkt *tx_slot;
 	uint32_t tx_head, tx_tail;	/* free-running */
 	struct dma_batch tx_dma;	/* payload reads of queued packets */
-	bool tx_blocked;		/* a socket said EAGAIN: wait for POLLOUT */
-	struct rxslot *rx;
+	struct iovec *tx_iov;		/* iovs of one sendmmsg batch */
+	uint8_t *rx_buf[NET_RX_SLOTS];
 	unsigned int drop_rx;		/* test knob */
+	uint8_t *scratch;		/* per-pass memory for data the responder builds */
+	size_t scratch_used;
 	uint8_t *slab;
 };
 
@@ -742,6 +742,8 @@ int net_tx_payload(struct mdev *d, struct txpkt *t, const struct dseg *s, int n,
 /* Add payload bytes of ours (inline data, atomic results) by copy. */
 void net_tx_copy(struct txpkt *t, const void *src, uint32_t len, uint32_t bounce_off);
 void net_tx_commit(struct mdev *d, struct txpkt *t);
+/* Memory that lives until the end of the pass (pending DMA may point into it). */
+uint8_t *net_scratch(struct mdev *d, size_t len);
 unsigned int net_tx_free_slots(const struct mdev *d);
 /* Send what is queued; returns packets sent. */
 int net_tx_flush(struct mdev *d);
@@ -894,6 +896,9 @@ bool vport_roce_enabled(const struct mdev *d);
 
 /* A packet whose payload could not be read (DMA fault); swq_pos -1 for responses. */
 void qp_tx_fault(struct mdev *d, struct mqp *qp, int32_t swq_pos);
+
+/* Run the responder's pending DMA writes now (before memory they point to is reused). */
+void mdev_flush_rx_dma(struct mdev *d);
 
 /* Whole-device reset (FLR, nic_interface SW reset, close). */
 void mdev_reset_state(struct mdev *d);

@@ -584,10 +584,15 @@ static void ud_rx(struct mdev *d, struct mqp *qp, const struct roce_pkt *p)
 	}
 	/*
 	 * The GRH: 40 bytes before the payload, the IPv4 header in the last 20 ([IBTA] A17.4.5.1
-	 * "union rdma_network_hdr"). Built in the receive buffer over the packet's own headers
-	 * (net.c leaves room in front), so that header and payload go out in one DMA.
+	 * "union rdma_network_hdr"); header and payload go to the buffer in one DMA from memory
+	 * that lives until the end of the pass.
 	 */
-	grh = (uint8_t *)(uintptr_t)p->payload - GRH_LEN;
+	grh = net_scratch(d, GRH_LEN + p->payload_len);
+	if (!grh) {
+		d->stats.rx_drop_qp++;
+		return;
+	}
+	memcpy(grh + GRH_LEN, p->payload, p->payload_len);
 	roce_ipv4_udp_hdr(ipudp, &p->addr, p->tlen);
 	memset(grh, 0, GRH_LEN - ROCE_IPV4_HDR_LEN);
 	memcpy(grh + GRH_LEN - ROCE_IPV4_HDR_LEN, ipudp, ROCE_IPV4_HDR_LEN);

@@ -475,6 +475,18 @@ static void test_cmd_events(void)
 
 	up(&t);
 	t.autodrain = false;
+	/*
+	 * CREATE_EQ, the last command of the bring-up, completes on the EQ it creates: its EQE
+	 * (slot 0) comes after its ownership bit, so wait for it rather than race it.
+	 */
+	for (int i = 0; i < 5000; i++) {
+		type = tdev_eq_poll(&t, eqe);
+		if (type == CX4_EVENT_TYPE_CMD && cx4_get(eqe, CX4_EQE_CMD_VECTOR) == 1)
+			break;
+		if (type < 0)
+			msleep(1);
+	}
+	T_EQ(type, CX4_EVENT_TYPE_CMD);
 	while (tdev_eq_poll(&t, NULL) >= 0)
 		;
 	while (tdev_wait_irq(&t, 0, 0))

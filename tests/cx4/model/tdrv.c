@@ -109,6 +109,8 @@ int tdev_open(struct tdev *t, const struct cx4_model_config *cfg)
 		c.ipv4 = tdev_addr(k++);
 	if (!c.log && getenv("CX4_MODEL_LOG"))
 		c.log = stderr;
+	if (!c.spin_us && getenv("CX4_MODEL_SPIN_US"))
+		c.spin_us = (unsigned int)atoi(getenv("CX4_MODEL_SPIN_US"));
 	err = cx4_model_open(&c, &t->bus);
 	if (err)
 		return err;
