@@ -85,8 +85,22 @@ void bar0_boot_done(struct mdev *d, struct mtimer *t)
 	d->initializing = false;
 }
 
+static void flush_err_qp(void *obj, void *ctx)
+{
+	struct mqp *qp = obj;
+
+	/*
+	 * Receive WQEs posted to a QP in ERR have no doorbell: the device finds and flushes them
+	 * on its own schedule (here: with the heartbeat), and at once on any send doorbell.
+	 */
+	if (qp->state == CX4_QP_STATE_ERR)
+		qp_activate(ctx, qp);
+}
+
 void bar0_health_tick(struct mdev *d, struct mtimer *t)
 {
+	if (d->hca == MHCA_INIT && d->qps.l1)
+		idtab_foreach(&d->qps, flush_err_qp, d);
 	/* The heartbeat drivers watch ([vfio.c]: dead after 3 polls without a change). */
 	if (!d->fatal) {
 		d->health_counter = (d->health_counter + 1) & 0xffffff;

@@ -397,8 +397,11 @@ int req_run(struct mdev *d, struct mqp *qp, unsigned int budget)
 	struct mreq *r = &qp->req;
 	int work = 0;
 
-	if (qp->state == CX4_QP_STATE_ERR)
+	if (qp->state == CX4_QP_STATE_ERR) {
+		/* receives posted since the error are flushed too (no doorbell for those) */
+		resp_flush_rq(d, qp);
 		return flush_new(d, qp);
+	}
 	if (qp->state != CX4_QP_STATE_RTS || qp->no_sq || r->rnr_wait)
 		return 0;
 	if (!read_pi(d, qp)) {

@@ -601,6 +601,18 @@ static void test_resources(void)
 	}
 	T_EQ(tdev_simple(&t, OP(DESTROY_EQ), 0, eqn, 0, NULL), 0);
 	T_EQ(tdev_simple(&t, OP(DESTROY_EQ), 0, eqn, 0, NULL), CX4_CMD_STAT_BAD_RES_ERR);
+	/* exhausted resources: EQ numbers are 8 bits, the first is 0x10 (log_max_eq 8) */
+	{
+		uint32_t eqns[256];
+		int n = 0, st;
+
+		while ((st = tdev_create_eq(&t, &eqm, 4, 1, 0, &eqns[n])) == 0)
+			n++;
+		T_EQ(st, CX4_CMD_STAT_NO_RES_ERR);
+		T_EQ(n, 256 - 0x10 - 1);	/* the bring-up EQ is one of them */
+		for (int i = 0; i < n; i++)
+			T_EQ(tdev_simple(&t, OP(DESTROY_EQ), 0, eqns[i], 0, NULL), 0);
+	}
 	tdev_close(&t);
 }
 

@@ -1136,6 +1136,44 @@ static void test_qp_commands(void)
 		T_EQ(tqp_create(&a.t, &q, CX4_QP_ST_RC, 0x7777, &a.scq, &a.rcq, 4, 4, NULL),
 		     CX4_CMD_STAT_BAD_RES_ERR);
 	}
+	/* RTS2RTS takes optional parameters only; SQERR2RTS needs a QP in SQER */
+	{
+		struct tqp r;
+		struct tconn c = { .rip = b.t.ip, .rqpn = 0x100, .retry = 7, .rnr_retry = 7 };
+
+		T_EQ(tqp_create(&a.t, &r, CX4_QP_ST_RC, a.pd, &a.scq, &a.rcq, 4, 4, NULL), 0);
+		T_EQ(tqp_connect(&a.t, &r, &c), 0);
+		memset(qpc, 0, sizeof(qpc));
+		cx4_set(qpc, CX4_QPC_MIN_RNR_NAK, 5);
+		T_EQ(tqp_modify(&a.t, &r, OP(RTS2RTS_QP), CX4_QP_OPTPAR_RNR_TIMEOUT, qpc), 0);
+		T_EQ(tqp_modify(&a.t, &r, OP(RTS2RTS_QP), CX4_QP_OPTPAR_Q_KEY, qpc),
+		     CX4_CMD_STAT_BAD_PARAM_ERR);
+		T_EQ(tqp_modify(&a.t, &r, OP(SQERR2RTS_QP), 0, qpc), CX4_CMD_STAT_BAD_QP_STATE_ERR);
+		T_EQ(tqp_modify(&a.t, &r, OP(SQD_RTS_QP), 0, qpc), CX4_CMD_STAT_BAD_QP_STATE_ERR);
+		cx4_set(in, CX4_QUERY_QP_IN_QPN, r.qpn);
+		T_EQ(tdev_cmd(&a.t, in, 16, out, 0x110), 0);
+		T_EQ(cx4_get(out + 0x18, CX4_QPC_STATE), CX4_QP_STATE_RTS);
+		T_EQ(cx4_get(out + 0x18, CX4_QPC_MIN_RNR_NAK), 5);
+		T_EQ(cx4_get(out + 0x18, CX4_QPC_REMOTE_QPN), 0x100);
+		T_EQ(tdev_simple(&a.t, OP(DESTROY_QP), 0, r.qpn, 0, NULL), 0);
+	}
+	/* SRQ commands */
+	{
+		struct tsrq srq;
+		uint8_t q16[16] = { 0 };
+
+		T_EQ(tsrq_create(&a.t, &srq, 3, a.pd), 0);
+		cx4_set(q16, CX4_CMD_IN_OPCODE, OP(QUERY_SRQ));
+		cx4_set(q16, CX4_QUERY_SRQ_IN_SRQN, srq.srqn);
+		T_EQ(tdev_cmd(&a.t, q16, 16, out, 0x118), 0);
+		T_EQ(cx4_get(out + 0x10, CX4_SRQC_LOG_SRQ_SIZE), 3);
+		T_EQ(cx4_get(out + 0x10, CX4_SRQC_STATE), CX4_SRQC_STATE_GOOD);
+		T_EQ(cx4_pas_get(out, 0x110, 0), srq.buf.iova);
+		T_EQ(tdev_simple(&a.t, OP(ARM_RQ), CX4_ARM_RQ_OPMOD_SRQ, srq.srqn, 100, NULL),
+		     CX4_CMD_STAT_BAD_PARAM_ERR);
+		T_EQ(tdev_simple(&a.t, OP(DESTROY_SRQ), 0, srq.srqn, 0, NULL), 0);
+		T_EQ(tdev_cmd(&a.t, q16, 16, out, 0x118), CX4_CMD_STAT_BAD_RES_ERR);
+	}
 	/* MKey commands */
 	{
 		struct tmr mr;
@@ -1155,10 +1193,44 @@ static void test_qp_commands(void)
 	down(&b);
 }
 
+/* An idle device sleeps (it says so in the kick page); a doorbell wakes it. */
+static void test_sleep_wake(void)
+{
+	struct side a, b;
+	struct tcqe e;
+	struct cx4_model_stats s0, s1;
+	int i;
+
+	pair(&a, &b, CX4_QP_ST_RC, CX4_QP_MTU_1024);
+	T_EQ(tmr_reg(&a.t, &a.mr, 4096, TA_ALL, TMR_FD, a.pd), 0);
+	T_EQ(tmr_reg(&b.t, &b.mr, 4096, TA_ALL, TMR_FD, b.pd), 0);
+	for (i = 0; i < 500 && !(atomic_load(&a.t.bus->kick.page->sleeping) &&
+				 atomic_load(&b.t.bus->kick.page->sleeping)); i++)
+		usleep(2000);
+	T_ASSERT(atomic_load(&a.t.bus->kick.page->sleeping));
+	T_EQ(cx4_model_get_stats(a.t.bus, &s0), 0);
+	{
+		struct tsge ss = sge(&a.mr, 0, 64);
+		struct tsend s = { .opcode = MLX5_OPCODE_RDMA_WRITE, .sg = &ss, .nsg = 1,
+				   .raddr = (uintptr_t)b.mr.buf, .rkey = b.mr.key };
+
+		fill(a.mr.buf, 64, 2);
+		tqp_post_send(&a.t, &a.qp, &s);
+		tcq_expect(&a.t, &a.scq, &e, WAIT);
+		T_EQ(e.opcode, MLX5_CQE_REQ);
+		check_bytes(b.mr.buf, 64, 2, "after sleep");
+	}
+	T_EQ(cx4_model_get_stats(a.t.bus, &s1), 0);
+	T_ASSERT(s1.wakeups > s0.wakeups);
+	down(&a);
+	down(&b);
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void);
 } tests[] = {
+	{ "sleep_wake", test_sleep_wake },
 	{ "rc_send", test_rc_send },
 	{ "rc_send_imm_se_inline_bf", test_rc_send_imm_se_inline_bf },
 	{ "rc_write", test_rc_write },
