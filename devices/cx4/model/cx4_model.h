@@ -88,6 +88,7 @@ int cx4_model_set_link(struct cx4_bus *bus, bool up);
 struct cx4_model_stats {
 	uint64_t cmds;			/* commands executed */
 	uint64_t tx_pkts, tx_bytes;	/* RoCE packets sent (UDP payload bytes) */
+	uint64_t tx_dropped;		/* not sent: port down or RoCE disabled */
 	uint64_t rx_pkts, rx_bytes;
 	uint64_t rx_drop_icrc;		/* dropped: ICRC or framing error */
 	uint64_t rx_drop_qp;		/* dropped: no such QP / wrong state / bad PSN or opcode */

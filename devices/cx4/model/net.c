@@ -345,6 +345,14 @@ int net_tx_flush(struct mdev *d)
 	}
 	if (n->tx_dma.n)
 		dmab_flush(&n->tx_dma, tx_fault, d);
+	if (d->port_oper != CX4_PORT_STATUS_UP || !vport_roce_enabled(d)) {
+		/* no link (or RoCE off): what would go out is lost, as on a card with its cable
+		 * pulled; reliable connections find out by their retry counters */
+		d->stats.tx_dropped += n->tx_tail - n->tx_head;
+		n->tx_head = n->tx_tail;
+		set_epollout(d, -1);
+		return 0;
+	}
 	while (n->tx_head != n->tx_tail) {
 		uint32_t at = n->tx_head, niov = 0;
 		unsigned int k = 0;

@@ -1222,6 +1222,21 @@ static void test_sleep_wake(void)
 	}
 	T_EQ(cx4_model_get_stats(a.t.bus, &s1), 0);
 	T_ASSERT(s1.wakeups > s0.wakeups);
+	/* the cable pulled: nothing gets through, the RC requester runs out of retries */
+	{
+		struct tsge ss = sge(&a.mr, 0, 64);
+		struct tsend s = { .opcode = MLX5_OPCODE_RDMA_WRITE, .sg = &ss, .nsg = 1,
+				   .raddr = (uintptr_t)b.mr.buf, .rkey = b.mr.key };
+
+		/* retry_count 7, ack_timeout 14 (67 ms) from pair(): about half a second */
+		T_EQ(cx4_model_set_link(a.t.bus, false), 0);
+		tqp_post_send(&a.t, &a.qp, &s);
+		tcq_expect(&a.t, &a.scq, &e, WAIT);
+		T_EQ(e.opcode, MLX5_CQE_REQ_ERR);
+		T_EQ(e.syndrome, MLX5_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR);
+		T_EQ(cx4_model_get_stats(a.t.bus, &s1), 0);
+		T_ASSERT(s1.tx_dropped >= 1);
+	}
 	down(&a);
 	down(&b);
 }
