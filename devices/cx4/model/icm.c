@@ -94,6 +94,10 @@ int icm_give(struct mdev *d, uint64_t iova)
 		return -EINVAL;
 	if (hash_find(m, iova) >= 0)
 		return -EEXIST;
+	/* keep the hash at most half full (tombstones count) */
+	if ((m->ngiven + 1) * 2 > m->hash_size && hash_rebuild(m, m->hash_size ?
+							       m->hash_size * 4 : 1024))
+		return -ENOMEM;
 	if (m->nempty) {
 		idx = m->empty[--m->nempty];
 	} else {
@@ -114,10 +118,6 @@ int icm_give(struct mdev *d, uint64_t iova)
 		}
 		idx = m->npages++;
 	}
-	/* keep the hash at most half full (tombstones count) */
-	if ((m->ngiven + 1) * 2 > m->hash_size && hash_rebuild(m, m->hash_size ?
-							       m->hash_size * 4 : 1024))
-		return -ENOMEM;
 	m->page[idx] = (struct icm_page){ .iova = iova, .state = ICM_FREE };
 	for (k = hkey(iova, m->hash_size); m->hash[k] && m->hash[k] != UINT32_MAX;
 	     k = (k + 1) & (m->hash_size - 1))

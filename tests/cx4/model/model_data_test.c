@@ -667,8 +667,10 @@ static void test_retransmit(void)
 	struct side a, b;
 	struct tcqe e;
 	struct cx4_model_stats st;
+	/* ack_timeout 16: 268 ms, long enough for a slow machine (valgrind) not to exhaust the
+	 * retries while waiting for ACKs that are merely late */
 	struct tconn ca = { .mtu = CX4_QP_MTU_1024, .rnr_retry = 7, .retry = 7,
-			    .ack_timeout = 12 }, cb = ca;
+			    .ack_timeout = 16 }, cb = ca;
 
 	dev_up(&a, true, false);
 	dev_up(&b, false, false);
