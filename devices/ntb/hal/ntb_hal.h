@@ -201,8 +201,9 @@ uint64_t ntb_link_is_up(struct ntb_dev *ntb, enum ntb_speed *speed, enum ntb_wid
 /* Owner only. Enable takes the profile's speed/width (AUTO) or lower; events follow. */
 int ntb_link_enable(struct ntb_dev *ntb, enum ntb_speed max_speed, enum ntb_width max_width);
 /*
- * Owner only. A barrier, as ntb.h requires: once it returns, no write passes in either
- * direction (the model drops them and counts them in ntb_stats.dropped_link).
+ * Owner only. Once it returns no write from this side passes (the model drops them and counts
+ * them in ntb_stats.dropped_link); the peer's writes stop as soon as its model sees the link
+ * change (the cable message), which is the closest the emulation gets to ntb.h's barrier.
  */
 int ntb_link_disable(struct ntb_dev *ntb);
 
@@ -331,8 +332,12 @@ struct ntb_iommu_map {
 	/*
 	 * Either a shareable memory object: fd >= 0, bytes fd_offset .. + len of it (memfd). The
 	 * HAL keeps a reference and hands it to the peer, whose CPU can then map it through a
-	 * window (ntb_peer_mw_map). Or process memory: fd = -1, pid's va .. va + len (a client's
-	 * registered MR); reachable by the peer's DMA only.
+	 * window (ntb_peer_mw_map). The peer's DMA reaches it through the HAL's own mapping of
+	 * it in the owner process, or, if pid > 0, at va in pid (say so when a client maps the
+	 * same memfd: then the peer's DMA writes into that client's process, and payload and
+	 * ring updates for one client go out in the same batch - one syscall).
+	 * Or process memory: fd = -1, pid's va .. va + len (a client's registered MR);
+	 * reachable by the peer's DMA only.
 	 */
 	int fd;
 	uint64_t fd_offset;
