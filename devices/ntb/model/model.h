@@ -73,7 +73,7 @@ struct ntb_dev {
 	/* owner: the cable */
 	char link[64];
 	char cable_path[256];
-	int lock_fd;
+	int lock_fd;			/* socket bound to the side's abstract name */
 	int lsock;			/* side 0: listening socket */
 	int inofd;			/* side 1: inotify on the run directory */
 	int cable;			/* connected socket, -1 while unplugged */
