@@ -309,7 +309,10 @@ int ntb_peer_msg_write(struct ntb_dev *ntb, int pidx, int midx, uint32_t msg);
 uint64_t ntb_db_valid_mask(struct ntb_dev *ntb);
 int ntb_db_vector_count(struct ntb_dev *ntb);
 uint64_t ntb_db_vector_mask(struct ntb_dev *ntb, int db_vector);
-/* Local register. A client sees and clears only the bits of its grant. */
+/*
+ * Local register. A client sees and clears only the bits of its grant; the owner all the
+ * others (bits of vectors it granted away read as 0 and ntb_db_clear() of them is -EPERM).
+ */
 uint64_t ntb_db_read(struct ntb_dev *ntb);
 int ntb_db_clear(struct ntb_dev *ntb, uint64_t db_bits);
 /* Owner only. */

@@ -413,9 +413,17 @@ uint64_t ntb_db_vector_mask(struct ntb_dev *ntb, int db_vector)
 	return ntb_profile_vector_mask(ntb->prof, db_vector);
 }
 
+/* The owner sees every bit but those of vectors it granted to a client; a client its own. */
 static uint64_t db_allowed(struct ntb_dev *ntb)
 {
-	return ntb->owner ? ntb->prof->db_valid_mask : ntb->g_db_bits;
+	uint64_t given = 0;
+
+	if (!ntb->owner)
+		return ntb->g_db_bits;
+	for (int v = 0; ntb->vec_given && v < ntb->prof->db_vectors; v++)
+		if (ntb->vec_given & (1ull << v))
+			given |= ntb_profile_vector_mask(ntb->prof, v);
+	return ntb->prof->db_valid_mask & ~given;
 }
 
 uint64_t ntb_db_read(struct ntb_dev *ntb)
