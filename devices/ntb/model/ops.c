@@ -5,6 +5,7 @@
  * one side's register file (plus an eventfd write where hardware raises an interrupt).
  */
 #include <errno.h>
+#include <sched.h>
 
 #include "model.h"
 
@@ -102,10 +103,17 @@ static uint64_t xlat_load(struct ntb_xlat *x, uint64_t *size)
 {
 	uint64_t s, base;
 
-	for (;;) {
+	for (unsigned int tries = 0;; tries++) {
 		s = reg_load(&x->seq);
-		if (s & 1)
+		if (s & 1) {
+			/* the owner died in the middle of set_trans: treat as untranslated */
+			if (tries > 100000) {
+				*size = 0;
+				return 0;
+			}
+			sched_yield();
 			continue;
+		}
 		base = reg_load(&x->base);
 		*size = reg_load(&x->size);
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
