@@ -5,7 +5,9 @@
  * of the engine thread and of a caller-run channel. The target is a forked child's memory,
  * registered in side B's IOMMU, as an application's MR would be.
  *
- *   ntb_dma_bench [seconds-per-case]
+ *   ntb_dma_bench [seconds-per-case [profile]]
+ *   ntb_dma_bench pingpong [iterations]   half round trip of an 8-byte DMA ping-pong between
+ *                                         two processes, inline submit vs engine thread
  */
 #include <signal.h>
 #include <sys/mman.h>
@@ -115,8 +117,93 @@ static double dma_rate(struct ntb_dev *a, uint64_t win_off, uint8_t *src, double
 	return n / (t - t0);
 }
 
+static bool up(void *arg)
+{
+	return ntb_link_is_up(arg, NULL, NULL);
+}
+
+/* One end of the ping-pong: its own 4 KiB target, a channel into the peer's. */
+static double pp_side(int side, int iters, uint32_t flags)
+{
+	struct ntb_dev *d = ntbt_open("intel-gen4", side);
+	volatile uint64_t *buf = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+				      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct ntb_dma_chan_attr at = { .flags = flags };
+	struct ntb_dma_chan *ch;
+	uint64_t aa, wsz, iova, psz;
+	struct ntb_iommu_map m;
+	ntb_dma_cookie_t ck;
+	void *pio;
+	double t0;
+
+	ntb_link_enable(d, NTB_SPEED_AUTO, NTB_WIDTH_AUTO);
+	ntbt_pump(&d, 1, up, d, 10000);
+	ntb_mw_get_align(d, 0, 0, &aa, NULL, &wsz);
+	ntb_iova_alloc(d, wsz, aa, &iova);
+	m = (struct ntb_iommu_map){ .iova = iova, .len = 4096, .fd = -1, .pid = getpid(),
+				    .va = (uintptr_t)buf, .perm = NTB_IOMMU_WRITE };
+	buf[0] = 0;
+	if (ntb_iommu_map(d, &m) || ntb_mw_set_trans(d, 0, 0, iova, wsz)) {
+		ntb_dev_close(d);
+		return -1;
+	}
+	/* the peer's window is translated once it can be mapped */
+	while (ntb_peer_mw_map(d, 0, &pio, &psz) == -ENXIO)
+		ntbt_pump(&d, 1, NULL, NULL, 5);
+	ntb_peer_mw_unmap(d, 0);
+	if (ntb_dma_chan_open(d, &at, &ch)) {
+		ntb_dev_close(d);
+		return -1;
+	}
+	usleep(100000);
+	t0 = now_s();
+	for (uint64_t i = 1; i <= (uint64_t)iters; i++) {
+		if (side == 1)
+			while (buf[0] != i)
+				;
+		ntb_dma_imm64(ch, 0, 0, i, 0, &ck);
+		ntb_dma_submit(ch);
+		if (flags & NTB_DMA_CHAN_MANUAL)
+			ntb_dma_run(ch, 0);
+		if (side == 0)
+			while (buf[0] != i)
+				;
+	}
+	t0 = (now_s() - t0) / iters / 2;
+	ntb_dma_wait(ch, ck, 1000);
+	ntb_dma_chan_close(ch);
+	ntb_dev_close(d);
+	return t0;
+}
+
+static int pingpong(int iters, int only)
+{
+	static const uint32_t modes[] = { 0, NTB_DMA_CHAN_NO_INLINE, NTB_DMA_CHAN_MANUAL };
+	static const char *names[] = { "inline submit", "engine thread", "caller-run" };
+
+	ntbt_rundir();	/* both processes in one run directory */
+	for (int k = 0; k < 3; k++) {
+		if (only >= 0 && k != only)
+			continue;
+		pid_t kid = fork();
+		double half;
+
+		if (kid == 0) {
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			_exit(pp_side(1, iters, modes[k]) < 0);
+		}
+		half = pp_side(0, iters, modes[k]);
+		waitpid(kid, NULL, 0);
+		printf("ping-pong %-14s half round trip %.2f us\n", names[k], half * 1e6);
+	}
+	return ntbt_done();
+}
+
 int main(int argc, char **argv)
 {
+	if (argc > 1 && !strcmp(argv[1], "pingpong"))
+		return pingpong(argc > 2 ? atoi(argv[2]) : 20000, argc > 3 ? atoi(argv[3]) : -1);
+
 	double secs = argc > 1 ? atof(argv[1]) : 1.0;
 	struct ntb_dev *a, *b;
 	uint8_t *src, *dst;
