@@ -349,14 +349,21 @@ int ntbd_link_init(struct ntbd *n)
 	return -ntb_link_enable(n->ntb, NTB_SPEED_AUTO, NTB_WIDTH_AUTO);
 }
 
+void ntbd_link_stop(struct ntbd *n)
+{
+	if (!n->ntb)
+		return;
+	if (n->link.state != NTBD_LINK_DOWN)
+		link_down(n);
+	ntb_link_disable(n->ntb);
+}
+
 void ntbd_link_fini(struct ntbd *n)
 {
 	struct ntbd_link *l = &n->link;
 
+	ntbd_link_stop(n);
 	if (n->ntb) {
-		if (l->state != NTBD_LINK_DOWN)
-			link_down(n);
-		ntb_link_disable(n->ntb);
 		bvd_unwatch_fd(n->d, ntb_event_fd(n->ntb));
 		ntb_dev_close(n->ntb);
 		n->ntb = NULL;

@@ -37,6 +37,8 @@ static void ntbd_fini(struct bvd *d)
 {
 	struct ntbd *n = d->priv;
 
+	/* link_lost() while the module still exists, its fini while the device is still open */
+	ntbd_link_stop(n);
 	if (n->mod && n->mod->fini)
 		n->mod->fini(n);
 	ntbd_link_fini(n);
