@@ -312,6 +312,27 @@ static void test_signal_pio(struct win *w)
 		CHECK_EQ(vec & 1, 0);
 	}
 	CHECK_EQ(ntb_peer_mw_unmap(w->a, 0), 0);
+
+	/* one range of the window, for a client to map: the object behind it */
+	{
+		int fd;
+		uint64_t fdoff;
+		uint8_t *p;
+
+		CHECK_EQ(ntb_peer_mw_range_fd(w->a, 0, OBJ_OFF + 8192, 8192, &fd, &fdoff), 0);
+		p = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_SHARED, fd, fdoff);
+		CHECK(p != MAP_FAILED);
+		if (p != MAP_FAILED) {
+			memcpy(p + 10, data, 100);
+			CHECK(!memcmp(w->obj + 8192 + 10, data, 100));
+			munmap(p, 8192);
+		}
+		close(fd);
+		CHECK_EQ(ntb_peer_mw_range_fd(w->a, 0, BUF_OFF, 4096, &fd, &fdoff), -ENXIO);
+		CHECK_EQ(ntb_peer_mw_range_fd(w->a, 0, HOLE_OFF, 4096, &fd, &fdoff), -ENXIO);
+		CHECK_EQ(ntb_peer_mw_range_fd(w->a, 0, OBJ_LEN - 4096, 8192, &fd, &fdoff), -ENXIO);
+		CHECK_EQ(ntb_peer_mw_range_fd(w->a, 0, 100, 4096, &fd, &fdoff), -EINVAL);
+	}
 	ntb_get_stats(w->a, &sa1);
 	CHECK_EQ(sa1.xlink_reads, sa0.xlink_reads);	/* all of that: no reads across */
 }
@@ -381,6 +402,12 @@ static void test_grant(struct win *w)
 		bad |= ntb_is_owner(c) << 1;
 		bad |= (ntb_spad_write(c, 0, 1) != -EPERM) << 2;
 		bad |= (ntb_peer_db_set(c, 1) != -EPERM) << 3;
+		{
+			int rfd;
+			uint64_t roff;
+
+			bad |= (ntb_peer_mw_range_fd(c, 0, 0, 4096, &rfd, &roff) != -EPERM) << 3;
+		}
 		bad |= (ntb_link_is_up(c, NULL, NULL) != 1) << 4;
 		if (mine) {
 			/* our doorbell vector: B rings it after the fork */
