@@ -108,7 +108,7 @@ int bvctl_wait_port_active(const struct bv_dev_conf *dev, int timeout_ms)
 {
 	for (int t = 0; t <= timeout_ms; t += 10) {
 		struct bv_query_port_req req = { .port_num = 1 };
-		struct bv_port_attr attr;
+		struct bv_port_attr attr = { 0 };
 		struct bv_call call = { .op = BV_OP_QUERY_PORT, .req = &req, .req_len = sizeof(req),
 					.rsp = &attr, .rsp_max = sizeof(attr) };
 		uint32_t seq = 1;
