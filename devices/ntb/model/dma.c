@@ -56,6 +56,7 @@ struct ntb_dma_chan {
 	struct ntb_side *local;
 	struct ntb_side *peer;
 	uint32_t epoch;
+	uint32_t peer_epoch;
 	bool owner;
 	uint64_t peer_db_allowed;
 
@@ -289,7 +290,7 @@ static unsigned int engine_run(struct ntb_dma_chan *ch, unsigned int budget)
 		__atomic_store_n(&ch->exec, 0, __ATOMIC_RELEASE);
 		return 0;
 	}
-	ok = ntb_link_ok(NULL, ch->local, ch->epoch);
+	ok = ntb_link_ok(ch->local, ch->epoch, ch->peer, ch->peer_epoch);
 	if (ok)
 		ntb_iommu_slot_enter(ch->peer->iommu, ch->slot);
 	for (uint64_t i = start; i != end; i++) {
@@ -416,6 +417,7 @@ int ntb_dma_chan_open(struct ntb_dev *ntb, const struct ntb_dma_chan_attr *attr,
 	ntb_side_get(ch->local);
 	ntb_side_get(ch->peer);
 	ch->epoch = ntb->owner ? reg_load(&ntb->local->regs->link_epoch) : ntb->epoch;
+	ch->peer_epoch = ntb->owner ? ntb_peer_epoch_now(ntb->peer) : ntb->peer_epoch;
 	ch->peer_db_allowed = ntb->owner ? ntb->prof->db_valid_mask : ntb->g_peer_db_bits;
 	ch->mask = depth - 1;
 	ch->manual = attr && (attr->flags & NTB_DMA_CHAN_MANUAL);
@@ -476,7 +478,7 @@ static int post(struct ntb_dma_chan *ch, uint8_t op, int widx, uint64_t off, uin
 	if (op != DMA_OP_SIGNAL && (widx < 0 || widx >= ch->prof->mw_count || !len ||
 				    off + len < off))
 		return -EINVAL;
-	if (!ntb_link_ok(NULL, ch->local, ch->epoch))
+	if (!ntb_link_ok(ch->local, ch->epoch, ch->peer, ch->peer_epoch))
 		return -ENOTCONN;
 	if (ch->head - __atomic_load_n(&ch->done, __ATOMIC_ACQUIRE) > ch->mask)
 		return -ENOSPC;

@@ -11,17 +11,38 @@
 
 #define NTB_BUS_WINDOW(widx)	((uint64_t)((widx) + 1) << 40)	/* emulated BAR addresses */
 
-/* Writes toward the peer pass only while the link is up (for a client: in its epoch). */
-bool ntb_link_ok(const struct ntb_dev *ntb, const struct ntb_side *local, uint32_t epoch)
+bool ntb_link_ok(const struct ntb_side *local, uint32_t epoch, const struct ntb_side *peer,
+		 uint32_t peer_epoch)
 {
-	if (!reg_load(&local->regs->link_up))
+	/*
+	 * Our own view, kept by our owner; and the peer's, kept by its owner: if our owner died
+	 * (SIGKILL) nobody clears our link_up, but the peer's model saw the cable go.
+	 */
+	if (!reg_load(&local->regs->link_up) || !peer || !reg_load(&peer->regs->link_up))
 		return false;
-	return !epoch || reg_load(&local->regs->link_epoch) == epoch;
+	if (epoch && reg_load(&local->regs->link_epoch) != epoch)
+		return false;
+	return !peer_epoch || reg_load(&peer->regs->link_epoch) == peer_epoch;
+}
+
+uint32_t ntb_peer_epoch_now(const struct ntb_side *peer)
+{
+	uint32_t e = reg_load(&peer->regs->link_epoch);
+
+	/* our side is up; if the peer's model has not seen it yet, it will count one more */
+	return reg_load(&peer->regs->link_up) ? e : e + 1;
+}
+
+static bool link_ok(struct ntb_dev *ntb)
+{
+	if (ntb->owner)	/* the owner's view is current by construction: no session to match */
+		return ntb->peer && reg_load(&ntb->local->regs->link_up);
+	return ntb_link_ok(ntb->local, ntb->epoch, ntb->peer, ntb->peer_epoch);
 }
 
 static bool peer_ok(struct ntb_dev *ntb)
 {
-	if (!ntb->peer || !ntb_link_ok(ntb, ntb->local, ntb->owner ? 0 : ntb->epoch)) {
+	if (!link_ok(ntb)) {
 		reg_inc(&ntb->local->regs->dropped_link);
 		return false;
 	}
@@ -55,7 +76,7 @@ int ntb_peer_port_idx(struct ntb_dev *ntb, int port)
 uint64_t ntb_link_is_up(struct ntb_dev *ntb, enum ntb_speed *speed, enum ntb_width *width)
 {
 	struct ntb_regs *r = ntb->local->regs;
-	bool up = ntb_link_ok(ntb, ntb->local, ntb->owner ? 0 : ntb->epoch);
+	bool up = link_ok(ntb);
 
 	if (speed)
 		*speed = up ? (enum ntb_speed)reg_load(&r->speed) : NTB_SPEED_NONE;
