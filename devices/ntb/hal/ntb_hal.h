@@ -496,7 +496,8 @@ struct ntb_dma_stats {
 	uint64_t syscalls;	/* process_vm_writev/readv calls issued */
 	uint64_t faults;	/* descriptors (or parts) dropped by the peer's IOMMU */
 	uint64_t dropped_link;	/* descriptors dropped because the link was down */
-	uint64_t src_errors;	/* unreadable source memory in this process */
+	uint64_t src_errors;	/* always 0 for now: process_vm_writev does not say whether
+				 * the local or the remote side failed; both count as faults */
 };
 void ntb_dma_chan_stats(struct ntb_dma_chan *chan, struct ntb_dma_stats *st);
 
