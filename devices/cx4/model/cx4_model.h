@@ -61,6 +61,14 @@ struct cx4_model_config {
 	unsigned int num_vectors;
 	/* How long the engine thread polls for work before it sleeps, in us; 0 = 50. */
 	unsigned int spin_us;
+	/*
+	 * Run the engine thread at this SCHED_FIFO priority (1..99; 0 = normal scheduling). A
+	 * card does not wait for a CPU; a model thread does, and on a machine with fewer cores
+	 * than busy-polling threads (perftest, the pingpongs) a woken engine can wait a whole
+	 * time slice. The engine polls at most spin_us before it blocks, so it never holds a CPU
+	 * for long. Needs CAP_SYS_NICE; without it the engine runs normally (logged).
+	 */
+	unsigned int rt_priority;
 	/* Firmware pages asked for by QUERY_PAGES boot / init; 0 = 6 / 48 (see docs). */
 	unsigned int boot_pages;
 	unsigned int init_pages;

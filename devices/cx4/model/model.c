@@ -229,6 +229,15 @@ static void *engine(void *arg)
 	struct mdev *d = arg;
 	uint64_t spin_ns = (uint64_t)d->cfg.spin_us * 1000, idle_since = 0;
 
+	if (d->cfg.rt_priority) {
+		struct sched_param sp = { .sched_priority = (int)d->cfg.rt_priority };
+		int err = pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
+
+		if (err)
+			mdev_log(d, "engine: SCHED_FIFO %u: %s (normal scheduling)",
+				 d->cfg.rt_priority, strerror(err));
+	}
+
 	while (!atomic_load(&d->stop)) {
 		struct epoll_event ev[4];
 		uint64_t v;
@@ -392,6 +401,7 @@ int cx4_model_open(const struct cx4_model_config *cfg, struct cx4_bus **busp)
 	int err;
 
 	if (!cfg || !busp || !cfg->ipv4 || cfg->num_vectors > CX4_BUS_MAX_VECTORS ||
+	    cfg->rt_priority > 99 ||
 	    (unsigned int)cfg->profile >= sizeof(profiles) / sizeof(profiles[0]) ||
 	    cfg->src_ports > NET_MAX_SOCKS || (cfg->mtu && (cfg->mtu < 576 || cfg->mtu > 9600)))
 		return -EINVAL;

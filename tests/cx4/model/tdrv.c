@@ -111,6 +111,8 @@ int tdev_open(struct tdev *t, const struct cx4_model_config *cfg)
 		c.log = stderr;
 	if (!c.spin_us && getenv("CX4_MODEL_SPIN_US"))
 		c.spin_us = (unsigned int)atoi(getenv("CX4_MODEL_SPIN_US"));
+	if (!c.rt_priority && getenv("CX4_MODEL_RT"))
+		c.rt_priority = (unsigned int)atoi(getenv("CX4_MODEL_RT"));
 	err = cx4_model_open(&c, &t->bus);
 	if (err)
 		return err;
