@@ -26,22 +26,27 @@
 #include "model.h"
 
 static const struct mprofile profiles[] = {
-	[CX4_MODEL_CX4] = {
-		.name = "ConnectX-4",
-		.pci_device = CX4_PCI_DEVICE_CX4,
-		/* Snabb's benchmark card (research note 1.7): FW 12.16.1020, MT_2180110032 */
-		.fw_major = 12, .fw_minor = 16, .fw_sub = 1020,
-		.psid = "MT_2180110032",
+    [CX4_MODEL_CX4] =
+	{
+	    .name = "ConnectX-4",
+	    .pci_device = CX4_PCI_DEVICE_CX4,
+	    /* Snabb's benchmark card (research note 1.7): FW 12.16.1020, MT_2180110032 */
+	    .fw_major = 12,
+	    .fw_minor = 16,
+	    .fw_sub = 1020,
+	    .psid = "MT_2180110032",
 	},
-	[CX4_MODEL_CX4LX] = {
-		.name = "ConnectX-4 Lx",
-		.pci_device = CX4_PCI_DEVICE_CX4LX,
-		/* the [trace] card: FW 14.12.1220, PSID MT_2430110027 (QUERY_ADAPTER) */
-		.fw_major = 14, .fw_minor = 12, .fw_sub = 1220,
-		.psid = "MT_2430110027",
+    [CX4_MODEL_CX4LX] =
+	{
+	    .name = "ConnectX-4 Lx",
+	    .pci_device = CX4_PCI_DEVICE_CX4LX,
+	    /* the [trace] card: FW 14.12.1220, PSID MT_2430110027 (QUERY_ADAPTER) */
+	    .fw_major = 14,
+	    .fw_minor = 12,
+	    .fw_sub = 1220,
+	    .psid = "MT_2430110027",
 	},
 };
-
 
 void mdev_log(struct mdev *d, const char *fmt, ...)
 {
@@ -210,7 +215,7 @@ static int pass(struct mdev *d)
 static void set_timerfd(struct mdev *d)
 {
 	uint64_t next;
-	struct itimerspec its = { 0 };
+	struct itimerspec its = {0};
 
 	pthread_mutex_lock(&d->lock);
 	next = mtimer_next(&d->timers);
@@ -230,7 +235,7 @@ static void *engine(void *arg)
 	uint64_t spin_ns = (uint64_t)d->cfg.spin_us * 1000, idle_since = 0;
 
 	if (d->cfg.rt_priority) {
-		struct sched_param sp = { .sched_priority = (int)d->cfg.rt_priority };
+		struct sched_param sp = {.sched_priority = (int)d->cfg.rt_priority};
 		int err = pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
 
 		if (err)
@@ -366,10 +371,10 @@ static void op_close(struct cx4_bus *bus)
 }
 
 static const struct cx4_bus_ops model_ops = {
-	.dma_map = op_dma_map,
-	.dma_unmap = op_dma_unmap,
-	.reset = op_reset,
-	.close = op_close,
+    .dma_map = op_dma_map,
+    .dma_unmap = op_dma_unmap,
+    .reset = op_reset,
+    .close = op_close,
 };
 
 static int shm(const char *name, size_t len, int *fd, void **p)
@@ -389,7 +394,7 @@ static int shm(const char *name, size_t len, int *fd, void **p)
 
 static int add_ep(struct mdev *d, int fd)
 {
-	struct epoll_event ev = { .events = EPOLLIN, .data.fd = fd };
+	struct epoll_event ev = {.events = EPOLLIN, .data.fd = fd};
 
 	return epoll_ctl(d->epfd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
 }
@@ -423,13 +428,13 @@ int cx4_model_open(const struct cx4_model_config *cfg, struct cx4_bus **busp)
 		d->cfg.src_ports = 8;
 	d->icm.boot_need = d->cfg.boot_pages > ICM_BOOT_NUM ? d->cfg.boot_pages : ICM_BOOT_NUM;
 	d->icm.init_need = d->cfg.init_pages > 5 ? d->cfg.init_pages : (d->cfg.init_pages ? 5 : 48);
-	d->cfg.pcap_path = NULL;	/* the caller's string is used only here, by net_open */
+	d->cfg.pcap_path = NULL; /* the caller's string is used only here, by net_open */
 	d->log = cfg->log;
 	d->prof = &profiles[cfg->profile];
 	d->nvec = d->cfg.num_vectors;
 	memcpy(d->mac, cfg->mac, 6);
 	if (!(d->mac[0] | d->mac[1] | d->mac[2] | d->mac[3] | d->mac[4] | d->mac[5])) {
-		d->mac[0] = 0x02;	/* locally administered: 02:00:<IPv4 address> */
+		d->mac[0] = 0x02; /* locally administered: 02:00:<IPv4 address> */
 		memcpy(d->mac + 2, &cfg->ipv4, 4);
 	}
 	d->bar0_fd = d->bus.kick_page_fd = d->bus.kick.efd = d->epfd = d->timerfd = -1;
@@ -481,8 +486,8 @@ int cx4_model_open(const struct cx4_model_config *cfg, struct cx4_bus **busp)
 		return err;
 	}
 	d->bus.ops = &model_ops;
-	d->bus.bar0 = (struct cx4_mmio){ .base = d->bar0, .len = MDEV_BAR0_SIZE,
-					 .kick = &d->bus.kick };
+	d->bus.bar0 =
+	    (struct cx4_mmio){.base = d->bar0, .len = MDEV_BAR0_SIZE, .kick = &d->bus.kick};
 	d->bus.bar0_fd = d->bar0_fd;
 	d->bus.bar0_fd_offset = 0;
 	d->bus.num_vectors = d->nvec;
@@ -498,7 +503,8 @@ int cx4_model_open(const struct cx4_model_config *cfg, struct cx4_bus **busp)
 	return 0;
 }
 
-/* ---- outside controls ------------------------------------------------------------------------- */
+/* ---- outside controls -------------------------------------------------------------------------
+ */
 
 int cx4_model_set_link(struct cx4_bus *bus, bool up)
 {

@@ -27,8 +27,8 @@
 
 #include "model.h"
 
-#define TX_IOV_MAX	4096	/* iovs of one sendmmsg batch */
-#define UDP_MAX_PAYLOAD	65507
+#define TX_IOV_MAX 4096 /* iovs of one sendmmsg batch */
+#define UDP_MAX_PAYLOAD 65507
 
 static uint16_t base_port(const struct mdev *d)
 {
@@ -39,7 +39,7 @@ static uint16_t base_port(const struct mdev *d)
 
 static int open_tx(struct mdev *d, uint16_t port)
 {
-	struct roce_udp_port_opts o = { .sndbuf = 4 << 20, .rcvbuf = 64 << 10, .gso = true };
+	struct roce_udp_port_opts o = {.sndbuf = 4 << 20, .rcvbuf = 64 << 10, .gso = true};
 	int err;
 
 	if (d->net.ntx >= NET_MAX_SOCKS)
@@ -53,7 +53,7 @@ static int open_tx(struct mdev *d, uint16_t port)
 int net_open(struct mdev *d, const char *pcap_path)
 {
 	struct mnet *n = &d->net;
-	struct roce_udp_port_opts o = { .rcvbuf = 8 << 20, .sndbuf = 4 << 20, .gro = true };
+	struct roce_udp_port_opts o = {.rcvbuf = 8 << 20, .sndbuf = 4 << 20, .gro = true};
 	uint16_t p = base_port(d);
 	size_t slab;
 	int err;
@@ -74,16 +74,18 @@ int net_open(struct mdev *d, const char *pcap_path)
 		return -EADDRINUSE;
 	n->tx_slot = calloc(NET_TX_SLOTS, sizeof(*n->tx_slot));
 	n->tx_iov = calloc(TX_IOV_MAX, sizeof(*n->tx_iov));
-	slab = (size_t)NET_TX_SLOTS * NET_SLOT_SIZE + (size_t)NET_RX_SLOTS * NET_RX_BUF + NET_SCRATCH;
+	slab =
+	    (size_t)NET_TX_SLOTS * NET_SLOT_SIZE + (size_t)NET_RX_SLOTS * NET_RX_BUF + NET_SCRATCH;
 	n->slab = malloc(slab);
 	if (!n->tx_slot || !n->tx_iov || !n->slab)
 		return -ENOMEM;
 	for (unsigned int i = 0; i < NET_TX_SLOTS; i++)
 		n->tx_slot[i].bounce = n->slab + (size_t)i * NET_SLOT_SIZE;
 	for (unsigned int i = 0; i < NET_RX_SLOTS; i++)
-		n->rx_buf[i] = n->slab + (size_t)NET_TX_SLOTS * NET_SLOT_SIZE + (size_t)i * NET_RX_BUF;
-	n->scratch = n->slab + (size_t)NET_TX_SLOTS * NET_SLOT_SIZE +
-		     (size_t)NET_RX_SLOTS * NET_RX_BUF;
+		n->rx_buf[i] =
+		    n->slab + (size_t)NET_TX_SLOTS * NET_SLOT_SIZE + (size_t)i * NET_RX_BUF;
+	n->scratch =
+	    n->slab + (size_t)NET_TX_SLOTS * NET_SLOT_SIZE + (size_t)NET_RX_SLOTS * NET_RX_BUF;
 	if (pcap_path) {
 		n->pcap = roce_pcap_open(pcap_path, ROCE_PCAP_LINKTYPE_ETHERNET);
 		if (!n->pcap)
@@ -133,8 +135,8 @@ uint16_t net_sport_for(struct mdev *d, uint32_t qpn, uint16_t want, int *sock)
 		mdev_log(d, "QP 0x%x: UDP source port %u unavailable, using the pool", qpn, want);
 	}
 	/* rxe picks 0xC000 + hash_32(qpn, 14); we pick one of our sockets by the same idea */
-	*sock = (int)(((qpn * 2654435761u) >> 16) % (d->cfg.src_ports < n->ntx ?
-						      d->cfg.src_ports : n->ntx));
+	*sock = (int)(((qpn * 2654435761u) >> 16) %
+		      (d->cfg.src_ports < n->ntx ? d->cfg.src_ports : n->ntx));
 	return n->tx[*sock].port;
 }
 
@@ -155,7 +157,8 @@ uint8_t *net_scratch(struct mdev *d, size_t len)
 	return p;
 }
 
-/* ---- transmit ---------------------------------------------------------------------------------- */
+/* ---- transmit ----------------------------------------------------------------------------------
+ */
 
 unsigned int net_tx_free_slots(const struct mdev *d)
 {
@@ -188,7 +191,7 @@ int net_tx_hdr(struct mdev *d, struct txpkt *t, const struct roce_tx_hdr *h, uin
 	if (hl < 0)
 		return hl;
 	t->hlen = (uint8_t)hl;
-	t->iov[0] = (struct iovec){ .iov_base = t->hdr, .iov_len = (size_t)hl };
+	t->iov[0] = (struct iovec){.iov_base = t->hdr, .iov_len = (size_t)hl};
 	t->iovcnt = 1;
 	t->daddr = daddr;
 	t->sock = sock;
@@ -210,14 +213,15 @@ static void collapse(struct txpkt *t)
 	}
 	t->iovcnt = 1;
 	if (off)
-		t->iov[t->iovcnt++] = (struct iovec){ .iov_base = t->bounce, .iov_len = off };
+		t->iov[t->iovcnt++] = (struct iovec){.iov_base = t->bounce, .iov_len = off};
 	t->zcopy = false;
 }
 
 static void append_bounce(struct txpkt *t, uint32_t off, uint32_t len)
 {
-	if (t->iovcnt > 1 && (uint8_t *)t->iov[t->iovcnt - 1].iov_base +
-	    t->iov[t->iovcnt - 1].iov_len == t->bounce + off) {
+	if (t->iovcnt > 1 &&
+	    (uint8_t *)t->iov[t->iovcnt - 1].iov_base + t->iov[t->iovcnt - 1].iov_len ==
+		t->bounce + off) {
 		t->iov[t->iovcnt - 1].iov_len += len;
 		return;
 	}
@@ -227,11 +231,10 @@ static void append_bounce(struct txpkt *t, uint32_t off, uint32_t len)
 		t->iov[1].iov_len += len;
 		return;
 	}
-	t->iov[t->iovcnt++] = (struct iovec){ .iov_base = t->bounce + off, .iov_len = len };
+	t->iov[t->iovcnt++] = (struct iovec){.iov_base = t->bounce + off, .iov_len = len};
 }
 
-int net_tx_payload(struct mdev *d, struct txpkt *t, const struct dseg *s, int n,
-		   uint32_t off)
+int net_tx_payload(struct mdev *d, struct txpkt *t, const struct dseg *s, int n, uint32_t off)
 {
 	uint64_t tag = d->net.tx_tail;
 
@@ -239,8 +242,8 @@ int net_tx_payload(struct mdev *d, struct txpkt *t, const struct dseg *s, int n,
 		if (off + s[i].len > NET_SLOT_SIZE)
 			return -EINVAL;
 		if (s[i].host && t->iovcnt < NET_MAX_IOV - 1) {
-			t->iov[t->iovcnt++] = (struct iovec){ .iov_base = s[i].host,
-							      .iov_len = s[i].len };
+			t->iov[t->iovcnt++] =
+			    (struct iovec){.iov_base = s[i].host, .iov_len = s[i].len};
 			t->zcopy = true;
 		} else {
 			if (s[i].host)
@@ -292,13 +295,13 @@ static void pkt_addr(const struct mdev *d, const struct txpkt *t, uint16_t ip_id
 		     struct roce_addr *a)
 {
 	*a = (struct roce_addr){
-		.saddr = d->cfg.ipv4,
-		.daddr = t->daddr,
-		.sport = d->net.tx[t->sock].port,
-		.dport = d->cfg.udp_port,
-		.tos = t->tos,
-		.ttl = t->ttl ? t->ttl : 64,
-		.ip_id = ip_id,
+	    .saddr = d->cfg.ipv4,
+	    .daddr = t->daddr,
+	    .sport = d->net.tx[t->sock].port,
+	    .dport = d->cfg.udp_port,
+	    .tos = t->tos,
+	    .ttl = t->ttl ? t->ttl : 64,
+	    .ip_id = ip_id,
 	};
 }
 
@@ -311,7 +314,7 @@ static uint32_t pkt_len(const struct txpkt *t)
 static void set_epollout(struct mdev *d, int sock)
 {
 	struct mnet *n = &d->net;
-	struct epoll_event ev = { .data.fd = -1 };
+	struct epoll_event ev = {.data.fd = -1};
 
 	if (n->blocked_sock == sock)
 		return;
@@ -382,9 +385,10 @@ int net_tx_flush(struct mdev *d)
 				struct roce_addr a;
 				int tl;
 
-				if (cnt && (t->faulted || t->sock != sock || t->daddr != f->daddr ||
-					    t->tos != f->tos || t->ttl != f->ttl || len > size ||
-					    bytes + len > UDP_MAX_PAYLOAD || cnt == NET_GSO_MAX_SEGS))
+				if (cnt &&
+				    (t->faulted || t->sock != sock || t->daddr != f->daddr ||
+				     t->tos != f->tos || t->ttl != f->ttl || len > size ||
+				     bytes + len > UDP_MAX_PAYLOAD || cnt == NET_GSO_MAX_SEGS))
 					break;
 				if (niov + (uint32_t)t->iovcnt + 1 > TX_IOV_MAX)
 					break;
@@ -395,22 +399,26 @@ int net_tx_flush(struct mdev *d)
 					t->faulted = true;
 					break;
 				}
-				memcpy(&n->tx_iov[niov], t->iov, (size_t)t->iovcnt * sizeof(*t->iov));
+				memcpy(&n->tx_iov[niov], t->iov,
+				       (size_t)t->iovcnt * sizeof(*t->iov));
 				niov += (uint32_t)t->iovcnt;
-				n->tx_iov[niov++] = (struct iovec){ .iov_base = t->tail,
-								    .iov_len = (size_t)tl };
+				n->tx_iov[niov++] =
+				    (struct iovec){.iov_base = t->tail, .iov_len = (size_t)tl};
 				bytes += len;
 				cnt++;
 				at++;
 				if (len < size)
-					break;	/* a shorter packet ends a GSO run */
+					break; /* a shorter packet ends a GSO run */
 			}
 			if (!cnt)
 				break;
-			tx[k] = (struct roce_udp_tx){ .iov = &n->tx_iov[iov0], .iovcnt = (int)(niov - iov0),
-						      .daddr = f->daddr, .dport = d->cfg.udp_port,
-						      .tos = f->tos, .ttl = f->ttl,
-						      .gso_size = cnt > 1 ? (uint16_t)size : 0 };
+			tx[k] = (struct roce_udp_tx){.iov = &n->tx_iov[iov0],
+						     .iovcnt = (int)(niov - iov0),
+						     .daddr = f->daddr,
+						     .dport = d->cfg.udp_port,
+						     .tos = f->tos,
+						     .ttl = f->ttl,
+						     .gso_size = cnt > 1 ? (uint16_t)size : 0};
 			grp[k].first = at - cnt;
 			grp[k].n = cnt;
 			k++;
@@ -435,19 +443,20 @@ int net_tx_flush(struct mdev *d)
 
 					pkt_addr(d, t, (uint16_t)i, &a);
 					t->iov[t->iovcnt] = (struct iovec){
-						.iov_base = t->tail,
-						.iov_len = pkt_len(t) - t->hlen - t->plen };
+					    .iov_base = t->tail,
+					    .iov_len = pkt_len(t) - t->hlen - t->plen};
 					roce_pcap_write_udp(n->pcap, &a, t->iov, t->iovcnt + 1);
 				}
 				/* UC/UD: a WQE is complete once its last packet has left */
-				if (t->qp && t->last && t->swq_pos >= 0 && t->qp->st != CX4_QP_ST_RC)
+				if (t->qp && t->last && t->swq_pos >= 0 &&
+				    t->qp->st != CX4_QP_ST_RC)
 					comp_sent(d, t->qp, (uint32_t)t->swq_pos);
 			}
 			n->tx_head += grp[g].n;
 			sent += (int)grp[g].n;
 		}
 		if ((unsigned int)r < k) {
-			set_epollout(d, sock);	/* socket buffer full: wait for POLLOUT */
+			set_epollout(d, sock); /* socket buffer full: wait for POLLOUT */
 			break;
 		}
 	}
@@ -458,7 +467,8 @@ int net_tx_flush(struct mdev *d)
 	return sent;
 }
 
-/* ---- receive ----------------------------------------------------------------------------------- */
+/* ---- receive -----------------------------------------------------------------------------------
+ */
 
 static bool opcode_fits_qp(uint8_t opcode, uint8_t st)
 {
@@ -485,13 +495,14 @@ static void rx_one(struct mdev *d, const uint8_t *buf, size_t len, struct roce_a
 	d->stats.rx_bytes += len;
 	err = roce_parse_udp(buf, len, addr, ROCE_PARSE_SOLVE_ID, &pkt);
 	if (n->pcap) {
-		struct iovec v = { .iov_base = (void *)buf, .iov_len = len };
+		struct iovec v = {.iov_base = (void *)buf, .iov_len = len};
 
 		roce_pcap_write_udp(n->pcap, err ? addr : &pkt.addr, &v, 1);
 	}
 	if (err) {
 		d->stats.rx_drop_icrc++;
-		mdev_log(d, "rx: dropped datagram from port %u: %s", addr->sport, roce_strerror(err));
+		mdev_log(d, "rx: dropped datagram from port %u: %s", addr->sport,
+			 roce_strerror(err));
 		return;
 	}
 	qp = qp_get(d, pkt.dqpn);
@@ -519,8 +530,8 @@ int net_rx(struct mdev *d)
 
 	/* headroom in front of each buffer: the responder builds a UD GRH there (resp.c) */
 	for (unsigned int i = 0; i < NET_RX_SLOTS; i++)
-		rx[i] = (struct roce_udp_rx){ .buf = n->rx_buf[i] + NET_RX_HEADROOM,
-					      .size = NET_RX_BUF - NET_RX_HEADROOM };
+		rx[i] = (struct roce_udp_rx){.buf = n->rx_buf[i] + NET_RX_HEADROOM,
+					     .size = NET_RX_BUF - NET_RX_HEADROOM};
 	got = roce_udp_recv(&n->rx_port, rx, NET_RX_SLOTS);
 	if (got <= 0)
 		return 0;
@@ -536,7 +547,8 @@ int net_rx(struct mdev *d)
 			struct roce_addr a = rx[i].addr;
 
 			a.ip_id = (uint16_t)k;
-			rx_one(d, rx[i].buf + off, rx[i].len - off < seg ? rx[i].len - off : seg, &a);
+			rx_one(d, rx[i].buf + off, rx[i].len - off < seg ? rx[i].len - off : seg,
+			       &a);
 		}
 	}
 	if (n->pcap)

@@ -24,8 +24,8 @@
 
 #include "model.h"
 
-#define WINDOW		512	/* unacknowledged RC packets per QP */
-#define ACKREQ_EVERY	64	/* as rxe RXE_MAX_PKT_PER_ACK */
+#define WINDOW 512	/* unacknowledged RC packets per QP */
+#define ACKREQ_EVERY 64 /* as rxe RXE_MAX_PKT_PER_ACK */
 
 static inline uint32_t psn_add(uint32_t psn, uint32_t n)
 {
@@ -40,13 +40,13 @@ static inline uint32_t psn_sub(uint32_t a, uint32_t b)
 static uint8_t mkey_synd(int err)
 {
 	/* local key, PD, access or bounds violations and IOMMU faults: local protection */
-	return err == MKEY_ESEGS ? MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR :
-				   MLX5_CQE_SYNDROME_LOCAL_PROT_ERR;
+	return err == MKEY_ESEGS ? MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR
+				 : MLX5_CQE_SYNDROME_LOCAL_PROT_ERR;
 }
 
 /* Copy [off, off + len) of the WQE's data into packet t. 0 or a CQE syndrome. */
-static int gather(struct mdev *d, struct mqp *qp, const struct mwqe *w, uint32_t off,
-		  uint32_t len, struct txpkt *t)
+static int gather(struct mdev *d, struct mqp *qp, const struct mwqe *w, uint32_t off, uint32_t len,
+		  struct txpkt *t)
 {
 	struct dseg segs[MQP_MAX_SEGS];
 	uint32_t boff = 0;
@@ -119,8 +119,8 @@ static int start_new(struct mdev *d, struct mqp *qp)
 		return 0;
 	synd = load_cur(d, qp, r->next);
 	if (!synd) {
-		bool rd = w->opcode == MLX5_OPCODE_RDMA_READ || w->opcode == MLX5_OPCODE_ATOMIC_CS ||
-			  w->opcode == MLX5_OPCODE_ATOMIC_FA;
+		bool rd = w->opcode == MLX5_OPCODE_RDMA_READ ||
+			  w->opcode == MLX5_OPCODE_ATOMIC_CS || w->opcode == MLX5_OPCODE_ATOMIC_FA;
 		uint32_t sra = 1u << qp->log_sra_max;
 
 		/* fences ([dv] MLX5_WQE_CTRL_FENCE / INITIATOR_SMALL_FENCE) */
@@ -186,8 +186,10 @@ static void dest_of(const struct mqp *qp, const struct mwqe *w, uint32_t *daddr,
 
 static uint8_t roce_op(const struct mqp *qp, uint8_t op)
 {
-	return (uint8_t)((qp->st == CX4_QP_ST_UC ? ROCE_TRANSPORT_UC :
-			  qp->st == CX4_QP_ST_UD ? ROCE_TRANSPORT_UD : ROCE_TRANSPORT_RC) | op);
+	return (uint8_t)((qp->st == CX4_QP_ST_UC   ? ROCE_TRANSPORT_UC
+			  : qp->st == CX4_QP_ST_UD ? ROCE_TRANSPORT_UD
+						   : ROCE_TRANSPORT_RC) |
+			 op);
 }
 
 /* The wire opcode of packet k of n of a SEND/WRITE WQE. */
@@ -273,7 +275,7 @@ static int send_entry(struct mdev *d, struct mqp *qp, uint32_t pos)
 	}
 	switch (e->opcode) {
 	case MLX5_OPCODE_RDMA_READ: {
-		struct roce_tx_hdr h = { .opcode = roce_op(qp, ROCE_OP_RDMA_READ_REQUEST) };
+		struct roce_tx_hdr h = {.opcode = roce_op(qp, ROCE_OP_RDMA_READ_REQUEST)};
 		uint32_t off = psn_sub(r->cur_psn, e->first_psn) * qp->pmtu;
 
 		if (window_full(qp))
@@ -300,12 +302,12 @@ static int send_entry(struct mdev *d, struct mqp *qp, uint32_t pos)
 	}
 	case MLX5_OPCODE_ATOMIC_CS:
 	case MLX5_OPCODE_ATOMIC_FA: {
-		struct roce_tx_hdr h = { .psn = r->cur_psn, .ackreq = true };
+		struct roce_tx_hdr h = {.psn = r->cur_psn, .ackreq = true};
 
 		if (window_full(qp))
 			return 0;
-		h.opcode = roce_op(qp, e->opcode == MLX5_OPCODE_ATOMIC_CS ? ROCE_OP_COMPARE_SWAP :
-				   ROCE_OP_FETCH_ADD);
+		h.opcode = roce_op(qp, e->opcode == MLX5_OPCODE_ATOMIC_CS ? ROCE_OP_COMPARE_SWAP
+									  : ROCE_OP_FETCH_ADD);
 		h.atomic.va = w->raddr;
 		h.atomic.rkey = w->rkey;
 		h.atomic.swap_add = w->swap_add;
@@ -335,7 +337,7 @@ static int send_entry(struct mdev *d, struct mqp *qp, uint32_t pos)
 		uint32_t off = k * qp->pmtu;
 		uint32_t plen = e->len - off < qp->pmtu ? e->len - off : qp->pmtu;
 		bool last = k == n - 1;
-		struct roce_tx_hdr h = { .psn = r->cur_psn };
+		struct roce_tx_hdr h = {.psn = r->cur_psn};
 
 		if (window_full(qp))
 			return 0;
@@ -449,8 +451,10 @@ void req_rewind(struct mdev *d, struct mqp *qp, uint32_t psn)
 		    psn_sub(e->first_psn, psn) < (1u << 23)) {
 			r->pos = p;
 			r->cur_started = true;
-			r->cur_psn = psn_sub(psn, e->first_psn) <= psn_sub(e->last_psn, e->first_psn) ?
-				     psn : e->first_psn;
+			r->cur_psn =
+			    psn_sub(psn, e->first_psn) <= psn_sub(e->last_psn, e->first_psn)
+				? psn
+				: e->first_psn;
 			if (e->opcode == MLX5_OPCODE_RDMA_READ)
 				e->resid = e->len - psn_sub(r->cur_psn, e->first_psn) * qp->pmtu;
 			d->stats.retransmits++;

@@ -15,8 +15,8 @@
 
 #include "tverbs.h"
 
-#define OP(x)	CX4_CMD_OP_##x
-#define WAIT	5000
+#define OP(x) CX4_CMD_OP_##x
+#define WAIT 5000
 
 struct side {
 	struct tdev t;
@@ -47,7 +47,7 @@ static void check_bytes(const uint8_t *got, size_t n, unsigned int seed, const c
 
 static void dev_up(struct side *s, bool pcap, bool atomic_mode1)
 {
-	struct cx4_model_config c = { 0 };
+	struct cx4_model_config c = {0};
 	const char *p = getenv("CX4_MODEL_PCAP");
 	static char path[512];
 	static int n;
@@ -66,8 +66,7 @@ static void dev_up(struct side *s, bool pcap, bool atomic_mode1)
 	T_EQ(tcq_create(&s->t, &s->rcq, 8), 0);
 }
 
-static void qp_pair(struct side *a, struct side *b, uint8_t st, struct tconn *ca,
-		    struct tconn *cb)
+static void qp_pair(struct side *a, struct side *b, uint8_t st, struct tconn *ca, struct tconn *cb)
 {
 	T_EQ(tqp_create(&a->t, &a->qp, st, a->pd, &a->scq, &a->rcq, 6, 6, NULL), 0);
 	T_EQ(tqp_create(&b->t, &b->qp, st, b->pd, &b->scq, &b->rcq, 6, 6, NULL), 0);
@@ -85,8 +84,8 @@ static void qp_pair(struct side *a, struct side *b, uint8_t st, struct tconn *ca
 
 static void pair(struct side *a, struct side *b, uint8_t st, uint32_t mtu)
 {
-	struct tconn ca = { .mtu = mtu, .sq_psn = 0x10, .rq_psn = 0x500, .rnr_retry = 7 };
-	struct tconn cb = { .mtu = mtu, .sq_psn = 0x500, .rq_psn = 0x10, .rnr_retry = 7 };
+	struct tconn ca = {.mtu = mtu, .sq_psn = 0x10, .rq_psn = 0x500, .rnr_retry = 7};
+	struct tconn cb = {.mtu = mtu, .sq_psn = 0x500, .rq_psn = 0x10, .rnr_retry = 7};
 
 	dev_up(a, true, false);
 	dev_up(b, false, false);
@@ -100,14 +99,14 @@ static void down(struct side *s)
 
 static struct tsge sge(const struct tmr *mr, size_t off, uint32_t len)
 {
-	return (struct tsge){ .len = len, .lkey = mr->key, .addr = (uintptr_t)mr->buf + off };
+	return (struct tsge){.len = len, .lkey = mr->key, .addr = (uintptr_t)mr->buf + off};
 }
 
 /* ---- RC SEND ------------------------------------------------------------------------------- */
 
 static void test_rc_send(void)
 {
-	static const uint32_t lens[] = { 0, 1, 1024, 1025, 8000, 65536 };
+	static const uint32_t lens[] = {0, 1, 1024, 1025, 8000, 65536};
 	struct side a, b;
 	struct tcqe e;
 
@@ -121,7 +120,7 @@ static void test_rc_send(void)
 	}
 	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
 		struct tsge ss = sge(&a.mr, i * 0x20000, lens[i]);
-		struct tsend s = { .opcode = MLX5_OPCODE_SEND, .sg = &ss, .nsg = 1 };
+		struct tsend s = {.opcode = MLX5_OPCODE_SEND, .sg = &ss, .nsg = 1};
 
 		fill(a.mr.buf + i * 0x20000, lens[i], (unsigned int)i);
 		T_EQ(tqp_post_send(&a.t, &a.qp, &s), (int)a.qp.sq_pi - 1);
@@ -143,10 +142,10 @@ static void test_rc_send(void)
 	}
 	/* three SGEs gathered into one message, scattered into two */
 	{
-		struct tsge ss[3] = { sge(&a.mr, 0, 100), sge(&a.mr, 5000, 3000),
-				      sge(&a.mr, 10000, 1) };
-		struct tsge rs[2] = { sge(&b.mr, 0, 1500), sge(&b.mr, 200000, 1601) };
-		struct tsend s = { .opcode = MLX5_OPCODE_SEND, .sg = ss, .nsg = 3 };
+		struct tsge ss[3] = {sge(&a.mr, 0, 100), sge(&a.mr, 5000, 3000),
+				     sge(&a.mr, 10000, 1)};
+		struct tsge rs[2] = {sge(&b.mr, 0, 1500), sge(&b.mr, 200000, 1601)};
+		struct tsend s = {.opcode = MLX5_OPCODE_SEND, .sg = ss, .nsg = 3};
 		uint8_t want[3101];
 
 		fill(a.mr.buf, 20000, 9);
@@ -165,8 +164,8 @@ static void test_rc_send(void)
 	/* multi-packet SEND with immediate (..., SEND_LAST_IMM), one-packet WRITE_ONLY_IMM */
 	{
 		struct tsge ss = sge(&a.mr, 0, 5000), rs = sge(&b.mr, 0, 8192);
-		struct tsend s = { .opcode = MLX5_OPCODE_SEND_IMM, .sg = &ss, .nsg = 1,
-				   .imm = htonl(99) };
+		struct tsend s = {
+		    .opcode = MLX5_OPCODE_SEND_IMM, .sg = &ss, .nsg = 1, .imm = htonl(99)};
 
 		fill(a.mr.buf, 5000, 31);
 		tqp_post_recv(&b.t, &b.qp, &rs, 1);
@@ -210,9 +209,11 @@ static void test_rc_send_imm_se_inline_bf(void)
 	/* SEND_IMM, solicited */
 	{
 		struct tsge ss = sge(&a.mr, 0, 777);
-		struct tsend s = { .opcode = MLX5_OPCODE_SEND_IMM, .sg = &ss, .nsg = 1,
-				   .imm = htonl(0xdeadbeef),
-				   .fm_ce_se = MLX5_WQE_CTRL_CQ_UPDATE | MLX5_WQE_CTRL_SOLICITED };
+		struct tsend s = {.opcode = MLX5_OPCODE_SEND_IMM,
+				  .sg = &ss,
+				  .nsg = 1,
+				  .imm = htonl(0xdeadbeef),
+				  .fm_ce_se = MLX5_WQE_CTRL_CQ_UPDATE | MLX5_WQE_CTRL_SOLICITED};
 
 		fill(a.mr.buf, 777, 3);
 		tqp_post_send(&a.t, &a.qp, &s);
@@ -227,8 +228,8 @@ static void test_rc_send_imm_se_inline_bf(void)
 	}
 	/* inline data, posted through BlueFlame */
 	{
-		struct tsend s = { .opcode = MLX5_OPCODE_SEND, .inl = msg, .inl_len = sizeof(msg),
-				   .bf = true };
+		struct tsend s = {
+		    .opcode = MLX5_OPCODE_SEND, .inl = msg, .inl_len = sizeof(msg), .bf = true};
 
 		tqp_post_send(&a.t, &a.qp, &s);
 		tcq_expect(&b.t, &b.rcq, &e, WAIT);
@@ -241,11 +242,14 @@ static void test_rc_send_imm_se_inline_bf(void)
 	/* NOP and unsignalled WQEs: only the signalled one makes a CQE, after all of them */
 	{
 		struct tsge ss = sge(&a.mr, 0, 10);
-		struct tsend nop = { .opcode = MLX5_OPCODE_NOP, .unsignaled = true };
-		struct tsend un = { .opcode = MLX5_OPCODE_RDMA_WRITE, .sg = &ss, .nsg = 1,
-				    .raddr = (uintptr_t)b.mr.buf + 30000, .rkey = b.mr.key,
-				    .unsignaled = true };
-		struct tsend sig = { .opcode = MLX5_OPCODE_SEND, .sg = &ss, .nsg = 1 };
+		struct tsend nop = {.opcode = MLX5_OPCODE_NOP, .unsignaled = true};
+		struct tsend un = {.opcode = MLX5_OPCODE_RDMA_WRITE,
+				   .sg = &ss,
+				   .nsg = 1,
+				   .raddr = (uintptr_t)b.mr.buf + 30000,
+				   .rkey = b.mr.key,
+				   .unsignaled = true};
+		struct tsend sig = {.opcode = MLX5_OPCODE_SEND, .sg = &ss, .nsg = 1};
 		uint8_t c[64];
 		int idx;
 
@@ -283,8 +287,11 @@ static void test_rc_write(void)
 	fill(a.mr.buf, 1 << 20, 21);
 	{
 		struct tsge ss = sge(&a.mr, 0, 1 << 20);
-		struct tsend s = { .opcode = MLX5_OPCODE_RDMA_WRITE, .sg = &ss, .nsg = 1,
-				   .raddr = (uintptr_t)b.mr.buf + 4096, .rkey = b.mr.key };
+		struct tsend s = {.opcode = MLX5_OPCODE_RDMA_WRITE,
+				  .sg = &ss,
+				  .nsg = 1,
+				  .raddr = (uintptr_t)b.mr.buf + 4096,
+				  .rkey = b.mr.key};
 
 		tqp_post_send(&a.t, &a.qp, &s);
 		tcq_expect(&a.t, &a.scq, &e, WAIT);
@@ -299,9 +306,12 @@ static void test_rc_write(void)
 	{
 		struct tsge ss = sge(&a.mr, 100, 5000);
 		struct tsge rs = sge(&b.mr, 0, 16);
-		struct tsend s = { .opcode = MLX5_OPCODE_RDMA_WRITE_IMM, .sg = &ss, .nsg = 1,
-				   .raddr = (uintptr_t)b.mr.buf + (1 << 20) + 8192, .rkey = b.mr.key,
-				   .imm = htonl(42) };
+		struct tsend s = {.opcode = MLX5_OPCODE_RDMA_WRITE_IMM,
+				  .sg = &ss,
+				  .nsg = 1,
+				  .raddr = (uintptr_t)b.mr.buf + (1 << 20) + 8192,
+				  .rkey = b.mr.key,
+				  .imm = htonl(42)};
 
 		tqp_post_recv(&b.t, &b.qp, &rs, 1);
 		tqp_post_send(&a.t, &a.qp, &s);
@@ -327,9 +337,12 @@ static void test_rc_read(void)
 	T_EQ(tmr_reg(&b.t, &b.mr, 1 << 20, TA_ALL, TMR_PID, b.pd), 0);
 	fill(b.mr.buf, 300000, 77);
 	{
-		struct tsge ds[2] = { sge(&a.mr, 0, 100000), sge(&a.mr, 500000, 200000) };
-		struct tsend s = { .opcode = MLX5_OPCODE_RDMA_READ, .sg = ds, .nsg = 2,
-				   .raddr = (uintptr_t)b.mr.buf, .rkey = b.mr.key };
+		struct tsge ds[2] = {sge(&a.mr, 0, 100000), sge(&a.mr, 500000, 200000)};
+		struct tsend s = {.opcode = MLX5_OPCODE_RDMA_READ,
+				  .sg = ds,
+				  .nsg = 2,
+				  .raddr = (uintptr_t)b.mr.buf,
+				  .rkey = b.mr.key};
 
 		tqp_post_send(&a.t, &a.qp, &s);
 		tcq_expect(&a.t, &a.scq, &e, WAIT);
@@ -344,8 +357,11 @@ static void test_rc_read(void)
 	/* a zero-length READ and a tiny one */
 	{
 		struct tsge ds = sge(&a.mr, 900000, 3);
-		struct tsend s = { .opcode = MLX5_OPCODE_RDMA_READ, .sg = &ds, .nsg = 1,
-				   .raddr = (uintptr_t)b.mr.buf + 5, .rkey = b.mr.key };
+		struct tsend s = {.opcode = MLX5_OPCODE_RDMA_READ,
+				  .sg = &ds,
+				  .nsg = 1,
+				  .raddr = (uintptr_t)b.mr.buf + 5,
+				  .rkey = b.mr.key};
 
 		tqp_post_send(&a.t, &a.qp, &s);
 		tcq_expect(&a.t, &a.scq, &e, WAIT);
@@ -366,8 +382,8 @@ static void atomic_case(bool mode1)
 	struct side a, b;
 	struct tcqe e;
 	uint64_t *target, got;
-	struct tconn ca = { .sq_psn = 7, .rq_psn = 9, .rnr_retry = 7 };
-	struct tconn cb = { .sq_psn = 9, .rq_psn = 7, .rnr_retry = 7 };
+	struct tconn ca = {.sq_psn = 7, .rq_psn = 9, .rnr_retry = 7};
+	struct tconn cb = {.sq_psn = 9, .rq_psn = 7, .rnr_retry = 7};
 
 	dev_up(&a, true, mode1);
 	dev_up(&b, false, false);
@@ -378,9 +394,13 @@ static void atomic_case(bool mode1)
 	*target = 5;
 	{
 		struct tsge r = sge(&a.mr, 0, 8);
-		struct tsend s = { .opcode = MLX5_OPCODE_ATOMIC_CS, .sg = &r, .nsg = 1,
-				   .raddr = (uintptr_t)target, .rkey = b.mr.key, .compare = 5,
-				   .swap_add = 9 };
+		struct tsend s = {.opcode = MLX5_OPCODE_ATOMIC_CS,
+				  .sg = &r,
+				  .nsg = 1,
+				  .raddr = (uintptr_t)target,
+				  .rkey = b.mr.key,
+				  .compare = 5,
+				  .swap_add = 9};
 
 		tqp_post_send(&a.t, &a.qp, &s);
 		tcq_expect(&a.t, &a.scq, &e, WAIT);
@@ -438,8 +458,8 @@ static void test_uc(void)
 	fill(a.mr.buf, 20000, 5);
 	{
 		struct tsge ss = sge(&a.mr, 0, 3000), rs = sge(&b.mr, 0, 4096);
-		struct tsend s = { .opcode = MLX5_OPCODE_SEND_IMM, .sg = &ss, .nsg = 1,
-				   .imm = htonl(7) };
+		struct tsend s = {
+		    .opcode = MLX5_OPCODE_SEND_IMM, .sg = &ss, .nsg = 1, .imm = htonl(7)};
 
 		tqp_post_recv(&b.t, &b.qp, &rs, 1);
 		tqp_post_send(&a.t, &a.qp, &s);
@@ -452,8 +472,11 @@ static void test_uc(void)
 	}
 	{
 		struct tsge ss = sge(&a.mr, 0, 20000);
-		struct tsend s = { .opcode = MLX5_OPCODE_RDMA_WRITE, .sg = &ss, .nsg = 1,
-				   .raddr = (uintptr_t)b.mr.buf + 30000, .rkey = b.mr.key };
+		struct tsend s = {.opcode = MLX5_OPCODE_RDMA_WRITE,
+				  .sg = &ss,
+				  .nsg = 1,
+				  .raddr = (uintptr_t)b.mr.buf + 30000,
+				  .rkey = b.mr.key};
 
 		tqp_post_send(&a.t, &a.qp, &s);
 		tcq_expect(&a.t, &a.scq, &e, WAIT);
@@ -471,7 +494,7 @@ static void test_ud(void)
 {
 	struct side a, b;
 	struct tcqe e;
-	struct tconn c = { .qkey = 0x11112222, .mtu = CX4_QP_MTU_4096 };
+	struct tconn c = {.qkey = 0x11112222, .mtu = CX4_QP_MTU_4096};
 	uint8_t *g;
 
 	dev_up(&a, true, false);
@@ -490,9 +513,13 @@ static void test_ud(void)
 	}
 	{
 		struct tsge ss = sge(&a.mr, 0, 4096);
-		struct tsend s = { .opcode = MLX5_OPCODE_SEND_IMM, .sg = &ss, .nsg = 1,
-				   .imm = htonl(0x1234), .dqpn = b.qp.qpn, .qkey = 0x11112222,
-				   .dip = b.t.ip };
+		struct tsend s = {.opcode = MLX5_OPCODE_SEND_IMM,
+				  .sg = &ss,
+				  .nsg = 1,
+				  .imm = htonl(0x1234),
+				  .dqpn = b.qp.qpn,
+				  .qkey = 0x11112222,
+				  .dip = b.t.ip};
 
 		tqp_post_send(&a.t, &a.qp, &s);
 		tcq_expect(&a.t, &a.scq, &e, WAIT);
@@ -501,8 +528,8 @@ static void test_ud(void)
 		T_EQ(e.opcode, MLX5_CQE_RESP_SEND_IMM);
 		T_EQ(e.byte_cnt, 40 + 4096);
 		T_EQ(e.flags_rqpn & 0xffffff, a.qp.qpn);
-		T_EQ(e.flags_rqpn >> 28 & 3, 1);	/* GRH present */
-		T_EQ(e.flags_rqpn >> 24 & 3, 2);	/* RoCE v2 over IPv4 */
+		T_EQ(e.flags_rqpn >> 28 & 3, 1); /* GRH present */
+		T_EQ(e.flags_rqpn >> 24 & 3, 2); /* RoCE v2 over IPv4 */
 		T_EQ(e.imm, htonl(0x1234));
 		/* the GRH: IPv4 header in its last 20 bytes */
 		g = b.mr.buf;
@@ -517,14 +544,18 @@ static void test_ud(void)
 	/* the wrong Q_Key: silently dropped; the "QP's Q_Key" bit: accepted */
 	{
 		struct tsge ss = sge(&a.mr, 0, 100);
-		struct tsend s = { .opcode = MLX5_OPCODE_SEND, .sg = &ss, .nsg = 1,
-				   .dqpn = b.qp.qpn, .qkey = 0x5, .dip = b.t.ip };
+		struct tsend s = {.opcode = MLX5_OPCODE_SEND,
+				  .sg = &ss,
+				  .nsg = 1,
+				  .dqpn = b.qp.qpn,
+				  .qkey = 0x5,
+				  .dip = b.t.ip};
 		uint8_t cq[64];
 
 		tqp_post_send(&a.t, &a.qp, &s);
 		tcq_expect(&a.t, &a.scq, &e, WAIT);
 		T_ASSERT(!tcq_poll(&b.t, &b.rcq, cq, 200));
-		s.qkey = 0x80000000;	/* use a's own Q_Key, which matches */
+		s.qkey = 0x80000000; /* use a's own Q_Key, which matches */
 		tqp_post_send(&a.t, &a.qp, &s);
 		tcq_expect(&a.t, &a.scq, &e, WAIT);
 		tcq_expect(&b.t, &b.rcq, &e, WAIT);
@@ -533,8 +564,12 @@ static void test_ud(void)
 	/* longer than the path MTU: local length error on the sender */
 	{
 		struct tsge ss = sge(&a.mr, 0, 5000);
-		struct tsend s = { .opcode = MLX5_OPCODE_SEND, .sg = &ss, .nsg = 1,
-				   .dqpn = b.qp.qpn, .qkey = 0x11112222, .dip = b.t.ip };
+		struct tsend s = {.opcode = MLX5_OPCODE_SEND,
+				  .sg = &ss,
+				  .nsg = 1,
+				  .dqpn = b.qp.qpn,
+				  .qkey = 0x11112222,
+				  .dip = b.t.ip};
 
 		tqp_post_send(&a.t, &a.qp, &s);
 		tcq_expect(&a.t, &a.scq, &e, WAIT);
@@ -553,7 +588,7 @@ static void test_srq(void)
 	struct tsrq srq;
 	struct tqp a2, b2;
 	struct tcqe e;
-	struct tconn ca = { .rnr_retry = 7 }, cb = { .rnr_retry = 7 };
+	struct tconn ca = {.rnr_retry = 7}, cb = {.rnr_retry = 7};
 	int idx[4];
 	uint8_t eqe[64];
 
@@ -589,7 +624,7 @@ static void test_srq(void)
 	fill(a.mr.buf, 1000, 1);
 	for (int i = 0; i < 4; i++) {
 		struct tsge ss = sge(&a.mr, 0, 100 + (uint32_t)i);
-		struct tsend s = { .opcode = MLX5_OPCODE_SEND, .sg = &ss, .nsg = 1 };
+		struct tsend s = {.opcode = MLX5_OPCODE_SEND, .sg = &ss, .nsg = 1};
 
 		tqp_post_send(&a.t, i & 1 ? &a2 : &a.qp, &s);
 		tcq_expect(&a.t, &a.scq, &e, WAIT);
@@ -597,7 +632,7 @@ static void test_srq(void)
 		T_EQ(e.opcode, MLX5_CQE_RESP_SEND);
 		T_EQ(e.byte_cnt, 100 + i);
 		T_EQ(e.qpn, i & 1 ? b2.qpn : b.qp.qpn);
-		T_EQ(e.wqe_counter, idx[i]);	/* the SRQ WQE index */
+		T_EQ(e.wqe_counter, idx[i]); /* the SRQ WQE index */
 		T_EQ(e.uidx, i & 1 ? b2.user_index : b.qp.user_index);
 		check_bytes(b.mr.buf + (size_t)i * 1024, 100 + (size_t)i, 1, "srq");
 	}
@@ -642,8 +677,11 @@ static void test_mtu(void)
 		T_EQ(cx4_model_get_stats(a.t.bus, &s0), 0);
 		{
 			struct tsge ss = sge(&a.mr, 0, len);
-			struct tsend s = { .opcode = MLX5_OPCODE_RDMA_WRITE, .sg = &ss, .nsg = 1,
-					   .raddr = (uintptr_t)b.mr.buf, .rkey = b.mr.key };
+			struct tsend s = {.opcode = MLX5_OPCODE_RDMA_WRITE,
+					  .sg = &ss,
+					  .nsg = 1,
+					  .raddr = (uintptr_t)b.mr.buf,
+					  .rkey = b.mr.key};
 
 			tqp_post_send(&a.t, &a.qp, &s);
 			tcq_expect(&a.t, &a.scq, &e, WAIT);
@@ -669,8 +707,8 @@ static void test_retransmit(void)
 	struct cx4_model_stats st;
 	/* ack_timeout 16: 268 ms, long enough for a slow machine (valgrind) not to exhaust the
 	 * retries while waiting for ACKs that are merely late */
-	struct tconn ca = { .mtu = CX4_QP_MTU_1024, .rnr_retry = 7, .retry = 7,
-			    .ack_timeout = 16 }, cb = ca;
+	struct tconn ca = {.mtu = CX4_QP_MTU_1024, .rnr_retry = 7, .retry = 7, .ack_timeout = 16},
+		     cb = ca;
 
 	dev_up(&a, true, false);
 	dev_up(&b, false, false);
@@ -682,8 +720,11 @@ static void test_retransmit(void)
 	T_EQ(cx4_model_drop_rx(b.t.bus, 1), 0);
 	{
 		struct tsge ss = sge(&a.mr, 0, 16384);
-		struct tsend s = { .opcode = MLX5_OPCODE_RDMA_WRITE, .sg = &ss, .nsg = 1,
-				   .raddr = (uintptr_t)b.mr.buf, .rkey = b.mr.key };
+		struct tsend s = {.opcode = MLX5_OPCODE_RDMA_WRITE,
+				  .sg = &ss,
+				  .nsg = 1,
+				  .raddr = (uintptr_t)b.mr.buf,
+				  .rkey = b.mr.key};
 
 		tqp_post_send(&a.t, &a.qp, &s);
 		tcq_expect(&a.t, &a.scq, &e, WAIT);
@@ -696,8 +737,11 @@ static void test_retransmit(void)
 	T_EQ(cx4_model_drop_rx(a.t.bus, 1), 0);
 	{
 		struct tsge ss = sge(&a.mr, 0, 100);
-		struct tsend s = { .opcode = MLX5_OPCODE_RDMA_WRITE, .sg = &ss, .nsg = 1,
-				   .raddr = (uintptr_t)b.mr.buf + 30000, .rkey = b.mr.key };
+		struct tsend s = {.opcode = MLX5_OPCODE_RDMA_WRITE,
+				  .sg = &ss,
+				  .nsg = 1,
+				  .raddr = (uintptr_t)b.mr.buf + 30000,
+				  .rkey = b.mr.key};
 		struct cx4_model_stats st2;
 
 		tqp_post_send(&a.t, &a.qp, &s);
@@ -710,8 +754,11 @@ static void test_retransmit(void)
 	T_EQ(cx4_model_drop_rx(a.t.bus, 1), 0);
 	{
 		struct tsge ds = sge(&a.mr, 32768, 8000);
-		struct tsend s = { .opcode = MLX5_OPCODE_RDMA_READ, .sg = &ds, .nsg = 1,
-				   .raddr = (uintptr_t)b.mr.buf, .rkey = b.mr.key };
+		struct tsend s = {.opcode = MLX5_OPCODE_RDMA_READ,
+				  .sg = &ds,
+				  .nsg = 1,
+				  .raddr = (uintptr_t)b.mr.buf,
+				  .rkey = b.mr.key};
 
 		tqp_post_send(&a.t, &a.qp, &s);
 		tcq_expect(&a.t, &a.scq, &e, WAIT);
@@ -727,7 +774,7 @@ static void test_rnr(void)
 	struct side a, b;
 	struct tcqe e;
 	struct cx4_model_stats st;
-	struct tconn ca = { .mtu = CX4_QP_MTU_1024, .rnr_retry = 7, .retry = 7 }, cb = ca;
+	struct tconn ca = {.mtu = CX4_QP_MTU_1024, .rnr_retry = 7, .retry = 7}, cb = ca;
 
 	/* min_rnr_nak 1 = 0.01 ms: the requester retries until a receive WQE appears */
 	cb.min_rnr = 1;
@@ -739,7 +786,7 @@ static void test_rnr(void)
 	fill(a.mr.buf, 5000, 8);
 	{
 		struct tsge ss = sge(&a.mr, 0, 5000), rs = sge(&b.mr, 0, 8192);
-		struct tsend s = { .opcode = MLX5_OPCODE_SEND, .sg = &ss, .nsg = 1 };
+		struct tsend s = {.opcode = MLX5_OPCODE_SEND, .sg = &ss, .nsg = 1};
 		uint8_t c[64];
 
 		tqp_post_send(&a.t, &a.qp, &s);
@@ -764,7 +811,7 @@ static void test_rnr(void)
 	T_EQ(tmr_reg(&a.t, &a.mr, 4096, TA_ALL, TMR_FD, a.pd), 0);
 	{
 		struct tsge ss = sge(&a.mr, 0, 10);
-		struct tsend s = { .opcode = MLX5_OPCODE_SEND, .sg = &ss, .nsg = 1 };
+		struct tsend s = {.opcode = MLX5_OPCODE_SEND, .sg = &ss, .nsg = 1};
 
 		tqp_post_send(&a.t, &a.qp, &s);
 		tqp_post_send(&a.t, &a.qp, &s);
@@ -790,8 +837,8 @@ static void test_retry_exceeded(void)
 {
 	struct side a, b;
 	struct tcqe e;
-	struct tconn ca = { .mtu = CX4_QP_MTU_1024, .rnr_retry = 7, .retry = 2,
-			    .ack_timeout = 10 }, cb = ca;
+	struct tconn ca = {.mtu = CX4_QP_MTU_1024, .rnr_retry = 7, .retry = 2, .ack_timeout = 10},
+		     cb = ca;
 
 	dev_up(&a, true, false);
 	dev_up(&b, false, false);
@@ -801,7 +848,7 @@ static void test_retry_exceeded(void)
 	T_EQ(tdev_simple(&b.t, OP(DESTROY_QP), 0, b.qp.qpn, 0, NULL), 0);
 	{
 		struct tsge ss = sge(&a.mr, 0, 10);
-		struct tsend s = { .opcode = MLX5_OPCODE_SEND, .sg = &ss, .nsg = 1 };
+		struct tsend s = {.opcode = MLX5_OPCODE_SEND, .sg = &ss, .nsg = 1};
 
 		tqp_post_send(&a.t, &a.qp, &s);
 		tcq_expect(&a.t, &a.scq, &e, WAIT);
@@ -841,8 +888,11 @@ static void test_errors(void)
 	/* a bad R_Key: NAK remote access error; the responder QP goes to ERR with an event */
 	{
 		struct tsge ss = sge(&a.mr, 0, 10);
-		struct tsend s = { .opcode = MLX5_OPCODE_RDMA_WRITE, .sg = &ss, .nsg = 1,
-				   .raddr = (uintptr_t)b.mr.buf, .rkey = b.mr.key ^ 0x55 };
+		struct tsend s = {.opcode = MLX5_OPCODE_RDMA_WRITE,
+				  .sg = &ss,
+				  .nsg = 1,
+				  .raddr = (uintptr_t)b.mr.buf,
+				  .rkey = b.mr.key ^ 0x55};
 
 		tqp_post_send(&a.t, &a.qp, &s);
 		tcq_expect(&a.t, &a.scq, &e, WAIT);
@@ -852,7 +902,7 @@ static void test_errors(void)
 		T_EQ(wait_qp_event(&b.t, CX4_EVENT_TYPE_WQ_ACCESS_ERROR, b.qp.qpn), 0);
 		/* QUERY_QP shows both in ERR */
 		{
-			uint8_t in[16] = { 0 }, out[0x110];
+			uint8_t in[16] = {0}, out[0x110];
 
 			cx4_set(in, CX4_CMD_IN_OPCODE, OP(QUERY_QP));
 			cx4_set(in, CX4_QUERY_QP_IN_QPN, b.qp.qpn);
@@ -872,7 +922,7 @@ static void test_errors(void)
 	T_EQ(tmr_reg(&b.t, &b.mr, 65536, TA_ALL, TMR_FD, b.pd), 0);
 	{
 		struct tsge ss = sge(&a.mr, 0, 10);
-		struct tsend s = { .opcode = MLX5_OPCODE_SEND, .sg = &ss, .nsg = 1 };
+		struct tsend s = {.opcode = MLX5_OPCODE_SEND, .sg = &ss, .nsg = 1};
 
 		ss.lkey ^= 1;
 		tqp_post_send(&a.t, &a.qp, &s);
@@ -889,8 +939,11 @@ static void test_errors(void)
 	T_EQ(tmr_reg(&b.t, &ro, 4096, TA_LR | TA_LW | TA_RW, TMR_FD, b.pd), 0);
 	{
 		struct tsge ds = sge(&a.mr, 0, 10);
-		struct tsend s = { .opcode = MLX5_OPCODE_RDMA_READ, .sg = &ds, .nsg = 1,
-				   .raddr = (uintptr_t)ro.buf, .rkey = ro.key };
+		struct tsend s = {.opcode = MLX5_OPCODE_RDMA_READ,
+				  .sg = &ds,
+				  .nsg = 1,
+				  .raddr = (uintptr_t)ro.buf,
+				  .rkey = ro.key};
 
 		tqp_post_send(&a.t, &a.qp, &s);
 		tcq_expect(&a.t, &a.scq, &e, WAIT);
@@ -907,7 +960,7 @@ static void test_errors(void)
 	T_EQ(tmr_reg(&b.t, &b.mr, 65536, TA_ALL, TMR_FD, b.pd), 0);
 	{
 		struct tsge ss = sge(&a.mr, 0, 3000), rs = sge(&b.mr, 0, 1000);
-		struct tsend s = { .opcode = MLX5_OPCODE_SEND, .sg = &ss, .nsg = 1 };
+		struct tsend s = {.opcode = MLX5_OPCODE_SEND, .sg = &ss, .nsg = 1};
 
 		tqp_post_recv(&b.t, &b.qp, &rs, 1);
 		tqp_post_recv(&b.t, &b.qp, &rs, 1);
@@ -933,12 +986,12 @@ static void test_errors(void)
 	T_EQ(tmr_reg(&a.t, &a.mr, 65536, TA_ALL, TMR_FD, a.pd), 0);
 	{
 		struct tsge ss = sge(&a.mr, 0, 10);
-		struct tsend s = { .opcode = MLX5_OPCODE_SEND, .sg = &ss, .nsg = 1,
-				   .no_doorbell = true };
+		struct tsend s = {
+		    .opcode = MLX5_OPCODE_SEND, .sg = &ss, .nsg = 1, .no_doorbell = true};
 		uint8_t *sq = a.qp.buf.p + (size_t)a.qp.rq_wqes * a.qp.rq_stride;
 
 		tqp_post_send(&a.t, &a.qp, &s);
-		sq[4] ^= 0x01;	/* qpn_ds: another QP */
+		sq[4] ^= 0x01; /* qpn_ds: another QP */
 		tqp_ring(&a.t, &a.qp);
 		tcq_expect(&a.t, &a.scq, &e, WAIT);
 		T_EQ(e.opcode, MLX5_CQE_REQ_ERR);
@@ -960,8 +1013,11 @@ static void test_dma_fault(void)
 	T_EQ(a.t.bus->ops->dma_unmap(a.t.bus, a.mr.iova, a.mr.len), 0);
 	{
 		struct tsge ss = sge(&a.mr, 0, 100);
-		struct tsend s = { .opcode = MLX5_OPCODE_RDMA_WRITE, .sg = &ss, .nsg = 1,
-				   .raddr = (uintptr_t)b.mr.buf, .rkey = b.mr.key };
+		struct tsend s = {.opcode = MLX5_OPCODE_RDMA_WRITE,
+				  .sg = &ss,
+				  .nsg = 1,
+				  .raddr = (uintptr_t)b.mr.buf,
+				  .rkey = b.mr.key};
 		struct cx4_model_stats st;
 
 		tqp_post_send(&a.t, &a.qp, &s);
@@ -994,8 +1050,11 @@ static void test_cq_events(void)
 	tcq_arm(&a.t, &a.scq, false);
 	{
 		struct tsge ss = sge(&a.mr, 0, 8);
-		struct tsend s = { .opcode = MLX5_OPCODE_RDMA_WRITE, .sg = &ss, .nsg = 1,
-				   .raddr = (uintptr_t)b.mr.buf, .rkey = b.mr.key };
+		struct tsend s = {.opcode = MLX5_OPCODE_RDMA_WRITE,
+				  .sg = &ss,
+				  .nsg = 1,
+				  .raddr = (uintptr_t)b.mr.buf,
+				  .rkey = b.mr.key};
 
 		tqp_post_send(&a.t, &a.qp, &s);
 		T_ASSERT(tdev_wait_irq(&a.t, 0, WAIT));
@@ -1011,7 +1070,8 @@ static void test_cq_events(void)
 		tqp_post_send(&a.t, &a.qp, &s);
 		tcq_expect(&a.t, &a.scq, &e, WAIT);
 		T_EQ(tdev_eq_poll(&a.t, eqe) == CX4_EVENT_TYPE_COMP, 0);
-		/* armed for solicited only: an unsolicited receive does not fire, a solicited does */
+		/* armed for solicited only: an unsolicited receive does not fire, a solicited does
+		 */
 		tcq_arm(&b.t, &b.rcq, true);
 		s.opcode = MLX5_OPCODE_SEND;
 		{
@@ -1049,20 +1109,24 @@ static void test_cq_overrun(void)
 	struct side a, b;
 	struct tcq small;
 	struct tqp q;
-	struct tconn c = { .qkey = 1 };
+	struct tconn c = {.qkey = 1};
 	uint8_t eqe[64];
 	int found = 0;
 
 	dev_up(&a, true, false);
 	dev_up(&b, false, false);
-	T_EQ(tcq_create(&a.t, &small, 1), 0);	/* 2 entries */
+	T_EQ(tcq_create(&a.t, &small, 1), 0); /* 2 entries */
 	T_EQ(tqp_create(&a.t, &q, CX4_QP_ST_UD, a.pd, &small, &a.rcq, 6, 6, NULL), 0);
 	T_EQ(tqp_connect(&a.t, &q, &c), 0);
 	T_EQ(tmr_reg(&a.t, &a.mr, 4096, TA_ALL, TMR_FD, a.pd), 0);
 	for (int i = 0; i < 3; i++) {
 		struct tsge ss = sge(&a.mr, 0, 8);
-		struct tsend s = { .opcode = MLX5_OPCODE_SEND, .sg = &ss, .nsg = 1, .dqpn = 0x999,
-				   .qkey = 1, .dip = b.t.ip };
+		struct tsend s = {.opcode = MLX5_OPCODE_SEND,
+				  .sg = &ss,
+				  .nsg = 1,
+				  .dqpn = 0x999,
+				  .qkey = 1,
+				  .dip = b.t.ip};
 
 		tqp_post_send(&a.t, &q, &s);
 	}
@@ -1088,7 +1152,7 @@ static void test_qp_commands(void)
 {
 	struct side a, b;
 	struct tqp q;
-	uint8_t qpc[CX4_QPC_SIZE] = { 0 }, in[0x110] = { 0 }, out[0x200];
+	uint8_t qpc[CX4_QPC_SIZE] = {0}, in[0x110] = {0}, out[0x200];
 
 	dev_up(&a, false, false);
 	dev_up(&b, false, false);
@@ -1141,7 +1205,7 @@ static void test_qp_commands(void)
 	/* RTS2RTS takes optional parameters only; SQERR2RTS needs a QP in SQER */
 	{
 		struct tqp r;
-		struct tconn c = { .rip = b.t.ip, .rqpn = 0x100, .retry = 7, .rnr_retry = 7 };
+		struct tconn c = {.rip = b.t.ip, .rqpn = 0x100, .retry = 7, .rnr_retry = 7};
 
 		T_EQ(tqp_create(&a.t, &r, CX4_QP_ST_RC, a.pd, &a.scq, &a.rcq, 4, 4, NULL), 0);
 		T_EQ(tqp_connect(&a.t, &r, &c), 0);
@@ -1162,7 +1226,7 @@ static void test_qp_commands(void)
 	/* SRQ commands */
 	{
 		struct tsrq srq;
-		uint8_t q16[16] = { 0 };
+		uint8_t q16[16] = {0};
 
 		T_EQ(tsrq_create(&a.t, &srq, 3, a.pd), 0);
 		cx4_set(q16, CX4_CMD_IN_OPCODE, OP(QUERY_SRQ));
@@ -1179,7 +1243,7 @@ static void test_qp_commands(void)
 	/* MKey commands */
 	{
 		struct tmr mr;
-		uint8_t q16[16] = { 0 };
+		uint8_t q16[16] = {0};
 
 		T_EQ(tmr_reg(&a.t, &mr, 8192, TA_ALL, TMR_FD, a.pd), 0);
 		cx4_set(q16, CX4_CMD_IN_OPCODE, OP(QUERY_MKEY));
@@ -1207,14 +1271,18 @@ static void test_sleep_wake(void)
 	T_EQ(tmr_reg(&a.t, &a.mr, 4096, TA_ALL, TMR_FD, a.pd), 0);
 	T_EQ(tmr_reg(&b.t, &b.mr, 4096, TA_ALL, TMR_FD, b.pd), 0);
 	for (i = 0; i < 500 && !(atomic_load(&a.t.bus->kick.page->sleeping) &&
-				 atomic_load(&b.t.bus->kick.page->sleeping)); i++)
+				 atomic_load(&b.t.bus->kick.page->sleeping));
+	     i++)
 		usleep(2000);
 	T_ASSERT(atomic_load(&a.t.bus->kick.page->sleeping));
 	T_EQ(cx4_model_get_stats(a.t.bus, &s0), 0);
 	{
 		struct tsge ss = sge(&a.mr, 0, 64);
-		struct tsend s = { .opcode = MLX5_OPCODE_RDMA_WRITE, .sg = &ss, .nsg = 1,
-				   .raddr = (uintptr_t)b.mr.buf, .rkey = b.mr.key };
+		struct tsend s = {.opcode = MLX5_OPCODE_RDMA_WRITE,
+				  .sg = &ss,
+				  .nsg = 1,
+				  .raddr = (uintptr_t)b.mr.buf,
+				  .rkey = b.mr.key};
 
 		fill(a.mr.buf, 64, 2);
 		tqp_post_send(&a.t, &a.qp, &s);
@@ -1227,8 +1295,11 @@ static void test_sleep_wake(void)
 	/* the cable pulled: nothing gets through, the RC requester runs out of retries */
 	{
 		struct tsge ss = sge(&a.mr, 0, 64);
-		struct tsend s = { .opcode = MLX5_OPCODE_RDMA_WRITE, .sg = &ss, .nsg = 1,
-				   .raddr = (uintptr_t)b.mr.buf, .rkey = b.mr.key };
+		struct tsend s = {.opcode = MLX5_OPCODE_RDMA_WRITE,
+				  .sg = &ss,
+				  .nsg = 1,
+				  .raddr = (uintptr_t)b.mr.buf,
+				  .rkey = b.mr.key};
 
 		/* retry_count 7, ack_timeout 14 (67 ms) from pair(): about half a second */
 		T_EQ(cx4_model_set_link(a.t.bus, false), 0);
@@ -1247,24 +1318,24 @@ static const struct {
 	const char *name;
 	void (*fn)(void);
 } tests[] = {
-	{ "sleep_wake", test_sleep_wake },
-	{ "rc_send", test_rc_send },
-	{ "rc_send_imm_se_inline_bf", test_rc_send_imm_se_inline_bf },
-	{ "rc_write", test_rc_write },
-	{ "rc_read", test_rc_read },
-	{ "rc_atomic", test_rc_atomic },
-	{ "uc", test_uc },
-	{ "ud", test_ud },
-	{ "srq", test_srq },
-	{ "mtu", test_mtu },
-	{ "retransmit", test_retransmit },
-	{ "rnr", test_rnr },
-	{ "retry_exceeded", test_retry_exceeded },
-	{ "errors", test_errors },
-	{ "dma_fault", test_dma_fault },
-	{ "cq_events", test_cq_events },
-	{ "cq_overrun", test_cq_overrun },
-	{ "qp_commands", test_qp_commands },
+    {"sleep_wake", test_sleep_wake},
+    {"rc_send", test_rc_send},
+    {"rc_send_imm_se_inline_bf", test_rc_send_imm_se_inline_bf},
+    {"rc_write", test_rc_write},
+    {"rc_read", test_rc_read},
+    {"rc_atomic", test_rc_atomic},
+    {"uc", test_uc},
+    {"ud", test_ud},
+    {"srq", test_srq},
+    {"mtu", test_mtu},
+    {"retransmit", test_retransmit},
+    {"rnr", test_rnr},
+    {"retry_exceeded", test_retry_exceeded},
+    {"errors", test_errors},
+    {"dma_fault", test_dma_fault},
+    {"cq_events", test_cq_events},
+    {"cq_overrun", test_cq_overrun},
+    {"qp_commands", test_qp_commands},
 };
 
 int main(int argc, char **argv)

@@ -48,10 +48,10 @@ static void up(struct side *s, size_t mrlen, int kind)
 
 static void connect2(struct side *a, struct side *b)
 {
-	struct tconn ca = { .rip = b->t.ip, .rqpn = b->qp.qpn, .mtu = CX4_QP_MTU_4096,
-			    .retry = 7, .rnr_retry = 7 };
-	struct tconn cb = { .rip = a->t.ip, .rqpn = a->qp.qpn, .mtu = CX4_QP_MTU_4096,
-			    .retry = 7, .rnr_retry = 7 };
+	struct tconn ca = {
+	    .rip = b->t.ip, .rqpn = b->qp.qpn, .mtu = CX4_QP_MTU_4096, .retry = 7, .rnr_retry = 7};
+	struct tconn cb = {
+	    .rip = a->t.ip, .rqpn = a->qp.qpn, .mtu = CX4_QP_MTU_4096, .retry = 7, .rnr_retry = 7};
 
 	T_EQ(tqp_connect(&a->t, &a->qp, &ca), 0);
 	T_EQ(tqp_connect(&b->t, &b->qp, &cb), 0);
@@ -62,11 +62,12 @@ static void stats(const char *who, struct tdev *t)
 	struct cx4_model_stats s;
 
 	cx4_model_get_stats(t->bus, &s);
-	printf("  %s: tx %lu rx %lu retrans %lu naks %lu rnr %lu drops %lu/%lu wakeups %lu eqes %lu\n",
-	       who, (unsigned long)s.tx_pkts, (unsigned long)s.rx_pkts,
-	       (unsigned long)s.retransmits, (unsigned long)s.naks_sent,
-	       (unsigned long)s.rnr_naks_sent, (unsigned long)s.rx_drop_icrc,
-	       (unsigned long)s.rx_drop_qp, (unsigned long)s.wakeups, (unsigned long)s.eqes);
+	printf(
+	    "  %s: tx %lu rx %lu retrans %lu naks %lu rnr %lu drops %lu/%lu wakeups %lu eqes %lu\n",
+	    who, (unsigned long)s.tx_pkts, (unsigned long)s.rx_pkts, (unsigned long)s.retransmits,
+	    (unsigned long)s.naks_sent, (unsigned long)s.rnr_naks_sent,
+	    (unsigned long)s.rx_drop_icrc, (unsigned long)s.rx_drop_qp, (unsigned long)s.wakeups,
+	    (unsigned long)s.eqes);
 }
 
 static void write_bw(size_t size, double secs, int kind)
@@ -84,11 +85,14 @@ static void write_bw(size_t size, double secs, int kind)
 	t1 = t0;
 	while (t1 - t0 < secs) {
 		while (posted - done < (uint64_t)depth) {
-			struct tsge s = { .len = (uint32_t)size, .lkey = a.mr.key,
-					  .addr = (uintptr_t)a.mr.buf };
-			struct tsend w = { .opcode = MLX5_OPCODE_RDMA_WRITE, .sg = &s, .nsg = 1,
-					   .raddr = (uintptr_t)b.mr.buf, .rkey = b.mr.key,
-					   .unsignaled = (posted + 1) % sig != 0 };
+			struct tsge s = {
+			    .len = (uint32_t)size, .lkey = a.mr.key, .addr = (uintptr_t)a.mr.buf};
+			struct tsend w = {.opcode = MLX5_OPCODE_RDMA_WRITE,
+					  .sg = &s,
+					  .nsg = 1,
+					  .raddr = (uintptr_t)b.mr.buf,
+					  .rkey = b.mr.key,
+					  .unsignaled = (posted + 1) % sig != 0};
 
 			tqp_post_send(&a.t, &a.qp, &w);
 			posted++;
@@ -130,12 +134,20 @@ static void write_lat(double secs, int kind)
 	ina = a.mr.buf + 64;
 	inb = b.mr.buf + 64;
 	for (uint8_t v = 1; now() - start < secs && n < 1000000; v++) {
-		struct tsge sa = { .len = 8, .lkey = a.mr.key, .addr = (uintptr_t)a.mr.buf };
-		struct tsge sb = { .len = 8, .lkey = b.mr.key, .addr = (uintptr_t)b.mr.buf };
-		struct tsend wa = { .opcode = MLX5_OPCODE_RDMA_WRITE, .sg = &sa, .nsg = 1,
-				    .raddr = (uintptr_t)inb, .rkey = b.mr.key, .unsignaled = true };
-		struct tsend wb = { .opcode = MLX5_OPCODE_RDMA_WRITE, .sg = &sb, .nsg = 1,
-				    .raddr = (uintptr_t)ina, .rkey = a.mr.key, .unsignaled = true };
+		struct tsge sa = {.len = 8, .lkey = a.mr.key, .addr = (uintptr_t)a.mr.buf};
+		struct tsge sb = {.len = 8, .lkey = b.mr.key, .addr = (uintptr_t)b.mr.buf};
+		struct tsend wa = {.opcode = MLX5_OPCODE_RDMA_WRITE,
+				   .sg = &sa,
+				   .nsg = 1,
+				   .raddr = (uintptr_t)inb,
+				   .rkey = b.mr.key,
+				   .unsignaled = true};
+		struct tsend wb = {.opcode = MLX5_OPCODE_RDMA_WRITE,
+				   .sg = &sb,
+				   .nsg = 1,
+				   .raddr = (uintptr_t)ina,
+				   .rkey = a.mr.key,
+				   .unsignaled = true};
 		double t0 = now();
 
 		if (!v)
@@ -184,6 +196,7 @@ int main(int argc, char **argv)
 		write_lat(argc > i + 1 ? atof(argv[i + 1]) : 2, kind);
 		return 0;
 	}
-	fprintf(stderr, "usage: cx4_model_perf [-f] write-bw SIZE [SECONDS] | write-lat [SECONDS]\n");
+	fprintf(stderr,
+		"usage: cx4_model_perf [-f] write-bw SIZE [SECONDS] | write-lat [SECONDS]\n");
 	return 2;
 }

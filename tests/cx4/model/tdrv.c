@@ -19,7 +19,7 @@ static void drain(struct tdev *t);
 
 static void sleep_us(unsigned int us)
 {
-	struct timespec ts = { .tv_sec = us / 1000000, .tv_nsec = (long)(us % 1000000) * 1000 };
+	struct timespec ts = {.tv_sec = us / 1000000, .tv_nsec = (long)(us % 1000000) * 1000};
 
 	nanosleep(&ts, NULL);
 }
@@ -59,8 +59,8 @@ int tmem_alloc(struct tdev *t, size_t len, struct tmem *m)
 	m->iova = t->next_iova;
 	/* a hole after each mapping: running off its end is a fault, not the next buffer */
 	t->next_iova += len + 4096;
-	map = (struct cx4_dma_map){ .iova = m->iova, .len = len,
-				    .perm = CX4_DMA_READ | CX4_DMA_WRITE, .fd = m->fd };
+	map = (struct cx4_dma_map){
+	    .iova = m->iova, .len = len, .perm = CX4_DMA_READ | CX4_DMA_WRITE, .fd = m->fd};
 	return t->bus->ops->dma_map(t->bus, &map);
 }
 
@@ -76,9 +76,12 @@ void tmem_free(struct tdev *t, struct tmem *m)
 
 uint64_t tmem_map_va(struct tdev *t, void *va, size_t len)
 {
-	struct cx4_dma_map map = { .iova = t->next_iova, .len = len,
-				   .perm = CX4_DMA_READ | CX4_DMA_WRITE, .fd = -1,
-				   .pid = getpid(), .va = (uint64_t)(uintptr_t)va };
+	struct cx4_dma_map map = {.iova = t->next_iova,
+				  .len = len,
+				  .perm = CX4_DMA_READ | CX4_DMA_WRITE,
+				  .fd = -1,
+				  .pid = getpid(),
+				  .va = (uint64_t)(uintptr_t)va};
 
 	if (t->bus->ops->dma_map(t->bus, &map))
 		return 0;
@@ -99,7 +102,7 @@ uint32_t tdev_addr(unsigned int k)
 int tdev_open(struct tdev *t, const struct cx4_model_config *cfg)
 {
 	static unsigned int k;
-	struct cx4_model_config c = { 0 };
+	struct cx4_model_config c = {0};
 	int err;
 
 	memset(t, 0, sizeof(*t));
@@ -131,7 +134,7 @@ void tdev_close(struct tdev *t)
 			munmap(t->pages[i].p, t->pages[i].len);
 			close(t->pages[i].fd);
 		}
-	struct tmem *ms[] = { &t->cmdq, &t->mbox_in, &t->mbox_out, &t->eq_mem };
+	struct tmem *ms[] = {&t->cmdq, &t->mbox_in, &t->mbox_out, &t->eq_mem};
 
 	for (size_t i = 0; i < sizeof(ms) / sizeof(ms[0]); i++)
 		if (ms[i]->p) {
@@ -261,7 +264,7 @@ int tdev_cmd(struct tdev *t, const void *in, uint32_t ilen, void *out, uint32_t 
 int tdev_simple(struct tdev *t, uint16_t opcode, uint16_t op_mod, uint32_t w8, uint32_t wc,
 		uint8_t *out16)
 {
-	uint8_t in[16] = { 0 }, out[16];
+	uint8_t in[16] = {0}, out[16];
 	int st;
 
 	cx4_set(in, CX4_CMD_IN_OPCODE, opcode);
@@ -305,7 +308,7 @@ int tdev_give_pages(struct tdev *t, uint32_t n)
 int tdev_create_eq(struct tdev *t, struct tmem *mem, uint32_t log_size, uint32_t intr,
 		   uint64_t mask, uint32_t *eqn)
 {
-	uint8_t in[0x110 + 8 * 16] = { 0 }, out[16];
+	uint8_t in[0x110 + 8 * 16] = {0}, out[16];
 	uint8_t *eqc = in + CX4_CREATE_EQ_IN_EQC;
 	uint32_t npas = (uint32_t)(((64ull << log_size) + 4095) / 4096);
 	int st;
@@ -316,7 +319,7 @@ int tdev_create_eq(struct tdev *t, struct tmem *mem, uint32_t log_size, uint32_t
 	else if (!mem->p && tmem_alloc(t, 64ull << log_size, mem))
 		return -ENOMEM;
 	for (size_t i = 0; mem->p && i < (64ull << log_size) && i < mem->len; i += 64)
-		mem->p[i + 63] = 1;	/* owner = 1: hardware-owned on the first pass */
+		mem->p[i + 63] = 1; /* owner = 1: hardware-owned on the first pass */
 	cx4_set(in, CX4_CMD_IN_OPCODE, CX4_CMD_OP_CREATE_EQ);
 	cx4_set(eqc, CX4_EQC_LOG_EQ_SIZE, log_size);
 	cx4_set(eqc, CX4_EQC_UAR_PAGE, t->uar);
@@ -334,19 +337,19 @@ int tdev_create_eq(struct tdev *t, struct tmem *mem, uint32_t log_size, uint32_t
 int tdev_create_cq(struct tdev *t, struct tmem *mem, struct tmem *dbr, uint32_t log_size,
 		   uint32_t eqn, uint32_t *cqn)
 {
-	uint8_t in[0x110 + 8 * 64] = { 0 }, out[16];
+	uint8_t in[0x110 + 8 * 64] = {0}, out[16];
 	uint8_t *cqc = in + CX4_CREATE_CQ_IN_CQC;
 	uint32_t npas = (uint32_t)(((64ull << log_size) + 4095) / 4096);
 	int st;
 
 	if (npas > 64)
-		npas = 1;	/* a size for a refusal test: not allocated */
+		npas = 1; /* a size for a refusal test: not allocated */
 	else if (!mem->p && tmem_alloc(t, 64ull << log_size, mem))
 		return -ENOMEM;
 	if (!dbr->p && tmem_alloc(t, 4096, dbr))
 		return -ENOMEM;
 	for (size_t i = 0; mem->p && i < (64ull << log_size) && i < mem->len; i += 64)
-		mem->p[i + 63] = 0xf1;	/* opcode invalid, owner 1 */
+		mem->p[i + 63] = 0xf1; /* opcode invalid, owner 1 */
 	cx4_set(in, CX4_CMD_IN_OPCODE, CX4_CMD_OP_CREATE_CQ);
 	cx4_set(cqc, CX4_CQC_LOG_CQ_SIZE, log_size);
 	cx4_set(cqc, CX4_CQC_UAR_PAGE, t->uar);
@@ -360,7 +363,7 @@ int tdev_create_cq(struct tdev *t, struct tmem *mem, struct tmem *dbr, uint32_t 
 	return st;
 }
 
-#define TEQ_LOG		7
+#define TEQ_LOG 7
 
 static int eq_poll_hw(struct tdev *t, uint8_t *eqe64)
 {
@@ -406,7 +409,7 @@ static void drain(struct tdev *t)
 
 bool tdev_wait_irq(struct tdev *t, unsigned int v, int ms)
 {
-	struct pollfd p = { .fd = t->bus->irq_fd[v], .events = POLLIN };
+	struct pollfd p = {.fd = t->bus->irq_fd[v], .events = POLLIN};
 	uint64_t cnt;
 
 	if (poll(&p, 1, ms) != 1)
@@ -414,15 +417,16 @@ bool tdev_wait_irq(struct tdev *t, unsigned int v, int ms)
 	return read(p.fd, &cnt, sizeof(cnt)) == sizeof(cnt);
 }
 
-#define CHECK(x)					\
-	do {						\
-		int _st = (x);				\
-		if (_st) {				\
-			if (!t->quiet)			\
-				fprintf(stderr, "bring-up: %s -> %d (syndrome 0x%x, deliv 0x%x)\n", \
-					#x, _st, t->syndrome, t->deliv); \
-			return _st;			\
-		}					\
+#define CHECK(x)                                                                                \
+	do {                                                                                    \
+		int _st = (x);                                                                  \
+		if (_st) {                                                                      \
+			if (!t->quiet)                                                          \
+				fprintf(stderr,                                                 \
+					"bring-up: %s -> %d (syndrome 0x%x, deliv 0x%x)\n", #x, \
+					_st, t->syndrome, t->deliv);                            \
+			return _st;                                                             \
+		}                                                                               \
 	} while (0)
 
 int tdev_bringup(struct tdev *t)
@@ -481,8 +485,9 @@ int tdev_bringup(struct tdev *t)
 	t->uar = cx4_get(o16, CX4_ALLOC_UAR_OUT_UAR);
 	CHECK(tdev_create_eq(t, &t->eq_mem, TEQ_LOG, 0,
 			     1ull << CX4_EVENT_TYPE_CMD | 1ull << CX4_EVENT_TYPE_PAGE_REQUEST |
-			     1ull << CX4_EVENT_TYPE_PORT_CHANGE | 1ull << CX4_EVENT_TYPE_CQ_ERROR |
-			     CX4_ASYNC_EVENT_MASK_LINUX44, &t->eqn));
+				 1ull << CX4_EVENT_TYPE_PORT_CHANGE |
+				 1ull << CX4_EVENT_TYPE_CQ_ERROR | CX4_ASYNC_EVENT_MASK_LINUX44,
+			     &t->eqn));
 	t->eq_ci = 0;
 	cx4_mmio_write32(&t->bar, t->uar * 4096u + 0x40, t->eqn << 24);
 	t->autodrain = true;
@@ -491,7 +496,7 @@ int tdev_bringup(struct tdev *t)
 
 int tdev_roce_setup(struct tdev *t)
 {
-	uint8_t in[0x200] = { 0 }, out[16];
+	uint8_t in[0x200] = {0}, out[16];
 	uint8_t *a = in + CX4_SET_ROCE_ADDRESS_IN_ADDR;
 	uint32_t ip = 0;
 
