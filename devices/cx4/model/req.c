@@ -20,6 +20,7 @@
  * access): fd-backed memory by reference, a client's memory read in one process_vm_readv per
  * pass (net.c). Any local error completes the WQE with an error CQE and moves the QP to ERR.
  */
+#include <limits.h>
 #include <string.h>
 
 #include "model.h"
@@ -421,8 +422,9 @@ int req_run(struct mdev *d, struct mqp *qp, unsigned int budget)
 		work++;
 	}
 	comp_retire(d, qp);
-	/* out of transmit slots with work left: try again next pass */
-	if (qp->state == CX4_QP_STATE_RTS && !net_tx_free_slots(d) &&
+	/* out of budget or transmit slots with work left: again next pass (a window or a fence
+	 * that holds it back reactivates it when the ACK comes) */
+	if (qp->state == CX4_QP_STATE_RTS && (budget == UINT_MAX || !net_tx_free_slots(d)) &&
 	    (r->pos != r->swq_head || r->next != r->pi))
 		qp_activate(d, qp);
 	return work;

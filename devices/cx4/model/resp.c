@@ -713,6 +713,9 @@ int resp_read_run(struct mdev *d, struct mqp *qp, unsigned int budget)
 		if (i == rd->npkts - 1)
 			s->rd_head++;
 	}
+	/* out of budget with responses left: the rest next pass */
+	if (s->rd_head != s->rd_tail && qp->state != CX4_QP_STATE_ERR)
+		qp_activate(d, qp);
 	if (s->rd_head == s->rd_tail && s->ack_owed && !qp->on_ack) {
 		qp->on_ack = true;
 		qp->ack_next = d->ack_head;
