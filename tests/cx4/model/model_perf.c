@@ -7,6 +7,7 @@
  *
  *   cx4_model_perf write-bw SIZE [SECONDS]   RDMA WRITE bandwidth, 128 WQEs in flight,
  *                                            every 16th signalled (ib_write_bw style)
+ *   cx4_model_perf read-bw SIZE [SECONDS]    the same with RDMA READ
  *   cx4_model_perf write-lat [SECONDS]       8-byte RDMA WRITE ping-pong, polled memory
  *                                            (ib_write_lat style): median half round trip
  * Memory is registered by pid+va (as a client's malloc'd buffers are) unless -f (memfd).
@@ -70,7 +71,7 @@ static void stats(const char *who, struct tdev *t)
 	    (unsigned long)s.eqes);
 }
 
-static void write_bw(size_t size, double secs, int kind)
+static void rdma_bw(size_t size, double secs, int kind, uint8_t opcode)
 {
 	struct side a, b;
 	const int depth = 128, sig = 16;
@@ -87,7 +88,7 @@ static void write_bw(size_t size, double secs, int kind)
 		while (posted - done < (uint64_t)depth) {
 			struct tsge s = {
 			    .len = (uint32_t)size, .lkey = a.mr.key, .addr = (uintptr_t)a.mr.buf};
-			struct tsend w = {.opcode = MLX5_OPCODE_RDMA_WRITE,
+			struct tsend w = {.opcode = opcode,
 					  .sg = &s,
 					  .nsg = 1,
 					  .raddr = (uintptr_t)b.mr.buf,
@@ -104,7 +105,9 @@ static void write_bw(size_t size, double secs, int kind)
 		}
 		t1 = now();
 	}
-	printf("write_bw_%zu=%.2f Gb/s (%.0f msg/s)\n", size, done * size * 8 / (t1 - t0) / 1e9,
+	printf("%s_bw_%zu=%.2f Gb/s (%.0f msg/s)\n",
+	       opcode == MLX5_OPCODE_RDMA_READ ? "read" : "write", size,
+	       done * size * 8 / (t1 - t0) / 1e9,
 	       done / (t1 - t0));
 	stats("A", &a.t);
 	stats("B", &b.t);
@@ -189,7 +192,13 @@ int main(int argc, char **argv)
 		i++;
 	}
 	if (argc > i + 1 && !strcmp(argv[i], "write-bw")) {
-		write_bw(strtoul(argv[i + 1], NULL, 0), argc > i + 2 ? atof(argv[i + 2]) : 2, kind);
+		rdma_bw(strtoul(argv[i + 1], NULL, 0), argc > i + 2 ? atof(argv[i + 2]) : 2, kind,
+			MLX5_OPCODE_RDMA_WRITE);
+		return 0;
+	}
+	if (argc > i + 1 && !strcmp(argv[i], "read-bw")) {
+		rdma_bw(strtoul(argv[i + 1], NULL, 0), argc > i + 2 ? atof(argv[i + 2]) : 2, kind,
+			MLX5_OPCODE_RDMA_READ);
 		return 0;
 	}
 	if (argc > i && !strcmp(argv[i], "write-lat")) {
@@ -197,6 +206,6 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	fprintf(stderr,
-		"usage: cx4_model_perf [-f] write-bw SIZE [SECONDS] | write-lat [SECONDS]\n");
+		"usage: cx4_model_perf [-f] write-bw|read-bw SIZE [SECONDS] | write-lat [SECONDS]\n");
 	return 2;
 }
