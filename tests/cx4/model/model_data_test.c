@@ -45,6 +45,9 @@ static void check_bytes(const uint8_t *got, size_t n, unsigned int seed, const c
 			       pattern(i, seed));
 }
 
+/* Every DMA buffer as separate 4 KB mappings (tdev.scatter), for test_scatter. */
+static bool g_scatter;
+
 static void dev_up(struct side *s, bool pcap, bool atomic_mode1)
 {
 	struct cx4_model_config c = {0};
@@ -59,6 +62,7 @@ static void dev_up(struct side *s, bool pcap, bool atomic_mode1)
 	}
 	T_EQ(tdev_open(&s->t, &c), 0);
 	s->t.atomic_mode1 = atomic_mode1;
+	s->t.scatter = g_scatter;
 	T_EQ(tdev_bringup(&s->t), 0);
 	T_EQ(tdev_roce_setup(&s->t), 0);
 	T_EQ(tdev_alloc_pd(&s->t, &s->pd), 0);
@@ -1393,6 +1397,22 @@ static void test_stress(void)
 	down(&b);
 }
 
+/*
+ * The same traffic with every queue, mailbox, firmware page and memfd region made of separate
+ * 4 KB DMA mappings: buffers the device cannot address as one run (PAS pages, MTT pages,
+ * mailbox chains, WQEs and CQEs across page boundaries).
+ */
+static void test_scatter(void)
+{
+	g_scatter = true;
+	test_rc_send();
+	test_rc_read();
+	test_ud();
+	test_srq();
+	test_stress();
+	g_scatter = false;
+}
+
 /* An idle device sleeps (it says so in the kick page); a doorbell wakes it. */
 static void test_sleep_wake(void)
 {
@@ -1454,6 +1474,7 @@ static const struct {
 } tests[] = {
     {"sleep_wake", test_sleep_wake},
     {"stress", test_stress},
+    {"scatter", test_scatter},
     {"rc_send", test_rc_send},
     {"rc_send_imm_se_inline_bf", test_rc_send_imm_se_inline_bf},
     {"rc_write", test_rc_write},

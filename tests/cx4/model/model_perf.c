@@ -107,8 +107,7 @@ static void rdma_bw(size_t size, double secs, int kind, uint8_t opcode)
 	}
 	printf("%s_bw_%zu=%.2f Gb/s (%.0f msg/s)\n",
 	       opcode == MLX5_OPCODE_RDMA_READ ? "read" : "write", size,
-	       done * size * 8 / (t1 - t0) / 1e9,
-	       done / (t1 - t0));
+	       done * size * 8 / (t1 - t0) / 1e9, done / (t1 - t0));
 	stats("A", &a.t);
 	stats("B", &b.t);
 	tdev_close(&a.t);
@@ -205,7 +204,8 @@ int main(int argc, char **argv)
 		write_lat(argc > i + 1 ? atof(argv[i + 1]) : 2, kind);
 		return 0;
 	}
-	fprintf(stderr,
-		"usage: cx4_model_perf [-f] write-bw|read-bw SIZE [SECONDS] | write-lat [SECONDS]\n");
+	fprintf(
+	    stderr,
+	    "usage: cx4_model_perf [-f] write-bw|read-bw SIZE [SECONDS] | write-lat [SECONDS]\n");
 	return 2;
 }

@@ -68,7 +68,11 @@ void tmem_free(struct tdev *t, struct tmem *m)
 {
 	if (!m->p)
 		return;
-	t->bus->ops->dma_unmap(t->bus, m->iova, m->len);
+	if (m->scattered)
+		for (size_t off = 0; off < m->len; off += 4096)
+			t->bus->ops->dma_unmap(t->bus, tmem_iova(m, off), 4096);
+	else
+		t->bus->ops->dma_unmap(t->bus, m->iova, m->len);
 	munmap(m->p, m->len);
 	close(m->fd);
 	memset(m, 0, sizeof(*m));
@@ -197,7 +201,7 @@ static void fill_chain(struct tmem *m, const uint8_t *data, uint32_t len, uint8_
 		memset(b, 0, CX4_MAILBOX_SIZE);
 		if (data)
 			memcpy(b, data + at, k);
-		cx4_set64(b, CX4_MAILBOX_NEXT_PTR, i + 1 < n ? m->iova + (i + 1) * 1024ull : 0);
+		cx4_set64(b, CX4_MAILBOX_NEXT_PTR, i + 1 < n ? tmem_iova(m, (i + 1) * 1024ull) : 0);
 		cx4_set(b, CX4_MAILBOX_BLOCK_NUMBER, i);
 		cx4_set(b, CX4_MAILBOX_TOKEN, token);
 	}
@@ -295,7 +299,7 @@ int tdev_give_pages(struct tdev *t, uint32_t n)
 			free(in);
 			return -ENOMEM;
 		}
-		cx4_pas_set(in, CX4_MANAGE_PAGES_IN_PAS, i, t->pages[c].iova + k * 4096ull);
+		cx4_pas_set(in, CX4_MANAGE_PAGES_IN_PAS, i, tmem_iova(&t->pages[c], k * 4096ull));
 	}
 	cx4_set(in, CX4_CMD_IN_OPCODE, CX4_CMD_OP_MANAGE_PAGES);
 	cx4_set(in, CX4_CMD_IN_OP_MOD, CX4_MANAGE_PAGES_OPMOD_ALLOC_SUCCESS);
@@ -327,7 +331,7 @@ int tdev_create_eq(struct tdev *t, struct tmem *mem, uint32_t log_size, uint32_t
 	cx4_set(eqc, CX4_EQC_LOG_PAGE_SIZE, 0);
 	cx4_set64(in, CX4_CREATE_EQ_IN_EVENT_BITMASK, mask);
 	for (uint32_t i = 0; i < npas && i < 16 && mem->p; i++)
-		cx4_pas_set(in, CX4_CREATE_EQ_IN_PAS, i, mem->iova + 4096ull * i);
+		cx4_pas_set(in, CX4_CREATE_EQ_IN_PAS, i, tmem_iova(mem, 4096ull * i));
 	st = tdev_cmd(t, in, 0x110 + 8 * npas, out, 16);
 	if (!st)
 		*eqn = cx4_get(out, CX4_CREATE_EQ_OUT_EQ_NUMBER);
@@ -356,7 +360,7 @@ int tdev_create_cq(struct tdev *t, struct tmem *mem, struct tmem *dbr, uint32_t 
 	cx4_set(cqc, CX4_CQC_C_EQN, eqn);
 	cx4_set64(cqc, CX4_CQC_DBR_ADDR, dbr->iova);
 	for (uint32_t i = 0; i < npas && mem->p; i++)
-		cx4_pas_set(in, CX4_CREATE_CQ_IN_PAS, i, mem->iova + 4096ull * i);
+		cx4_pas_set(in, CX4_CREATE_CQ_IN_PAS, i, tmem_iova(mem, 4096ull * i));
 	st = tdev_cmd(t, in, 0x110 + 8 * npas, out, 16);
 	if (!st)
 		*cqn = cx4_get(out, CX4_CREATE_CQ_OUT_CQN);

@@ -45,7 +45,14 @@ struct tmem {
 	uint8_t *p;
 	size_t len;
 	uint64_t iova;
+	bool scattered; /* each 4 KB page mapped for DMA on its own, 8 KB of IOVA apart */
 };
+
+/* The IOVA of byte off of a DMA buffer (page by page when scattered). */
+static inline uint64_t tmem_iova(const struct tmem *m, size_t off)
+{
+	return m->scattered ? m->iova + (off / 4096) * 8192 + off % 4096 : m->iova + off;
+}
 
 struct tdev;
 
@@ -84,6 +91,7 @@ struct tdev {
 	uint32_t syndrome;
 	bool quiet;
 	bool atomic_mode1; /* bring-up sets atomic_req_8B_endianness_mode = 1 */
+	bool scatter;	   /* DMA buffers as separate 4 KB mappings (tmem.scattered) */
 };
 
 /* Open a model with cfg (a zero cfg gets a unique 127.x address) and map BAR0 accessors. */

@@ -144,7 +144,10 @@ int tmr_reg(struct tdev *t, struct tmr *mr, size_t len, unsigned int access, int
 	cx4_set(in, CX4_CREATE_MKEY_IN_TRANSLATIONS_OCTWORD_ACTUAL_SIZE,
 		(uint32_t)((npages + 1) / 2));
 	for (size_t i = 0; i < npages; i++)
-		cx4_pas_set(in, 0x110, i, (mr->iova + 4096 * i) | CX4_MTT_READ | CX4_MTT_WRITE);
+		cx4_pas_set(
+		    in, 0x110, i,
+		    (mr->kind == TMR_FD ? tmem_iova(&mr->mem, 4096 * i) : mr->iova + 4096 * i) |
+			CX4_MTT_READ | CX4_MTT_WRITE);
 	st = tdev_cmd(t, in, ilen, out, 16);
 	free(in);
 	if (st)
@@ -188,7 +191,7 @@ int tsrq_create(struct tdev *t, struct tsrq *s, uint32_t log, uint32_t pd)
 	cx4_set(srqc, CX4_SRQC_PD, pd);
 	cx4_set64(srqc, CX4_SRQC_DBR_ADDR, s->dbr.iova);
 	for (uint32_t i = 0; i < npas; i++)
-		cx4_pas_set(in, 0x110, i, s->buf.iova + 4096ull * i);
+		cx4_pas_set(in, 0x110, i, tmem_iova(&s->buf, 4096ull * i));
 	st = tdev_cmd(t, in, 0x110 + 8 * npas, out, 16);
 	if (!st)
 		s->srqn = cx4_get(out, CX4_CREATE_SRQ_OUT_SRQN);
@@ -265,7 +268,7 @@ int tqp_create(struct tdev *t, struct tqp *qp, uint8_t st, uint32_t pd, struct t
 	cx4_set(qpc, CX4_QPC_CQN_RCV, rcq->cqn);
 	cx4_set64(qpc, CX4_QPC_DBR_ADDR, qp->dbr.iova);
 	for (uint32_t i = 0; i < npas; i++)
-		cx4_pas_set(in, 0x110, i, qp->buf.iova + 4096ull * i);
+		cx4_pas_set(in, 0x110, i, tmem_iova(&qp->buf, 4096ull * i));
 	s = tdev_cmd(t, in, 0x110 + 8 * npas, out, 16);
 	if (!s)
 		qp->qpn = cx4_get(out, CX4_CREATE_QP_OUT_QPN);
