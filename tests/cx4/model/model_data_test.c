@@ -1413,6 +1413,79 @@ static void test_scatter(void)
 	g_scatter = false;
 }
 
+/* 128-byte CQEs (cqc.cqe_sz 1) carry the CQE64 in their second half; collapsed CQs (cqc.cc)
+ * write every CQE to entry 0, where software reads the last completed WQE (Snabb's TX CQ). */
+static void test_cq_formats(void)
+{
+	struct side a, b;
+	struct tcq s128, r128, coll;
+	struct tqp q1, q2, ud;
+	struct tcqe e;
+	struct tconn ca = {.mtu = CX4_QP_MTU_1024, .retry = 7, .rnr_retry = 7}, cb = ca;
+	struct tconn cu = {.qkey = 1};
+
+	dev_up(&a, true, false);
+	dev_up(&b, false, false);
+	T_EQ(tcq_create_128(&a.t, &s128, 3), 0);
+	T_EQ(tcq_create_128(&b.t, &r128, 3), 0);
+	T_EQ(tqp_create(&a.t, &q1, CX4_QP_ST_RC, a.pd, &s128, &a.rcq, 4, 4, NULL), 0);
+	T_EQ(tqp_create(&b.t, &q2, CX4_QP_ST_RC, b.pd, &b.scq, &r128, 4, 4, NULL), 0);
+	ca.rip = b.t.ip;
+	ca.rqpn = q2.qpn;
+	cb.rip = a.t.ip;
+	cb.rqpn = q1.qpn;
+	T_EQ(tqp_connect(&a.t, &q1, &ca), 0);
+	T_EQ(tqp_connect(&b.t, &q2, &cb), 0);
+	T_EQ(tmr_reg(&a.t, &a.mr, 65536, TA_ALL, TMR_FD, a.pd), 0);
+	T_EQ(tmr_reg(&b.t, &b.mr, 65536, TA_ALL, TMR_FD, b.pd), 0);
+	fill(a.mr.buf, 3000, 17);
+	for (int i = 0; i < 10; i++) {
+		struct tsge ss = sge(&a.mr, 0, 3000), rs = sge(&b.mr, 0, 4096);
+		struct tsend w = {.opcode = MLX5_OPCODE_SEND, .sg = &ss, .nsg = 1};
+
+		tqp_post_recv(&b.t, &q2, &rs, 1);
+		tqp_post_send(&a.t, &q1, &w);
+		tcq_expect(&a.t, &s128, &e, WAIT);
+		T_EQ(e.opcode, MLX5_CQE_REQ);
+		T_EQ(e.wqe_counter, i);
+		tcq_expect(&b.t, &r128, &e, WAIT);
+		T_EQ(e.opcode, MLX5_CQE_RESP_SEND);
+		T_EQ(e.byte_cnt, 3000);
+		check_bytes(b.mr.buf, 3000, 17, "128-byte CQE");
+	}
+	for (size_t i = 0; i < 8 * 128; i += 128)
+		for (size_t k = 0; k < 64; k++)
+			T_EQ(s128.buf.p[i + k], 0);
+	/* collapsed, one entry: the latest CQE overwrites entry 0 */
+	T_EQ(tdev_create_cq_ex(&a.t, &coll.buf, &coll.dbr, 0, a.t.eqn, 0, 1, &coll.cqn), 0);
+	T_EQ(tqp_create(&a.t, &ud, CX4_QP_ST_UD, a.pd, &coll, &a.rcq, 4, 4, NULL), 0);
+	T_EQ(tqp_connect(&a.t, &ud, &cu), 0);
+	for (int i = 0; i < 5; i++) {
+		struct tsge ss = sge(&a.mr, 0, 64);
+		struct tsend w = {.opcode = MLX5_OPCODE_SEND,
+				  .sg = &ss,
+				  .nsg = 1,
+				  .dqpn = 0x999,
+				  .qkey = 1,
+				  .dip = b.t.ip};
+		int idx = tqp_post_send(&a.t, &ud, &w);
+
+		for (int k = 0; k < 2000; k++) {
+			volatile uint8_t *c = coll.buf.p;
+
+			if (c[63] >> 4 == MLX5_CQE_REQ && (c[0x3c] << 8 | c[0x3d]) == idx)
+				break;
+			usleep(1000);
+		}
+		T_EQ(coll.buf.p[63] >> 4, MLX5_CQE_REQ);
+		T_EQ(coll.buf.p[0x3c] << 8 | coll.buf.p[0x3d], idx);
+		T_EQ(coll.buf.p[0x38], MLX5_OPCODE_SEND);
+	}
+	no_retransmits(&a);
+	down(&a);
+	down(&b);
+}
+
 /* An idle device sleeps (it says so in the kick page); a doorbell wakes it. */
 static void test_sleep_wake(void)
 {
@@ -1475,6 +1548,7 @@ static const struct {
     {"sleep_wake", test_sleep_wake},
     {"stress", test_stress},
     {"scatter", test_scatter},
+    {"cq_formats", test_cq_formats},
     {"rc_send", test_rc_send},
     {"rc_send_imm_se_inline_bf", test_rc_send_imm_se_inline_bf},
     {"rc_write", test_rc_write},

@@ -341,21 +341,31 @@ int tdev_create_eq(struct tdev *t, struct tmem *mem, uint32_t log_size, uint32_t
 int tdev_create_cq(struct tdev *t, struct tmem *mem, struct tmem *dbr, uint32_t log_size,
 		   uint32_t eqn, uint32_t *cqn)
 {
+	return tdev_create_cq_ex(t, mem, dbr, log_size, eqn, 0, 0, cqn);
+}
+
+int tdev_create_cq_ex(struct tdev *t, struct tmem *mem, struct tmem *dbr, uint32_t log_size,
+		      uint32_t eqn, uint32_t cqe_sz, uint32_t cc, uint32_t *cqn)
+{
 	uint8_t in[0x110 + 8 * 64] = {0}, out[16];
 	uint8_t *cqc = in + CX4_CREATE_CQ_IN_CQC;
-	uint32_t npas = (uint32_t)(((64ull << log_size) + 4095) / 4096);
+	uint64_t stride = cqe_sz ? 128 : 64, bytes = stride << log_size;
+	uint32_t npas = (uint32_t)((bytes + 4095) / 4096);
 	int st;
 
 	if (npas > 64)
 		npas = 1; /* a size for a refusal test: not allocated */
-	else if (!mem->p && tmem_alloc(t, 64ull << log_size, mem))
+	else if (!mem->p && tmem_alloc(t, bytes, mem))
 		return -ENOMEM;
 	if (!dbr->p && tmem_alloc(t, 4096, dbr))
 		return -ENOMEM;
-	for (size_t i = 0; mem->p && i < (64ull << log_size) && i < mem->len; i += 64)
-		mem->p[i + 63] = 0xf1; /* opcode invalid, owner 1 */
+	/* opcode invalid, owner 1, in the CQE64 (the second half of a 128-byte CQE) */
+	for (size_t i = 0; mem->p && i < bytes && i < mem->len; i += stride)
+		mem->p[i + stride - 1] = 0xf1;
 	cx4_set(in, CX4_CMD_IN_OPCODE, CX4_CMD_OP_CREATE_CQ);
 	cx4_set(cqc, CX4_CQC_LOG_CQ_SIZE, log_size);
+	cx4_set(cqc, CX4_CQC_CQE_SZ, cqe_sz);
+	cx4_set(cqc, CX4_CQC_CC, cc);
 	cx4_set(cqc, CX4_CQC_UAR_PAGE, t->uar);
 	cx4_set(cqc, CX4_CQC_C_EQN, eqn);
 	cx4_set64(cqc, CX4_CQC_DBR_ADDR, dbr->iova);

@@ -135,6 +135,9 @@ int tdev_create_eq(struct tdev *t, struct tmem *mem, uint32_t log_size, uint32_t
 		   uint64_t mask, uint32_t *eqn);
 int tdev_create_cq(struct tdev *t, struct tmem *mem, struct tmem *dbr, uint32_t log_size,
 		   uint32_t eqn, uint32_t *cqn);
+/* With cqc.cqe_sz (0: 64 B, 1: 128 B) and cqc.cc (collapsed). */
+int tdev_create_cq_ex(struct tdev *t, struct tmem *mem, struct tmem *dbr, uint32_t log_size,
+		      uint32_t eqn, uint32_t cqe_sz, uint32_t cc, uint32_t *cqn);
 
 void hexdump(const void *p, size_t len);
 

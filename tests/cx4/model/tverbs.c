@@ -34,7 +34,16 @@ int tcq_create(struct tdev *t, struct tcq *cq, uint32_t log)
 {
 	memset(cq, 0, sizeof(*cq));
 	cq->log = log;
+	cq->stride = 64;
 	return tdev_create_cq(t, &cq->buf, &cq->dbr, log, t->eqn, &cq->cqn);
+}
+
+int tcq_create_128(struct tdev *t, struct tcq *cq, uint32_t log)
+{
+	memset(cq, 0, sizeof(*cq));
+	cq->log = log;
+	cq->stride = 128;
+	return tdev_create_cq_ex(t, &cq->buf, &cq->dbr, log, t->eqn, 1, 0, &cq->cqn);
 }
 
 int tcq_poll(struct tdev *t, struct tcq *cq, uint8_t *cqe64, int ms)
@@ -43,7 +52,9 @@ int tcq_poll(struct tdev *t, struct tcq *cq, uint8_t *cqe64, int ms)
 
 	(void)t;
 	for (;;) {
-		volatile uint8_t *c = cq->buf.p + (size_t)(cq->ci & ((1u << cq->log) - 1)) * 64;
+		volatile uint8_t *c = cq->buf.p +
+				      (size_t)(cq->ci & ((1u << cq->log) - 1)) * cq->stride +
+				      cq->stride - 64;
 		uint8_t own = c[63];
 
 		if ((own >> 4) != MLX5_CQE_INVALID && (own & 1) == ((cq->ci >> cq->log) & 1)) {

@@ -14,11 +14,13 @@
 struct tcq {
 	struct tmem buf, dbr;
 	uint32_t cqn, log;
+	uint32_t stride; /* 64 or 128 */
 	uint32_t ci;
 	uint32_t arm_sn;
 };
 
 int tcq_create(struct tdev *t, struct tcq *cq, uint32_t log);
+int tcq_create_128(struct tdev *t, struct tcq *cq, uint32_t log);
 /* Next CQE within ms (copied to cqe64): 1, or 0 on timeout. */
 int tcq_poll(struct tdev *t, struct tcq *cq, uint8_t *cqe64, int ms);
 /* Arm for the next (sol = false) or next solicited completion. */
