@@ -1418,7 +1418,7 @@ static void test_scatter(void)
 static void test_cq_formats(void)
 {
 	struct side a, b;
-	struct tcq s128, r128, coll;
+	struct tcq s128, r128, coll = {0};
 	struct tqp q1, q2, ud;
 	struct tcqe e;
 	struct tconn ca = {.mtu = CX4_QP_MTU_1024, .retry = 7, .rnr_retry = 7}, cb = ca;
