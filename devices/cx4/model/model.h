@@ -751,7 +751,7 @@ int net_tx_flush(struct mdev *d);
 /* Receive and dispatch a batch; returns packets received. */
 int net_rx(struct mdev *d);
 /* Pick the source-port socket for a QP (per-QP entropy, research note 4.1). */
-uint16_t net_sport_for(struct mdev *d, uint32_t qpn, uint16_t want, int *sock);
+uint16_t net_sport_for(struct mdev *d, uint32_t qpn, uint16_t want, bool av, int *sock);
 
 /* ---- the device ---------------------------------------------------------------------------- */
 struct mprofile {

@@ -114,11 +114,12 @@ void net_close(struct mdev *d)
 	n->slab = NULL;
 }
 
-uint16_t net_sport_for(struct mdev *d, uint32_t qpn, uint16_t want, int *sock)
+uint16_t net_sport_for(struct mdev *d, uint32_t qpn, uint16_t want, bool av, int *sock)
 {
 	struct mnet *n = &d->net;
 
-	if (want && cx4_get(d->cap_cur[2], CX4_CAP_ROCE_SW_R_ROCE_SRC_UDP_PORT)) {
+	/* a QP context's udp_sport counts once the driver enabled it; a UD AV's always does */
+	if (want && (av || cx4_get(d->cap_cur[2], CX4_CAP_ROCE_SW_R_ROCE_SRC_UDP_PORT))) {
 		int s;
 
 		for (unsigned int i = 0; i < n->ntx; i++) {

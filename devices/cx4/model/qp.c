@@ -162,7 +162,7 @@ static uint32_t apply_path(struct mdev *d, struct mqp *qp, const uint8_t *qpc)
 	qp->path.rmac[3] = (uint8_t)(ml >> 16);
 	qp->path.rmac[4] = (uint8_t)(ml >> 8);
 	qp->path.rmac[5] = (uint8_t)ml;
-	qp->sport = net_sport_for(d, qp->qpn, qp->path.udp_sport, &qp->sock);
+	qp->sport = net_sport_for(d, qp->qpn, qp->path.udp_sport, false, &qp->sock);
 	return 0;
 }
 

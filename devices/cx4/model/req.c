@@ -231,14 +231,18 @@ static int emit(struct mdev *d, struct mqp *qp, uint32_t pos, const struct mwqe 
 	struct txpkt *t = net_tx_get(d);
 	uint32_t daddr, dqpn;
 	uint8_t tos, ttl;
-	int synd;
+	int synd, sock = qp->sock;
 
 	if (!t)
 		return 1;
 	dest_of(qp, w, &daddr, &tos, &ttl, &dqpn);
 	h->dqpn = dqpn;
 	h->pkey = ROCE_DEFAULT_PKEY;
-	if (net_tx_hdr(d, t, h, payload ? plen : 0, daddr, (uint16_t)qp->sock, tos, ttl))
+	/* a UD address vector names its RoCE v2 UDP source port in rlid (rdma-core mlx5
+	 * create_ah); ports outside the RoCE range (roce_cap) fall back to the QP's */
+	if (qp->st == CX4_QP_ST_UD && w->av.udp_sport >= 0xc000)
+		net_sport_for(d, qp->qpn, w->av.udp_sport, true, &sock);
+	if (net_tx_hdr(d, t, h, payload ? plen : 0, daddr, (uint16_t)sock, tos, ttl))
 		return MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR;
 	if (payload && plen) {
 		synd = gather(d, qp, w, off, plen, t);
