@@ -197,16 +197,23 @@ static int pass(struct mdev *d)
 	work = bar0_poll(d);
 	work += cmdif_run(d);
 	if (d->hca == MHCA_INIT) {
-		work += net_rx(d);
+		/* what the doorbells asked for leaves first (latency of a request) ... */
 		work += run_active(d);
+		work += net_tx_flush(d);
+		/* ... then what came in, its data written before anything reports it */
+		work += net_rx(d);
+		mdev_flush_rx_dma(d);
 	}
 	work += mtimer_run(d, &d->timers, d->now);
-	/* Data first, then the completions that report it, then acks and events. */
+	/* responses, retransmissions and acknowledgements the packets and timers asked for */
+	work += run_active(d);
 	mdev_flush_rx_dma(d);
 	d->net.scratch_used = 0;
 	work += cq_flush(d);
 	work += resp_send_acks(d);
 	work += net_tx_flush(d);
+	/* completions of packets just sent (UC, UD) */
+	work += cq_flush(d);
 	eq_fire(d);
 	pthread_mutex_unlock(&d->lock);
 	return work;

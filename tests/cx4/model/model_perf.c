@@ -8,6 +8,7 @@
  *   cx4_model_perf write-bw SIZE [SECONDS]   RDMA WRITE bandwidth, 128 WQEs in flight,
  *                                            every 16th signalled (ib_write_bw style)
  *   cx4_model_perf read-bw SIZE [SECONDS]    the same with RDMA READ
+ *   cx4_model_perf write-lat-1dev [SECONDS]  the same with both QPs on one device
  *   cx4_model_perf write-lat [SECONDS]       8-byte RDMA WRITE ping-pong, polled memory
  *                                            (ib_write_lat style): median half round trip
  * Memory is registered by pid+va (as a client's malloc'd buffers are) unless -f (memfd).
@@ -121,7 +122,7 @@ static int cmp(const void *x, const void *y)
 	return a < b ? -1 : a > b;
 }
 
-static void write_lat(double secs, int kind)
+static void write_lat(double secs, int kind, bool one_dev)
 {
 	struct side a, b;
 	double *lat = malloc(sizeof(double) * 1000000);
@@ -131,7 +132,16 @@ static void write_lat(double secs, int kind)
 	uint8_t c[64];
 
 	up(&a, 4096, kind);
-	up(&b, 4096, kind);
+	if (one_dev) {
+		/* both QPs on one device: one engine, the packets loop back to its own port */
+		b = a;
+		T_EQ(tcq_create(&a.t, &b.scq, 10), 0);
+		T_EQ(tcq_create(&a.t, &b.rcq, 10), 0);
+		T_EQ(tqp_create(&a.t, &b.qp, CX4_QP_ST_RC, a.pd, &b.scq, &b.rcq, 9, 9, NULL), 0);
+		T_EQ(tmr_reg(&a.t, &b.mr, 4096, TA_ALL, kind, a.pd), 0);
+	} else {
+		up(&b, 4096, kind);
+	}
 	connect2(&a, &b);
 	ina = a.mr.buf + 64;
 	inb = b.mr.buf + 64;
@@ -175,10 +185,12 @@ static void write_lat(double secs, int kind)
 	qsort(lat, n, sizeof(*lat), cmp);
 	printf("write_half_rtt_8=%.2f us (median of %zu)\n", lat[n / 2], n);
 	stats("A", &a.t);
-	stats("B", &b.t);
+	if (!one_dev)
+		stats("B", &b.t);
 	free(lat);
 	tdev_close(&a.t);
-	tdev_close(&b.t);
+	if (!one_dev)
+		tdev_close(&b.t);
 }
 
 int main(int argc, char **argv)
@@ -201,7 +213,11 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (argc > i && !strcmp(argv[i], "write-lat")) {
-		write_lat(argc > i + 1 ? atof(argv[i + 1]) : 2, kind);
+		write_lat(argc > i + 1 ? atof(argv[i + 1]) : 2, kind, false);
+		return 0;
+	}
+	if (argc > i && !strcmp(argv[i], "write-lat-1dev")) {
+		write_lat(argc > i + 1 ? atof(argv[i + 1]) : 2, kind, true);
 		return 0;
 	}
 	fprintf(
