@@ -180,7 +180,7 @@ void cq_arm_doorbell(struct mdev *d, uint32_t uar, const uint8_t *val8)
 	base = (int32_t)(cq->event_pi - ci) > 0 ? cq->event_pi : ci;
 	if (cq->arm == ARM_NEXT ? cq->pi != base
 				: (int32_t)(cq->last_solicit - base) > 0 &&
-					  cq->last_solicit - base <= (1u << cq->log_size))
+				      cq->last_solicit - base <= (1u << cq->log_size))
 		cq_event(d, cq);
 }
 
