@@ -1,0 +1,227 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The engine and the progress thread.
+ *
+ * The engine is one pass over everything this context does: consume every peer's response
+ * and request rings, retransmit and time out, transmit what waited for credits. Any thread may
+ * run it: poll_cq runs it when the CQ is empty (so an application that polls gets its
+ * completions and serves incoming requests itself, with no thread switch), and the progress
+ * thread runs it when the application does not call verbs at all (one-sided targets, a thread
+ * blocked in ibv_get_cq_event). Rings are claimed with trylock: two threads never wait for each
+ * other to do the same work.
+ *
+ * The progress thread polls for a while after it last found work (spin_us: a blocking wake-up
+ * costs ~50 us on the test machines, so a short burst of traffic keeps it hot), then sleeps.
+ * While the application itself polls, it naps and leaves the peers QUIET (they never ring: no
+ * system call per message anywhere). Otherwise it clears QUIET in every peer's pair block
+ * (after which a writer rings our doorbell), looks once more (the reader half of the Dekker
+ * handshake in ntb_tx_publish), and blocks on the doorbell, ntbd's relay and its poke fd.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ntb.h"
+
+#define ENGINE_BUDGET	64	/* messages per ring per pass */
+#define NAP_MS		1	/* while the application polls */
+
+static void sweep(struct ntb_context *ctx, uint64_t now, int *work)
+{
+	uint64_t next = now + 1000000ull;
+
+	if (pthread_mutex_trylock(&ctx->lock))
+		return;
+	ctx->want_sweep = false;
+	for (struct ntb_qp *qp = ctx->qp_list; qp; qp = qp->next) {
+		/* unlocked hints: nothing queued, nothing unanswered */
+		if (qp->sq_tail == qp->sq_head && !qp->cur_active)
+			continue;
+		if (pthread_mutex_trylock(&qp->sq_lock)) {
+			ctx->want_sweep = true;
+			continue;
+		}
+		*work += ntb_qp_timers(qp, now);
+		ntb_qp_tx(qp);
+		ntb_qp_complete_sq(qp);
+		if (qp->deadline && qp->deadline < next)
+			next = qp->deadline;
+		if (qp->rnr_until && qp->rnr_until < next)
+			next = qp->rnr_until;
+		if (qp->sq_tx != qp->sq_head && !qp->rnr_until && qp_state(qp) == IBV_QPS_RTS)
+			ctx->want_sweep = true;		/* waiting for credits */
+		pthread_mutex_unlock(&qp->sq_lock);
+		if (qp_state(qp) == IBV_QPS_ERR && qp->cur_active && qp->peer) {
+			pthread_mutex_lock(&qp->peer->rx_lock);
+			ntb_qp_flush_cur(qp);
+			pthread_mutex_unlock(&qp->peer->rx_lock);
+		}
+	}
+	ctx->next_sweep = next;
+	pthread_mutex_unlock(&ctx->lock);
+}
+
+int ntb_engine(struct ntb_context *ctx, bool from_app)
+{
+	int work = 0;
+	uint64_t now;
+
+	if (!ctx->attached)
+		return 0;
+	for (unsigned int i = 0; i < ctx->pctrl->max_slots; i++) {
+		struct ntb_peer *p = &ctx->peers[i];
+
+		if (!p->dirty && !ntb_rx_pending(p))
+			continue;
+		if (pthread_mutex_trylock(&p->rx_lock))
+			continue;
+		if (ntb_peer_rx_sync(p)) {
+			/* responses first: they free credits and never wait */
+			work += ntb_comp_process(p, ENGINE_BUDGET);
+			work += ntb_resp_process(p, ENGINE_BUDGET);
+		}
+		pthread_mutex_unlock(&p->rx_lock);
+	}
+	now = ntb_now();
+	if (ctx->want_sweep || now >= ctx->next_sweep)
+		sweep(ctx, now, &work);
+	if (ctx->nev)
+		ntb_flush_events(ctx);
+	return work;
+}
+
+void ntb_progress_poke(struct ntb_context *ctx)
+{
+	static const uint64_t one = 1;
+
+	if (atomic_load_explicit(&ctx->sleeping, memory_order_acquire) && ctx->poke_fd >= 0) {
+		ssize_t r = write(ctx->poke_fd, &one, sizeof(one));
+		(void)r;
+	}
+}
+
+static void drain(int fd)
+{
+	uint64_t v;
+	ssize_t r = read(fd, &v, sizeof(v));
+
+	(void)r;
+}
+
+static int sleep_ms(struct ntb_context *ctx, uint64_t now, int cap)
+{
+	uint64_t next = ctx->next_sweep;
+	int ms;
+
+	if (next <= now)
+		return 0;
+	ms = (int)((next - now + 999999) / 1000000);
+	if (cap >= 0 && ms > cap)
+		ms = cap;
+	return ms;
+}
+
+static void *progress_main(void *arg)
+{
+	struct ntb_context *ctx = arg;
+	uint64_t last_work = ntb_now(), last_polls = atomic_load(&ctx->polls);
+	uint64_t spin_ns = (uint64_t)ctx->spin_us * 1000;
+	bool quiet = false;
+
+	while (!atomic_load_explicit(&ctx->stop, memory_order_acquire)) {
+		struct pollfd pfd[3];
+		uint64_t now, polls;
+		bool app_polling;
+		int nfd = 0, timeout;
+
+		if (ntb_engine(ctx, false)) {
+			last_work = ntb_now();
+			if (!quiet) {
+				/* awake and polling: writers need not ring */
+				ntb_bells_arm(ctx, false);
+				quiet = true;
+			}
+			continue;
+		}
+		now = ntb_now();
+		if (now - last_work < spin_ns) {
+			ntb_cpu_relax();
+			continue;
+		}
+		polls = atomic_load_explicit(&ctx->polls, memory_order_relaxed);
+		app_polling = polls != last_polls && !atomic_load(&ctx->armed_cqs);
+		last_polls = polls;
+		if (app_polling) {
+			/* the application runs the engine from poll_cq: stay out of its way */
+			if (!quiet) {
+				ntb_bells_arm(ctx, false);
+				quiet = true;
+			}
+			timeout = sleep_ms(ctx, now, NAP_MS);
+		} else {
+			ntb_bells_arm(ctx, true);
+			quiet = false;
+			/* a writer that saw us QUIET before the store above did not ring: look */
+			if (ntb_engine(ctx, false)) {
+				last_work = ntb_now();
+				continue;
+			}
+			timeout = sleep_ms(ctx, now, -1);
+			if (ctx->next_sweep - now > 1000000000ull)
+				timeout = -1;
+		}
+		pfd[nfd++] = (struct pollfd){ .fd = ctx->poke_fd, .events = POLLIN };
+		if (ctx->relay_fd >= 0)
+			pfd[nfd++] = (struct pollfd){ .fd = ctx->relay_fd, .events = POLLIN };
+		if (ctx->db_bits)
+			pfd[nfd++] = (struct pollfd){ .fd = ntb_event_fd(ctx->hal), .events = POLLIN };
+		atomic_store_explicit(&ctx->sleeping, 1, memory_order_seq_cst);
+		if (!atomic_load(&ctx->stop))
+			poll(pfd, nfd, timeout);
+		atomic_store_explicit(&ctx->sleeping, 0, memory_order_relaxed);
+		drain(ctx->poke_fd);
+		if (ctx->relay_fd >= 0)
+			drain(ctx->relay_fd);
+		if (ctx->db_bits) {
+			uint64_t bits;
+
+			ntb_events(ctx->hal);
+			bits = ntb_db_read(ctx->hal) & ctx->db_bits;
+			if (bits)
+				ntb_db_clear(ctx->hal, bits);
+		}
+		atomic_store_explicit(&ctx->slice->vbell, 0, memory_order_relaxed);
+		last_work = ntb_now();
+	}
+	return NULL;
+}
+
+int ntb_progress_start(struct ntb_context *ctx)
+{
+	int ret;
+
+	if (ctx->thread_running)
+		return 0;
+	atomic_store(&ctx->stop, false);
+	ctx->next_sweep = ntb_now();
+	ret = pthread_create(&ctx->thread, NULL, progress_main, ctx);
+	if (ret)
+		return ret;
+	ctx->thread_running = true;
+	return 0;
+}
+
+void ntb_progress_stop(struct ntb_context *ctx)
+{
+	static const uint64_t one = 1;
+	ssize_t r;
+
+	if (!ctx->thread_running)
+		return;
+	atomic_store(&ctx->stop, true);
+	r = write(ctx->poke_fd, &one, sizeof(one));
+	(void)r;
+	pthread_join(ctx->thread, NULL);
+	ctx->thread_running = false;
+}
