@@ -204,8 +204,15 @@ int ntb_ensure_attached(struct ntb_context *ctx)
 	if (ctx->attached)
 		return 0;
 	pthread_mutex_lock(&ctx->lock);
-	if (!ctx->attached)
+	/* EAGAIN: the link just came up and the peer's ntbd is still writing its half */
+	for (int tries = 0; !ctx->attached && tries < 100; tries++) {
+		struct timespec ts = { 0, 10 * 1000 * 1000 };
+
 		ret = attach_locked(ctx);
+		if (ret != EAGAIN)
+			break;
+		nanosleep(&ts, NULL);
+	}
 	pthread_mutex_unlock(&ctx->lock);
 	return ret;
 }
@@ -363,13 +370,11 @@ static struct verbs_context *ntb_alloc_context(struct ibv_device *ibdev, int cmd
 
 		ctx->gid_tbl_len = bv_query_port(&bv->vctx.context, 1, &pa) ? 1 : pa.gid_tbl_len;
 	}
-	/* Without the link the context still opens (queries, PDs, CQs); QPs and MRs retry. */
-	ret = ntb_ensure_attached(ctx);
-	if (ret && ret != ENOLINK && ret != ENOTCONN) {
-		fprintf(stderr, "bridgeverbs: %s: cannot attach to ntbd's data path: %s\n",
-			ibdev->name, strerror(ret));
-		goto fail;
-	}
+	/*
+	 * Without the link the context still opens (queries, PDs, CQs: ibv_devinfo shows the
+	 * port down); creating QPs and registering memory try again and fail with the reason.
+	 */
+	ntb_ensure_attached(ctx);
 	return &bv->vctx;
 fail:
 	if (ctx->poke_fd >= 0)
