@@ -1,0 +1,39 @@
+# shellcheck shell=bash
+# Shared by the ntb integration tests: one link (ntb_0 <-> ntb_1) per hardware profile.
+NTB_ALL_PROFILES="intel-gen1 intel-gen3 intel-gen4 amd idt switchtec epf"
+NTB_PROFILES=${NTB_PROFILES:-$NTB_ALL_PROFILES}
+
+# ntb_up PROFILE: take down whatever runs, bring up a link of that profile.
+ntb_up() {
+	local cfg="$BV_RUNDIR/ntb-$1.conf"
+	cat >"$cfg" <<EOC
+[device ntb_0]
+kind = ntb
+link = ntbt
+side = 0
+profile = $1
+ip = 127.0.2.1
+
+[device ntb_1]
+kind = ntb
+link = ntbt
+side = 1
+profile = $1
+ip = 127.0.2.2
+EOC
+	"$BVCTL" down >/dev/null 2>&1
+	bv_up "$cfg"
+	# the port is ACTIVE once both daemons finished the link handshake
+	for _ in $(seq 100); do
+		bv_run ibv_devinfo -d ntb_1 2>/dev/null | grep -q PORT_ACTIVE &&
+			bv_run ibv_devinfo -d ntb_0 2>/dev/null | grep -q PORT_ACTIVE && return 0
+		sleep 0.1
+	done
+	bv_fail "$1: the link did not come up"
+}
+
+# ntb_gid DEV: the index of the RoCE v2 IPv4 GID (for -g / -x)
+ntb_gid() {
+	bv_run ibv_devinfo -v -d "$1" | sed -n 's/.*GID\[ *\([0-9]*\)\]:.*::ffff:.*RoCE v2.*/\1/p' |
+		head -n1
+}
