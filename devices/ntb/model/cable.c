@@ -22,7 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/file.h>
 #include <sys/inotify.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -399,8 +398,17 @@ int ntb_cable_open(struct ntb_dev *ntb, const char *rundir)
 	ntb->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (ntb->lock_fd < 0)
 		return -errno;
-	if (flock(ntb->lock_fd, LOCK_EX | LOCK_NB))
-		return errno == EWOULDBLOCK ? -EADDRINUSE : -errno;
+	/*
+	 * An open-file-description lock: released when the holder dies, and it conflicts with a
+	 * second open in the same process too (a POSIX record lock would not). A child forked
+	 * by the holder shares it until the child closes the descriptor.
+	 */
+	{
+		struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+
+		if (fcntl(ntb->lock_fd, F_OFD_SETLK, &fl))
+			return errno == EAGAIN || errno == EACCES ? -EADDRINUSE : -errno;
+	}
 
 	if (ntb->side == 0) {
 		snprintf(path, sizeof(path), "%s.%d", ntb->cable_path, (int)getpid() % 100000);
