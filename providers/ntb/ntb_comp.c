@@ -27,13 +27,20 @@ static uint64_t timeout_ns(uint8_t t)
 	return t ? 4096ull << (t > 31 ? 31 : t) : 0;
 }
 
-/* The transmitted WQE carrying psn, or NULL. */
+/*
+ * The WQE carrying psn: transmitted, or being transmitted (the first segments of a long
+ * message are out while the ring has no room for the rest, and the responder may answer
+ * them already: a NAK for the first segment). NULL if none.
+ */
 static struct ntb_swqe *find_psn(struct ntb_qp *qp, uint32_t psn, uint32_t *index)
 {
-	for (uint32_t i = qp->sq_tail; i != qp->sq_tx; i++) {
+	uint32_t end = qp->sq_tx != qp->sq_head ? qp->sq_tx + 1 : qp->sq_tx;
+
+	for (uint32_t i = qp->sq_tail; i != end; i++) {
 		struct ntb_swqe *w = &qp->sq[i & (qp->sq_size - 1)];
 
-		if (w->state == NTB_SWQE_SENT && w->psn == psn) {
+		if (w->psn == psn && (w->state == NTB_SWQE_SENT ||
+				      (w->state == NTB_SWQE_POSTED && w->sent && i == qp->sq_tx))) {
 			*index = i;
 			return w;
 		}
@@ -43,11 +50,13 @@ static struct ntb_swqe *find_psn(struct ntb_qp *qp, uint32_t psn, uint32_t *inde
 
 static void done(struct ntb_qp *qp, struct ntb_swqe *w, enum ibv_wc_status st)
 {
+	if (w->state == NTB_SWQE_SENT) {
+		qp->inflight--;
+		if (is_rd_atomic(w->opcode))
+			qp->rd_atomic--;
+	}
 	w->state = NTB_SWQE_DONE;
 	w->status = st;
-	qp->inflight--;
-	if (is_rd_atomic(w->opcode))
-		qp->rd_atomic--;
 }
 
 /* Everything transmitted up to psn (inclusive) that needs no data back is done. */

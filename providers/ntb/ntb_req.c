@@ -418,9 +418,10 @@ void ntb_qp_tx(struct ntb_qp *qp)
 /* Go back to WQE index i: it and everything after it that was transmitted is sent again. */
 void ntb_qp_rewind(struct ntb_qp *qp, uint32_t i)
 {
-	uint32_t first = i;
+	uint32_t first = i, end = qp->sq_tx != qp->sq_head ? qp->sq_tx + 1 : qp->sq_tx;
 
-	for (; i != qp->sq_tx; i++) {
+	/* up to and including a WQE whose first segments are out */
+	for (; i != end; i++) {
 		struct ntb_swqe *w = &qp->sq[i & (qp->sq_size - 1)];
 
 		if (w->state == NTB_SWQE_DONE)

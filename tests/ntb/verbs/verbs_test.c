@@ -454,13 +454,13 @@ static int t_rc_ops_kind(enum ibv_qp_type type)
 		/* RDMA READ of b's region into a's */
 		fill(&sb, s1 + 9);
 		fill(&ra, s2 + 9);
-		CHECK(!post_one(c.a, IBV_WR_RDMA_READ, &ra, 1, n, (uintptr_t)sb.p, sb.mr->rkey, 7, 0),
-		      "post read");
+		CHECK(!post_one(c.a, IBV_WR_RDMA_READ, &ra, n < MAXSZ ? 1 : 0, n, (uintptr_t)sb.p,
+				sb.mr->rkey, 7, 0), "post read");
 		CHECK(wait_wc(A.scq, 1, &wc, 5000) == 1, "read completion %zu", n);
 		CHECK(wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_RDMA_READ &&
 			      wc.byte_len == n,
 		      "read wc %s len %u", ibv_wc_status_str(wc.status), wc.byte_len);
-		if (check_bytes(&ra, s2 + 9, 1, sb.p, n, "read data"))
+		if (check_bytes(&ra, s2 + 9, n < MAXSZ ? 1 : 0, sb.p, n, "read data"))
 			goto out;
 		note("%s size %zu ok", type == IBV_QPT_RC ? "rc" : "uc", n);
 	}
@@ -588,7 +588,7 @@ static int t_sg(void)
 			      wc.byte_len == 7000, "sg recv");
 		/* the received bytes, in order, spread over the 3 pieces */
 		{
-			uint8_t got[9000];
+			uint8_t got[3000 + 5 + 6995];
 			size_t g = 0;
 
 			ro = 0;
@@ -597,7 +597,9 @@ static int t_sg(void)
 				g += in[i];
 				ro += in[i] + 50;
 			}
-			CHECK(!memcmp(got, expect, 7000), "sg data");
+			for (int k = 0; k < 7000; k++)
+				CHECK(got[k] == expect[k], "sg data: byte %d is %02x, want %02x", k,
+				      got[k], expect[k]);
 		}
 	}
 	/* gather WRITE and scatter READ */
@@ -756,8 +758,12 @@ static int t_ud(void)
 		ah = ibv_create_ah(A.pd, &aa);
 		CHECK(ah, "create_ah");
 	}
-	for (size_t n = 0; n <= mtu; n = n ? n * 2 + 1 : 1) {
-		struct ibv_sge sge = { (uintptr_t)sa.p, (uint32_t)(n > mtu ? mtu : n), sa.mr->lkey };
+	for (size_t k = 0; k < NSIZES + 1; k++) {
+		size_t n = k < NSIZES ? sizes[k] : mtu;
+
+		if (n > mtu)
+			continue;
+		struct ibv_sge sge = { (uintptr_t)sa.p, (uint32_t)n, sa.mr->lkey };
 		struct ibv_send_wr wr = { .wr_id = n, .sg_list = &sge, .num_sge = 1,
 					  .opcode = IBV_WR_SEND_WITH_IMM, .imm_data = htonl(7),
 					  .send_flags = IBV_SEND_SIGNALED }, *bad;
@@ -787,10 +793,6 @@ static int t_ud(void)
 			if (check_bytes(&rb, (uint32_t)n + 1, 0, want, sge.length + 40, "ud data"))
 				goto out;
 		}
-		if (n == mtu)
-			break;
-		if (n * 2 + 1 > mtu)
-			n = (mtu - 1) / 2;
 	}
 	/* a wrong Q_Key: dropped at the receiver, the sender completes all the same */
 	{
@@ -934,7 +936,11 @@ static int t_events(void)
 	CHECK(wait_event(&B, B.rcq, 300) == -1, "an unsolicited send woke a solicited-only CQ");
 	CHECK(!post_one(c.a, IBV_WR_SEND, &sa, 0, 16, 0, 0, 3, IBV_SEND_SOLICITED), "send");
 	CHECK(wait_event(&B, B.rcq, 5000) == 0, "the solicited send did not wake it");
-	CHECK(wait_wc(B.rcq, 2, &wc, 1000) >= 1, "recvs");
+	{
+		struct ibv_wc two[2];
+
+		CHECK(wait_wc(B.rcq, 2, two, 1000) == 2, "recvs");
+	}
 	ret = 0;
 out:
 	disconnect(&c);
