@@ -122,6 +122,34 @@ static int sleep_ms(struct ntb_context *ctx, uint64_t now, int cap)
 	return ms;
 }
 
+static void block(struct ntb_context *ctx, int timeout)
+{
+	struct pollfd pfd[3];
+	int nfd = 0;
+
+	pfd[nfd++] = (struct pollfd){ .fd = ctx->poke_fd, .events = POLLIN };
+	if (ctx->relay_fd >= 0)
+		pfd[nfd++] = (struct pollfd){ .fd = ctx->relay_fd, .events = POLLIN };
+	if (ctx->db_bits)
+		pfd[nfd++] = (struct pollfd){ .fd = ntb_event_fd(ctx->hal), .events = POLLIN };
+	atomic_store_explicit(&ctx->sleeping, 1, memory_order_seq_cst);
+	if (!atomic_load(&ctx->stop))
+		poll(pfd, nfd, timeout);
+	atomic_store_explicit(&ctx->sleeping, 0, memory_order_relaxed);
+	drain(ctx->poke_fd);
+	if (ctx->relay_fd >= 0)
+		drain(ctx->relay_fd);
+	if (ctx->db_bits) {
+		uint64_t bits;
+
+		ntb_events(ctx->hal);
+		bits = ntb_db_read(ctx->hal) & ctx->db_bits;
+		if (bits)
+			ntb_db_clear(ctx->hal, bits);
+	}
+	atomic_store_explicit(&ctx->slice->vbell, 0, memory_order_relaxed);
+}
+
 static void *progress_main(void *arg)
 {
 	struct ntb_context *ctx = arg;
@@ -130,11 +158,26 @@ static void *progress_main(void *arg)
 	bool quiet = false;
 
 	while (!atomic_load_explicit(&ctx->stop, memory_order_acquire)) {
-		struct pollfd pfd[3];
-		uint64_t now, polls;
-		bool app_polling;
-		int nfd = 0, timeout;
+		uint64_t now, polls = atomic_load_explicit(&ctx->polls, memory_order_relaxed);
+		int timeout;
 
+		if (polls != last_polls && !atomic_load(&ctx->armed_cqs)) {
+			/*
+			 * The application polls, and runs the engine from poll_cq: compete with
+			 * it for neither the rings nor the CPU (2 cores, 2 spinning applications).
+			 * Look again in a millisecond; the peers need not ring meanwhile.
+			 */
+			last_polls = polls;
+			if (!quiet) {
+				ntb_bells_arm(ctx, false);
+				quiet = true;
+			}
+			ntb_engine(ctx, false);	/* timers the application may not run */
+			block(ctx, sleep_ms(ctx, ntb_now(), NAP_MS));
+			last_work = 0;
+			continue;
+		}
+		last_polls = polls;
 		if (ntb_engine(ctx, false)) {
 			last_work = ntb_now();
 			if (!quiet) {
@@ -149,49 +192,17 @@ static void *progress_main(void *arg)
 			ntb_cpu_relax();
 			continue;
 		}
-		polls = atomic_load_explicit(&ctx->polls, memory_order_relaxed);
-		app_polling = polls != last_polls && !atomic_load(&ctx->armed_cqs);
-		last_polls = polls;
-		if (app_polling) {
-			/* the application runs the engine from poll_cq: stay out of its way */
-			if (!quiet) {
-				ntb_bells_arm(ctx, false);
-				quiet = true;
-			}
-			timeout = sleep_ms(ctx, now, NAP_MS);
-		} else {
-			ntb_bells_arm(ctx, true);
-			quiet = false;
-			/* a writer that saw us QUIET before the store above did not ring: look */
-			if (ntb_engine(ctx, false)) {
-				last_work = ntb_now();
-				continue;
-			}
-			timeout = sleep_ms(ctx, now, -1);
-			if (ctx->next_sweep - now > 1000000000ull)
-				timeout = -1;
+		ntb_bells_arm(ctx, true);
+		quiet = false;
+		/* a writer that saw us QUIET before the store above did not ring: look */
+		if (ntb_engine(ctx, false)) {
+			last_work = ntb_now();
+			continue;
 		}
-		pfd[nfd++] = (struct pollfd){ .fd = ctx->poke_fd, .events = POLLIN };
-		if (ctx->relay_fd >= 0)
-			pfd[nfd++] = (struct pollfd){ .fd = ctx->relay_fd, .events = POLLIN };
-		if (ctx->db_bits)
-			pfd[nfd++] = (struct pollfd){ .fd = ntb_event_fd(ctx->hal), .events = POLLIN };
-		atomic_store_explicit(&ctx->sleeping, 1, memory_order_seq_cst);
-		if (!atomic_load(&ctx->stop))
-			poll(pfd, nfd, timeout);
-		atomic_store_explicit(&ctx->sleeping, 0, memory_order_relaxed);
-		drain(ctx->poke_fd);
-		if (ctx->relay_fd >= 0)
-			drain(ctx->relay_fd);
-		if (ctx->db_bits) {
-			uint64_t bits;
-
-			ntb_events(ctx->hal);
-			bits = ntb_db_read(ctx->hal) & ctx->db_bits;
-			if (bits)
-				ntb_db_clear(ctx->hal, bits);
-		}
-		atomic_store_explicit(&ctx->slice->vbell, 0, memory_order_relaxed);
+		timeout = sleep_ms(ctx, now, -1);
+		if (ctx->next_sweep - now > 1000000000ull)
+			timeout = -1;
+		block(ctx, timeout);
 		last_work = ntb_now();
 	}
 	return NULL;

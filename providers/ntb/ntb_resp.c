@@ -505,11 +505,17 @@ int ntb_resp_process(struct ntb_peer *p, int budget)
 	bool can_reply;
 	int n = 0;
 
+	uint64_t produced;
+
 	pthread_mutex_lock(&p->tx_lock);
 	can_reply = ntb_peer_tx_sync(p) && p->tx_epoch == p->rx_epoch;
+	produced = p->resp_tx.prod;
 	while (n < budget && ntb_rx_peek(p, &p->req_rx, &h, &data)) {
-		if (handle(p, &h, data, can_reply) == R_STALL)
+		if (handle(p, &h, data, can_reply) == R_STALL) {
+			/* a READ answered in part is progress too: keep the thread hot */
+			n += p->resp_tx.prod != produced;
 			break;
+		}
 		ntb_rx_advance(&p->req_rx, &h);
 		n++;
 	}
