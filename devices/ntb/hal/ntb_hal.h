@@ -255,6 +255,16 @@ int ntb_peer_mw_clear_trans(struct ntb_dev *ntb, int pidx, int widx);
  */
 int ntb_peer_mw_map(struct ntb_dev *ntb, int widx, void **addr, uint64_t *size);
 int ntb_peer_mw_unmap(struct ntb_dev *ntb, int widx);
+/*
+ * Owner only: what a client process mmaps to store into just one page-aligned range of
+ * outbound window widx (as a kernel NTB driver would map that part of the BAR into the
+ * process): a new descriptor for the peer memory object behind it and the range's offset in
+ * that object. The range must lie inside one writable shareable-memory mapping of the peer's
+ * IOMMU (-ENXIO otherwise: DMA-only memory or a hole). Unlike ntb_peer_mw_map this sees
+ * mappings the peer made after the grant (registered memory). Stores only, as above.
+ */
+int ntb_peer_mw_range_fd(struct ntb_dev *ntb, int widx, uint64_t off, uint64_t len, int *fd,
+			 uint64_t *fd_off);
 
 static inline void ntb_pio_wmb(void)
 {

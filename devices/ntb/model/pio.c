@@ -4,6 +4,7 @@
  * decide which of its memory objects appear where in the window; we map exactly those.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 
@@ -99,6 +100,41 @@ int ntb_peer_mw_map(struct ntb_dev *ntb, int widx, void **addr, uint64_t *size)
 	ntb->pio[widx].size = xsize;
 	*addr = map;
 	*size = xsize;
+	return 0;
+}
+
+int ntb_peer_mw_range_fd(struct ntb_dev *ntb, int widx, uint64_t off, uint64_t len, int *fd,
+			 uint64_t *fd_off)
+{
+	struct ntb_iommu_ent e[2];
+	struct ntb_obj *o;
+	uint64_t base, xsize;
+	int n, err;
+
+	if (!ntb->owner)
+		return -EPERM;
+	if (widx < 0 || widx >= ntb->prof->mw_count || !fd || !fd_off || !len ||
+	    (off | len) % NTB_PAGE_SIZE)
+		return -EINVAL;
+	ntb_cable_drain(ntb);	/* objects the peer sent meanwhile */
+	if (!ntb_link_is_up(ntb, NULL, NULL) || !ntb->peer)
+		return -ENOTCONN;
+	err = ntb_xlat_read(ntb->prof, ntb->local, ntb->peer, widx, &base, &xsize);
+	if (err)
+		return err;
+	if (off + len > xsize || off + len < off)
+		return -EINVAL;
+	n = overlapping(ntb->peer->iommu, base + off, len, e, 2);
+	if (n != 1 || !e[0].obj || !(e[0].perm & NTB_IOMMU_WRITE) || e[0].iova > base + off ||
+	    e[0].iova + e[0].len < base + off + len)
+		return -ENXIO;
+	o = ntb_obj_find(ntb->peer_objs, e[0].obj);
+	if (!o)
+		return -ENXIO;
+	*fd = fcntl(o->fd, F_DUPFD_CLOEXEC, 0);
+	if (*fd < 0)
+		return -errno;
+	*fd_off = e[0].obj_off + (base + off - e[0].iova);
 	return 0;
 }
 
