@@ -44,6 +44,12 @@ enum ntb_op {
 	NTB_OP_DESTROY_QP,	/* ntb_handle_req (the QP number) */
 	/* Queue an async event (SRQ limit, QP fatal...) on this client's async fd. */
 	NTB_OP_ASYNC_EVENT,	/* ntb_async_event_req */
+	/*
+	 * CPU access to one remote key's region of the peer (PIO): the part of our outbound
+	 * window 0 it occupies, as a descriptor to mmap. ENXIO when the peer's region is reachable
+	 * by DMA only. Request ntb_handle_req (the rkey); response ntb_map_peer_mr_rsp + one fd.
+	 */
+	NTB_OP_MAP_PEER_MR,
 	NTB_OP_MAX,
 };
 
@@ -89,12 +95,18 @@ struct ntb_handle_rsp {
 	uint32_t reserved;
 };
 
+/*
+ * With one descriptor attached, the pages of addr .. addr + length are (also) the memfd's,
+ * from fd_off on (the page holding addr): ntbd maps the memfd for the peer, whose CPU can then
+ * store into the region through its window (providers/ntb/ntb_shadow.c).
+ */
 struct ntb_reg_mr_req {
 	uint32_t pd;
 	uint32_t access;		/* enum ibv_access_flags */
 	uint64_t addr;			/* the process's virtual address */
 	uint64_t length;
 	uint64_t hca_va;		/* the address remote peers name (ibv_reg_mr_iova) */
+	uint64_t fd_off;		/* with a descriptor: offset of addr's page in it */
 };
 
 struct ntb_reg_mr_rsp {
@@ -121,6 +133,12 @@ struct ntb_modify_qp_req {
 	uint32_t qkey;			/* UD */
 	uint32_t access;		/* qp_access_flags: what remote requests may do */
 	uint32_t reserved;
+};
+
+struct ntb_map_peer_mr_rsp {
+	uint64_t fd_off;		/* map len bytes of the fd from here */
+	uint64_t len;
+	uint64_t delta;			/* where the region's first byte is in that mapping */
 };
 
 struct ntb_async_event_req {

@@ -109,6 +109,17 @@ struct ntb_pd {
 struct ntb_mr {
 	struct verbs_mr vmr;
 	uint32_t index;
+	bool shadow;			/* its pages were moved into a memfd (ntb_shadow.c) */
+};
+
+/* A peer region we store into directly (PIO), cached per remote key index. */
+struct ntb_pmap {
+	uint32_t rkey;
+	uint64_t win_off;
+	uint64_t length;
+	uint8_t *map;			/* NULL: DMA only */
+	size_t map_len;
+	uint8_t *base;			/* byte 0 of the region (its hca_va) */
 };
 
 /*
@@ -126,6 +137,22 @@ struct ntb_mr_slot {
 	uint64_t addr;			/* process address of byte 0 */
 	uint64_t hca_va;		/* what remote requests name */
 	uint64_t length;
+};
+
+/* The last local key a QP checked, valid while the key's table slot is unchanged. */
+struct ntb_key_cache {
+	uint32_t key;
+	uint32_t seq;
+	struct ntb_mr_slot slot;
+};
+
+/* The last remote region a QP placed into directly, valid while both entries are unchanged. */
+struct ntb_direct_cache {
+	uint32_t rkey;
+	uint32_t dest_qpn;
+	uint32_t qseq, mseq;		/* sequence counts of the peer's QP and MR entries */
+	struct ntbv_mr_ent m;
+	uint8_t *base;			/* PIO mapping of the region, NULL: DMA */
 };
 
 struct ntb_ah {
@@ -254,6 +281,8 @@ struct ntb_qp {
 	uint64_t rnr_until;		/* RC: RNR wait before retransmitting (ns), 0 = none */
 	uint8_t retry_left;
 	uint8_t rnr_left;
+	struct ntb_key_cache lkc;	/* under sq_lock */
+	struct ntb_direct_cache dc;	/* under sq_lock */
 
 	/* receive queue (or the SRQ's) */
 	struct ntb_rq rq;
@@ -319,6 +348,8 @@ struct ntb_context {
 
 	/* object tables */
 	struct ntb_mr_slot *mrs;	/* indexed by NTBV_KEY_INDEX(lkey) */
+	struct ntb_pmap **pmaps;	/* peer regions, by NTBV_KEY_INDEX(rkey) */
+	pthread_mutex_t pmap_lock;
 	struct ntb_qp **qps;		/* indexed by NTBV_QPN_INDEX(qpn) */
 	struct ntb_qp *qp_list;		/* every QP, under ctx->lock */
 
@@ -334,7 +365,8 @@ struct ntb_context {
 	uint32_t spin_us;
 	uint64_t db_bits;		/* our own doorbell vector (0: woken by ntbd's relay) */
 	bool want_sweep;		/* a send queue waits for credits: sweep every pass */
-	uint64_t next_sweep;		/* ns: the next timer due */
+	_Atomic uint64_t next_sweep;	/* ns: the next timer due (UINT64_MAX: none) */
+	_Atomic uint64_t wake_at;	/* ns: when the blocked progress thread wakes anyway */
 
 	/* async events the engine raised, sent outside the engine's locks */
 	pthread_mutex_t ev_lock;
@@ -406,13 +438,20 @@ bool ntb_mr_lookup(struct ntb_context *ctx, uint32_t key, bool remote, struct nt
  * (IBV_ACCESS_LOCAL_WRITE or 0). Returns IBV_WC_SUCCESS or the completion error.
  */
 enum ibv_wc_status ntb_check_sges(struct ntb_context *ctx, uint32_t pd, const struct ibv_sge *sg,
-				  uint32_t num_sge, uint32_t access);
+				  uint32_t num_sge, uint32_t access, struct ntb_key_cache *kc);
 /* Copy between a message buffer and a scatter list (already checked), from byte offset off. */
 void ntb_sg_copy_in(const struct ibv_sge *sg, uint32_t num_sge, uint32_t off, const void *src,
 		    uint32_t len);
 void ntb_sg_copy_out(void *dst, const struct ibv_sge *sg, uint32_t num_sge, uint32_t off,
 		     uint32_t len);
 uint64_t ntb_sg_total(const struct ibv_sge *sg, uint32_t num_sge);
+
+/* ntb_shadow.c */
+bool ntb_pio_enabled(void);
+int ntb_shadow_get(uint64_t addr, uint64_t len, int *fd, uint64_t *fd_off);
+void ntb_shadow_put(uint64_t addr, uint64_t len);
+/* ntb_req.c: drop PIO mappings of the peer's regions */
+void ntb_pmaps_free(struct ntb_context *ctx);
 
 /* ntb_cq.c */
 struct ibv_cq *ntb_create_cq(struct ibv_context *context, int cqe, struct ibv_comp_channel *ch,
@@ -508,5 +547,7 @@ void ntb_progress_stop(struct ntb_context *ctx);
 /* One pass of the engine over everything this context does; returns work done. */
 int ntb_engine(struct ntb_context *ctx, bool from_app);
 void ntb_progress_poke(struct ntb_context *ctx);
+/* A timer of some QP is due at when (ns): make sure the progress thread looks by then. */
+void ntb_timer(struct ntb_context *ctx, uint64_t when);
 
 #endif /* NTB_PROVIDER_H */

@@ -86,6 +86,8 @@ static void progress(struct ntb_qp *qp)
 	qp->rnr_left = qp->rnr_retry;
 	qp->deadline = qp->inflight && timeout_ns(qp->timeout) ?
 			       ntb_now() + timeout_ns(qp->timeout) : 0;
+	if (qp->deadline)
+		ntb_timer(qp->ctx, qp->deadline);
 }
 
 static void nak(struct ntb_qp *qp, const struct ntbv_msg *h)
@@ -109,6 +111,7 @@ static void nak(struct ntb_qp *qp, const struct ntbv_msg *h)
 		}
 		ntb_qp_rewind(qp, i);
 		qp->rnr_until = ntb_now() + 1000ull * rnr_timer_us[h->arg0 & 31];
+		ntb_timer(qp->ctx, qp->rnr_until);
 		qp->deadline = 0;
 		return;
 	}

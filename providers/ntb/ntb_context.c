@@ -329,11 +329,14 @@ static void ntb_free_context(struct ibv_context *ibctx)
 
 	ntb_progress_stop(ctx);
 	ntb_flush_events(ctx);
+	ntb_pmaps_free(ctx);
 	detach(ctx);
 	if (ctx->poke_fd >= 0)
 		close(ctx->poke_fd);
 	free(ctx->mrs);
 	free(ctx->qps);
+	free(ctx->pmaps);
+	pthread_mutex_destroy(&ctx->pmap_lock);
 	pthread_mutex_destroy(&ctx->lock);
 	pthread_mutex_destroy(&ctx->dma_lock);
 	pthread_mutex_destroy(&ctx->ev_lock);
@@ -360,7 +363,9 @@ static struct verbs_context *ntb_alloc_context(struct ibv_device *ibdev, int cmd
 	ctx->spin_us = spin ? (uint32_t)atoi(spin) : 200;
 	ctx->mrs = calloc(NTBV_MAX_MR, sizeof(*ctx->mrs));
 	ctx->qps = calloc(NTBV_MAX_QP, sizeof(*ctx->qps));
-	if (ctx->poke_fd < 0 || !ctx->mrs || !ctx->qps) {
+	ctx->pmaps = calloc(NTBV_MAX_MR, sizeof(*ctx->pmaps));
+	pthread_mutex_init(&ctx->pmap_lock, NULL);
+	if (ctx->poke_fd < 0 || !ctx->mrs || !ctx->qps || !ctx->pmaps) {
 		ret = ENOMEM;
 		goto fail;
 	}
@@ -381,6 +386,7 @@ fail:
 		close(ctx->poke_fd);
 	free(ctx->mrs);
 	free(ctx->qps);
+	free(ctx->pmaps);
 	bv_close_context(bv);
 	errno = ret;
 	return NULL;

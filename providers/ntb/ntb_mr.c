@@ -28,7 +28,8 @@ static void slot_write(struct ntb_mr_slot *s, const struct ntb_mr_slot *v)
 	atomic_store_explicit(&s->seq, seq + 2, memory_order_release);
 }
 
-bool ntb_mr_lookup(struct ntb_context *ctx, uint32_t key, bool remote, struct ntb_mr_slot *out)
+static bool lookup(struct ntb_context *ctx, uint32_t key, bool remote, struct ntb_mr_slot *out,
+		   uint32_t *seqp)
 {
 	uint32_t idx = NTBV_KEY_INDEX(key);
 	struct ntb_mr_slot *s;
@@ -51,12 +52,21 @@ bool ntb_mr_lookup(struct ntb_context *ctx, uint32_t key, bool remote, struct nt
 		out->hca_va = s->hca_va;
 		out->length = s->length;
 		atomic_thread_fence(memory_order_acquire);
-		if (atomic_load_explicit(&s->seq, memory_order_relaxed) == seq)
+		if (atomic_load_explicit(&s->seq, memory_order_relaxed) == seq) {
+			*seqp = seq;
 			break;
+		}
 	}
 	if (!out->lkey)
 		return false;
 	return remote ? out->rkey && out->rkey == key : out->lkey == key;
+}
+
+bool ntb_mr_lookup(struct ntb_context *ctx, uint32_t key, bool remote, struct ntb_mr_slot *out)
+{
+	uint32_t seq;
+
+	return lookup(ctx, key, remote, out, &seq);
 }
 
 struct ibv_mr *ntb_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length, uint64_t hca_va,
@@ -72,7 +82,8 @@ struct ibv_mr *ntb_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length, uint64
 	struct ntb_reg_mr_rsp rsp;
 	struct ntb_mr_slot v;
 	struct ntb_mr *mr;
-	int ret;
+	int ret, fd = -1;
+	bool shadow = false;
 
 	/* IBTA 10.6.3.1 (o10-29): remote write or atomic access needs local write */
 	if ((access & ~known) || !length ||
@@ -92,15 +103,30 @@ struct ibv_mr *ntb_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length, uint64
 		errno = ENOMEM;
 		return NULL;
 	}
-	ret = ntb_call(ctx, NTB_OP_REG_MR, &req, sizeof(req), &rsp, sizeof(rsp));
+	/* remotely writable: let the peer's CPU reach the pages too (ntb_shadow.c) */
+	if ((access & IBV_ACCESS_REMOTE_WRITE) && !ntb_shadow_get(req.addr, length, &fd,
+								  &req.fd_off))
+		shadow = true;
+	{
+		struct bv_call call = { .op = NTB_OP_REG_MR, .req = &req, .req_len = sizeof(req),
+					.fds = shadow ? &fd : NULL, .nfds = shadow ? 1 : 0,
+					.rsp = &rsp, .rsp_max = sizeof(rsp) };
+
+		ret = bv_call(&ctx->bv, &call);
+		if (!ret && call.rsp_len != sizeof(rsp))
+			ret = EPROTO;
+	}
 	if (!ret && (!NTBV_KEY_INDEX(rsp.lkey) || NTBV_KEY_INDEX(rsp.lkey) >= NTBV_MAX_MR ||
 		     (rsp.rkey && rsp.rkey != rsp.lkey)))
 		ret = EPROTO;
 	if (ret) {
+		if (shadow)
+			ntb_shadow_put(req.addr, length);
 		free(mr);
 		errno = ret;
 		return NULL;
 	}
+	mr->shadow = shadow;
 	mr->index = NTBV_KEY_INDEX(rsp.lkey);
 	mr->vmr.ibv_mr.lkey = rsp.lkey;
 	mr->vmr.ibv_mr.rkey = rsp.rkey ? rsp.rkey : rsp.lkey;
@@ -130,19 +156,37 @@ int ntb_dereg_mr(struct verbs_mr *vmr)
 	ret = ntb_call(ctx, NTB_OP_DEREG_MR, &req, sizeof(req), NULL, 0);
 	if (ret && ret != ENOENT)
 		return ret;
+	/* no peer can reach the pages any more: give them back their private backing */
+	if (mr->shadow)
+		ntb_shadow_put((uintptr_t)vmr->ibv_mr.addr, vmr->ibv_mr.length);
 	free(mr);
 	return 0;
 }
 
 enum ibv_wc_status ntb_check_sges(struct ntb_context *ctx, uint32_t pd, const struct ibv_sge *sg,
-				  uint32_t num_sge, uint32_t access)
+				  uint32_t num_sge, uint32_t access, struct ntb_key_cache *kc)
 {
 	for (uint32_t i = 0; i < num_sge; i++) {
 		struct ntb_mr_slot m;
+		uint32_t idx = NTBV_KEY_INDEX(sg[i].lkey), seq;
+		bool ok;
 
 		if (!sg[i].length)
 			continue;
-		if (!ntb_mr_lookup(ctx, sg[i].lkey, false, &m) || m.pd != pd ||
+		/* the same key as last time, its slot untouched since: no need to look again */
+		if (kc && kc->key == sg[i].lkey && idx && idx < NTBV_MAX_MR &&
+		    atomic_load_explicit(&ctx->mrs[idx].seq, memory_order_acquire) == kc->seq) {
+			m = kc->slot;
+			ok = true;
+		} else {
+			ok = lookup(ctx, sg[i].lkey, false, &m, &seq);
+			if (ok && kc) {
+				kc->key = sg[i].lkey;
+				kc->seq = seq;
+				kc->slot = m;
+			}
+		}
+		if (!ok || m.pd != pd ||
 		    sg[i].addr < m.addr || sg[i].addr + sg[i].length > m.addr + m.length ||
 		    sg[i].addr + sg[i].length < sg[i].addr || (m.access & access) != access)
 			return IBV_WC_LOC_PROT_ERR;

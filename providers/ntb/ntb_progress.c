@@ -26,14 +26,26 @@
 
 #define ENGINE_BUDGET	64	/* messages per ring per pass */
 #define NAP_MS		1	/* while the application polls */
+#define APP_ACTIVE_NS	2000000ull	/* it polled this recently: it is polling */
+
+void ntb_timer(struct ntb_context *ctx, uint64_t when)
+{
+	uint64_t cur = atomic_load_explicit(&ctx->next_sweep, memory_order_relaxed);
+
+	while (when < cur && !atomic_compare_exchange_weak(&ctx->next_sweep, &cur, when))
+		;
+	/* a blocked progress thread only needs waking if it would sleep past it */
+	if (when < atomic_load_explicit(&ctx->wake_at, memory_order_acquire))
+		ntb_progress_poke(ctx);
+}
 
 static void sweep(struct ntb_context *ctx, uint64_t now, int *work)
 {
-	uint64_t next = now + 1000000ull;
-
 	if (pthread_mutex_trylock(&ctx->lock))
 		return;
 	ctx->want_sweep = false;
+	/* timers set from here on (other threads) lower it again: ntb_timer */
+	atomic_store(&ctx->next_sweep, UINT64_MAX);
 	for (struct ntb_qp *qp = ctx->qp_list; qp; qp = qp->next) {
 		/* unlocked hints: nothing queued, nothing unanswered */
 		if (qp->sq_tail == qp->sq_head && !qp->cur_active)
@@ -45,10 +57,10 @@ static void sweep(struct ntb_context *ctx, uint64_t now, int *work)
 		*work += ntb_qp_timers(qp, now);
 		ntb_qp_tx(qp);
 		ntb_qp_complete_sq(qp);
-		if (qp->deadline && qp->deadline < next)
-			next = qp->deadline;
-		if (qp->rnr_until && qp->rnr_until < next)
-			next = qp->rnr_until;
+		if (qp->deadline)
+			ntb_timer(ctx, qp->deadline);
+		if (qp->rnr_until)
+			ntb_timer(ctx, qp->rnr_until);
 		if (qp->sq_tx != qp->sq_head && !qp->rnr_until && qp_state(qp) == IBV_QPS_RTS)
 			ctx->want_sweep = true;		/* waiting for credits */
 		pthread_mutex_unlock(&qp->sq_lock);
@@ -58,7 +70,6 @@ static void sweep(struct ntb_context *ctx, uint64_t now, int *work)
 			pthread_mutex_unlock(&qp->peer->rx_lock);
 		}
 	}
-	ctx->next_sweep = next;
 	pthread_mutex_unlock(&ctx->lock);
 }
 
@@ -84,7 +95,7 @@ int ntb_engine(struct ntb_context *ctx, bool from_app)
 		pthread_mutex_unlock(&p->rx_lock);
 	}
 	now = ntb_now();
-	if (ctx->want_sweep || now >= ctx->next_sweep)
+	if (ctx->want_sweep || now >= atomic_load_explicit(&ctx->next_sweep, memory_order_relaxed))
 		sweep(ctx, now, &work);
 	if (ctx->nev)
 		ntb_flush_events(ctx);
@@ -109,17 +120,20 @@ static void drain(int fd)
 	(void)r;
 }
 
+/* Until the next timer is due, at most cap ms (cap < 0: no limit; -1 returned: no timer). */
 static int sleep_ms(struct ntb_context *ctx, uint64_t now, int cap)
 {
-	uint64_t next = ctx->next_sweep;
-	int ms;
+	uint64_t next = atomic_load(&ctx->next_sweep);
+	uint64_t ms;
 
 	if (next <= now)
 		return 0;
-	ms = (int)((next - now + 999999) / 1000000);
-	if (cap >= 0 && ms > cap)
+	if (next == UINT64_MAX)
+		return cap;
+	ms = (next - now + 999999) / 1000000;
+	if (cap >= 0 && ms > (uint64_t)cap)
 		ms = cap;
-	return ms;
+	return ms > INT32_MAX ? INT32_MAX : (int)ms;
 }
 
 static void block(struct ntb_context *ctx, int timeout)
@@ -127,6 +141,9 @@ static void block(struct ntb_context *ctx, int timeout)
 	struct pollfd pfd[3];
 	int nfd = 0;
 
+	atomic_store_explicit(&ctx->wake_at, timeout < 0 ? UINT64_MAX :
+					     ntb_now() + (uint64_t)timeout * 1000000ull,
+			      memory_order_release);
 	pfd[nfd++] = (struct pollfd){ .fd = ctx->poke_fd, .events = POLLIN };
 	if (ctx->relay_fd >= 0)
 		pfd[nfd++] = (struct pollfd){ .fd = ctx->relay_fd, .events = POLLIN };
@@ -136,6 +153,7 @@ static void block(struct ntb_context *ctx, int timeout)
 	if (!atomic_load(&ctx->stop))
 		poll(pfd, nfd, timeout);
 	atomic_store_explicit(&ctx->sleeping, 0, memory_order_relaxed);
+	atomic_store_explicit(&ctx->wake_at, 0, memory_order_relaxed);
 	drain(ctx->poke_fd);
 	if (ctx->relay_fd >= 0)
 		drain(ctx->relay_fd);
@@ -153,21 +171,24 @@ static void block(struct ntb_context *ctx, int timeout)
 static void *progress_main(void *arg)
 {
 	struct ntb_context *ctx = arg;
-	uint64_t last_work = ntb_now(), last_polls = atomic_load(&ctx->polls);
+	uint64_t last_work = ntb_now(), last_polls = atomic_load(&ctx->polls), polled = 0;
 	uint64_t spin_ns = (uint64_t)ctx->spin_us * 1000;
 	bool quiet = false;
 
 	while (!atomic_load_explicit(&ctx->stop, memory_order_acquire)) {
-		uint64_t now, polls = atomic_load_explicit(&ctx->polls, memory_order_relaxed);
-		int timeout;
+		uint64_t now = ntb_now(), polls = atomic_load_explicit(&ctx->polls,
+								       memory_order_relaxed);
 
-		if (polls != last_polls && !atomic_load(&ctx->armed_cqs)) {
+		if (polls != last_polls) {
+			last_polls = polls;
+			polled = now;
+		}
+		if (now - polled < APP_ACTIVE_NS && !atomic_load(&ctx->armed_cqs)) {
 			/*
 			 * The application polls, and runs the engine from poll_cq: compete with
 			 * it for neither the rings nor the CPU (2 cores, 2 spinning applications).
 			 * Look again in a millisecond; the peers need not ring meanwhile.
 			 */
-			last_polls = polls;
 			if (!quiet) {
 				ntb_bells_arm(ctx, false);
 				quiet = true;
@@ -177,7 +198,6 @@ static void *progress_main(void *arg)
 			last_work = 0;
 			continue;
 		}
-		last_polls = polls;
 		if (ntb_engine(ctx, false)) {
 			last_work = ntb_now();
 			if (!quiet) {
@@ -187,7 +207,6 @@ static void *progress_main(void *arg)
 			}
 			continue;
 		}
-		now = ntb_now();
 		if (now - last_work < spin_ns) {
 			ntb_cpu_relax();
 			continue;
@@ -199,10 +218,7 @@ static void *progress_main(void *arg)
 			last_work = ntb_now();
 			continue;
 		}
-		timeout = sleep_ms(ctx, now, -1);
-		if (ctx->next_sweep - now > 1000000000ull)
-			timeout = -1;
-		block(ctx, timeout);
+		block(ctx, sleep_ms(ctx, ntb_now(), -1));
 		last_work = ntb_now();
 	}
 	return NULL;
@@ -215,7 +231,7 @@ int ntb_progress_start(struct ntb_context *ctx)
 	if (ctx->thread_running)
 		return 0;
 	atomic_store(&ctx->stop, false);
-	ctx->next_sweep = ntb_now();
+	atomic_store(&ctx->next_sweep, ntb_now());
 	ret = pthread_create(&ctx->thread, NULL, progress_main, ctx);
 	if (ret)
 		return ret;

@@ -19,7 +19,10 @@
  * consumed without answering (its QP was not ready, or gone) is retransmitted when the
  * transport timer (4.096 us * 2^timeout) expires, retry_cnt times.
  */
+#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "ntb.h"
 
@@ -49,12 +52,11 @@ static bool is_rd_atomic(uint8_t op)
  * us, and the key covers the range with write rights in the QP's PD. Otherwise the write goes
  * as messages and the responder reports the precise error.
  */
-static bool direct_target(struct ntb_qp *qp, const struct ntb_swqe *w, uint64_t *off)
+static bool direct_target(struct ntb_qp *qp, const struct ntb_swqe *w, struct ntbv_mr_ent *m)
 {
 	struct ntb_context *ctx = qp->ctx;
 	uint32_t qi = NTBV_QPN_INDEX(qp->dest_qpn), mi = NTBV_KEY_INDEX(w->rkey);
 	struct ntbv_qp_ent q;
-	struct ntbv_mr_ent m;
 
 	if (qi >= ctx->pctrl->max_qp || mi >= ctx->pctrl->max_mr || !mi)
 		return false;
@@ -63,17 +65,105 @@ static bool direct_target(struct ntb_qp *qp, const struct ntb_swqe *w, uint64_t 
 	    q.slot_epoch != qp->peer_epoch || !(q.access & IBV_ACCESS_REMOTE_WRITE) ||
 	    (q.state != IBV_QPS_RTR && q.state != IBV_QPS_RTS && q.state != IBV_QPS_SQD))
 		return false;
-	ntb_read_entry(&m, &ctx->pmrs[mi], sizeof(m));
-	if (m.rkey != w->rkey || m.pd != q.pd || m.slot != q.slot ||
-	    m.slot_epoch != q.slot_epoch || !(m.access & IBV_ACCESS_REMOTE_WRITE) ||
-	    w->raddr < m.hca_va || w->raddr + w->length > m.hca_va + m.length ||
-	    w->raddr + w->length < w->raddr)
-		return false;
-	*off = m.win_off + (w->raddr - m.hca_va);
-	return *off + w->length <= ctx->peer_len;
+	ntb_read_entry(m, &ctx->pmrs[mi], sizeof(*m));
+	return m->rkey == w->rkey && m->pd == q.pd && m->slot == q.slot &&
+	       m->slot_epoch == q.slot_epoch && (m->access & IBV_ACCESS_REMOTE_WRITE) &&
+	       w->raddr >= m->hca_va && w->raddr + w->length <= m->hca_va + m->length &&
+	       w->raddr + w->length >= w->raddr && m->win_off + m->length <= ctx->peer_len;
 }
 
-static bool place_direct(struct ntb_qp *qp, struct ntb_swqe *w, uint64_t off)
+/* Ask ntbd for the window range of the peer's region, to store into (PIO). */
+static void map_peer(struct ntb_context *ctx, struct ntb_pmap *pm)
+{
+	struct ntb_handle_req req = { .handle = pm->rkey };
+	struct ntb_map_peer_mr_rsp rsp;
+	int fd = -1;
+	struct bv_call call = { .op = NTB_OP_MAP_PEER_MR, .req = &req, .req_len = sizeof(req),
+				.rsp = &rsp, .rsp_max = sizeof(rsp), .rfds = &fd, .nrfds = 1 };
+	void *map;
+
+	if (bv_call(&ctx->bv, &call) || call.rsp_len != sizeof(rsp) || call.nrfds != 1) {
+		if (fd >= 0)
+			close(fd);
+		return;		/* DMA only */
+	}
+	if (rsp.delta + pm->length > rsp.len) {
+		close(fd);
+		return;
+	}
+	map = mmap(NULL, rsp.len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)rsp.fd_off);
+	close(fd);
+	if (map == MAP_FAILED)
+		return;
+	pm->map = map;
+	pm->map_len = rsp.len;
+	pm->base = (uint8_t *)map + rsp.delta;
+}
+
+/* Byte 0 of the peer's region m as we can store into it, or NULL (DMA only). */
+static uint8_t *pio_region(struct ntb_context *ctx, const struct ntbv_mr_ent *m)
+{
+	uint32_t idx = NTBV_KEY_INDEX(m->rkey);
+	struct ntb_pmap *pm;
+	uint8_t *base = NULL;
+
+	if (!ntb_pio_enabled())
+		return NULL;
+	pthread_mutex_lock(&ctx->pmap_lock);
+	pm = ctx->pmaps[idx];
+	if (pm && (pm->rkey != m->rkey || pm->win_off != m->win_off || pm->length != m->length)) {
+		/* the key index was reused: that region is gone */
+		if (pm->map)
+			munmap(pm->map, pm->map_len);
+		free(pm);
+		ctx->pmaps[idx] = pm = NULL;
+	}
+	if (!pm) {
+		pm = calloc(1, sizeof(*pm));
+		if (pm) {
+			pm->rkey = m->rkey;
+			pm->win_off = m->win_off;
+			pm->length = m->length;
+			map_peer(ctx, pm);
+			ctx->pmaps[idx] = pm;
+		}
+	}
+	if (pm)
+		base = pm->base;
+	pthread_mutex_unlock(&ctx->pmap_lock);
+	return base;
+}
+
+void ntb_pmaps_free(struct ntb_context *ctx)
+{
+	for (uint32_t i = 0; ctx->pmaps && i < NTBV_MAX_MR; i++) {
+		struct ntb_pmap *pm = ctx->pmaps[i];
+
+		if (!pm)
+			continue;
+		if (pm->map)
+			munmap(pm->map, pm->map_len);
+		free(pm);
+		ctx->pmaps[i] = NULL;
+	}
+}
+
+/*
+ * Stores through the window. The last bytes go last, after a store fence: a peer polling the
+ * end of the buffer (as ib_write_lat does) sees the rest of the message first, as with an
+ * HCA's in-order DMA.
+ */
+static void place_pio(uint8_t *dst, const struct ntb_swqe *w)
+{
+	uint32_t tail = w->length < 8 ? w->length : 8, head = w->length - tail;
+
+	ntb_sg_copy_out(dst, w->sg, w->num_sge, 0, head);
+	__builtin_ia32_sfence();
+	ntb_sg_copy_out(dst + head, w->sg, w->num_sge, head, tail);
+	__builtin_ia32_sfence();
+}
+
+static bool place_dma(struct ntb_qp *qp, struct ntb_swqe *w, uint64_t off)
 {
 	struct ntb_context *ctx = qp->ctx;
 	ntb_dma_cookie_t cookie = 0;
@@ -94,6 +184,43 @@ static bool place_direct(struct ntb_qp *qp, struct ntb_swqe *w, uint64_t off)
 		ok = false;
 	pthread_mutex_unlock(&ctx->dma_lock);
 	return ok;
+}
+
+/* Place an RDMA WRITE directly if the target allows: true when it is done. */
+static bool place_direct(struct ntb_qp *qp, struct ntb_swqe *w)
+{
+	struct ntb_context *ctx = qp->ctx;
+	uint32_t qi = NTBV_QPN_INDEX(qp->dest_qpn), mi = NTBV_KEY_INDEX(w->rkey), qseq, mseq;
+	struct ntb_direct_cache *dc = &qp->dc;
+	struct ntbv_mr_ent m;
+	uint8_t *base;
+
+	if (qi >= ctx->pctrl->max_qp || !mi || mi >= ctx->pctrl->max_mr)
+		return false;
+	qseq = atomic_load_explicit(&ctx->pqps[qi].seq, memory_order_acquire);
+	mseq = atomic_load_explicit(&ctx->pmrs[mi].seq, memory_order_acquire);
+	if (dc->rkey == w->rkey && dc->dest_qpn == qp->dest_qpn && dc->qseq == qseq &&
+	    dc->mseq == mseq && !(qseq & 1) &&
+	    !(mseq & 1) && w->raddr >= dc->m.hca_va &&
+	    w->raddr + w->length <= dc->m.hca_va + dc->m.length &&
+	    w->raddr + w->length >= w->raddr) {
+		/* the same target as last time, its entries unchanged since they were checked */
+		m = dc->m;
+		base = dc->base;
+	} else {
+		if (!direct_target(qp, w, &m))
+			return false;
+		base = pio_region(ctx, &m);
+		*dc = (struct ntb_direct_cache){ .rkey = w->rkey, .dest_qpn = qp->dest_qpn,
+						 .qseq = qseq, .mseq = mseq, .m = m,
+						 .base = base };
+	}
+	if (base) {
+		place_pio(base + (w->raddr - m.hca_va), w);
+		return true;
+	}
+	return w->length >= NTB_DIRECT_MIN &&
+	       place_dma(qp, w, m.win_off + (w->raddr - m.hca_va));
 }
 
 /* ---- messages ----------------------------------------------------------------------------------- */
@@ -195,17 +322,13 @@ static void local_error(struct ntb_qp *qp, struct ntb_swqe *w, enum ibv_wc_statu
 static void tx_connected(struct ntb_qp *qp)
 {
 	struct ntb_context *ctx = qp->ctx;
-	struct ntb_peer *lp = qp->peer, *p = lp;
-	bool rc = qp->type == IBV_QPT_RC, sent_any = false;
+	struct ntb_peer *p = qp->peer;
+	bool rc = qp->type == IBV_QPT_RC, locked = false, sent_any = false;
+	/* its end of the connection is gone (or never was): nothing is delivered */
+	bool gone = !p || ntb_slot_epoch(ctx, p->slot) != qp->peer_epoch;
 
-	if (lp) {
-		pthread_mutex_lock(&lp->tx_lock);
-		if (!ntb_peer_tx_sync(lp) || ntb_slot_epoch(ctx, lp->slot) != qp->peer_epoch)
-			p = NULL;	/* its end of the connection is gone */
-	}
 	while (qp->sq_tx != qp->sq_head && qp_state(qp) == IBV_QPS_RTS) {
 		struct ntb_swqe *w = &qp->sq[qp->sq_tx & (qp->sq_size - 1)];
-		uint64_t off;
 		bool ok;
 
 		if (w->state == NTB_SWQE_DONE) {
@@ -223,7 +346,8 @@ static void tx_connected(struct ntb_qp *qp)
 			enum ibv_wc_status st = IBV_WC_SUCCESS;
 
 			if (!(w->send_flags & IBV_SEND_INLINE))
-				st = ntb_check_sges(ctx, qp->pd, w->sg, w->num_sge, need);
+				st = ntb_check_sges(ctx, qp->pd, w->sg, w->num_sge, need,
+						    &qp->lkc);
 			if (st == IBV_WC_SUCCESS && w->length > NTB_MAX_MSG)
 				st = IBV_WC_LOC_LEN_ERR;
 			if (st == IBV_WC_SUCCESS && (w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
@@ -235,7 +359,7 @@ static void tx_connected(struct ntb_qp *qp)
 				break;
 			}
 		}
-		if (!p) {
+		if (gone) {
 			/* nobody to deliver to: RC requests time out, UC messages are lost */
 			if (rc) {
 				w->state = NTB_SWQE_SENT;
@@ -244,22 +368,31 @@ static void tx_connected(struct ntb_qp *qp)
 				qp->inflight++;
 				if (is_rd_atomic(w->opcode))
 					qp->rd_atomic++;
-				if (!qp->deadline && timeout_ns(qp->timeout))
+				if (!qp->deadline && timeout_ns(qp->timeout)) {
 					qp->deadline = ntb_now() + timeout_ns(qp->timeout);
+					ntb_timer(qp->ctx, qp->deadline);
+				}
 			} else {
 				finish(qp, w, IBV_WC_SUCCESS);
 			}
 			qp->sq_tx++;
 			continue;
 		}
-		if (w->opcode == IBV_WR_RDMA_WRITE && !w->sent && w->length >= NTB_DIRECT_MIN &&
+		/* an RDMA WRITE nothing of ours can still overtake: straight into the target */
+		if (w->opcode == IBV_WR_RDMA_WRITE && !w->sent && !w->ring &&
 		    (rc ? !qp->inflight :
 			  atomic_load_explicit(p->req_tx.cons, memory_order_acquire) >=
 				  qp->ring_last) &&
-		    direct_target(qp, w, &off)) {
-			if (place_direct(qp, w, off)) {
-				finish(qp, w, IBV_WC_SUCCESS);
-				qp->sq_tx++;
+		    place_direct(qp, w)) {
+			finish(qp, w, IBV_WC_SUCCESS);
+			qp->sq_tx++;
+			continue;
+		}
+		if (!locked) {
+			pthread_mutex_lock(&p->tx_lock);
+			locked = true;
+			if (!ntb_peer_tx_sync(p) || ntb_slot_epoch(ctx, p->slot) != qp->peer_epoch) {
+				gone = true;
 				continue;
 			}
 		}
@@ -289,17 +422,19 @@ static void tx_connected(struct ntb_qp *qp)
 			qp->inflight++;
 			if (is_rd_atomic(w->opcode))
 				qp->rd_atomic++;
-			if (!qp->deadline && timeout_ns(qp->timeout))
+			if (!qp->deadline && timeout_ns(qp->timeout)) {
 				qp->deadline = ntb_now() + timeout_ns(qp->timeout);
+				ntb_timer(qp->ctx, qp->deadline);
+			}
 		} else {
 			finish(qp, w, IBV_WC_SUCCESS);
 		}
 		qp->sq_tx++;
 	}
-	if (lp) {
-		if (sent_any && p)
+	if (locked) {
+		if (sent_any && !gone)
 			ntb_tx_publish(p, NTBV_QUIET_REQ);
-		pthread_mutex_unlock(&lp->tx_lock);
+		pthread_mutex_unlock(&p->tx_lock);
 	}
 }
 
@@ -341,7 +476,7 @@ static void tx_ud(struct ntb_qp *qp)
 			continue;
 		}
 		if (!(w->send_flags & IBV_SEND_INLINE))
-			st = ntb_check_sges(ctx, qp->pd, w->sg, w->num_sge, 0);
+			st = ntb_check_sges(ctx, qp->pd, w->sg, w->num_sge, 0, &qp->lkc);
 		if (st != IBV_WC_SUCCESS) {
 			local_error(qp, w, st);
 			break;
@@ -471,6 +606,7 @@ bool ntb_qp_timers(struct ntb_qp *qp, uint64_t now)
 	if (qp->peer && ntb_slot_epoch(qp->ctx, qp->peer->slot) == qp->peer_epoch &&
 	    atomic_load_explicit(qp->peer->req_tx.cons, memory_order_acquire) < w->ring_end) {
 		qp->deadline = now + timeout_ns(qp->timeout);
+		ntb_timer(qp->ctx, qp->deadline);
 		return false;
 	}
 	if (!qp->retry_left) {
@@ -482,5 +618,6 @@ bool ntb_qp_timers(struct ntb_qp *qp, uint64_t now)
 	qp->retry_left--;
 	ntb_qp_rewind(qp, i);
 	qp->deadline = now + timeout_ns(qp->timeout);
+	ntb_timer(qp->ctx, qp->deadline);
 	return true;
 }

@@ -152,7 +152,7 @@ static int do_send(struct ntb_peer *p, struct ntb_qp *qp, const struct ntbv_msg 
 		qp->cur_op = NTBV_OP_SEND;
 		qp->cur_total = h->total;
 		if (ntb_check_sges(qp->ctx, qp->pd, qp->cur_recv.sg, qp->cur_recv.num_sge,
-				   IBV_ACCESS_LOCAL_WRITE) != IBV_WC_SUCCESS) {
+				   IBV_ACCESS_LOCAL_WRITE, NULL) != IBV_WC_SUCCESS) {
 			recv_error(qp, IBV_WC_LOC_PROT_ERR);
 			fail(p, qp, h, NTBV_NAK_OP, IBV_EVENT_QP_ACCESS_ERR);
 			return R_NEXT;
@@ -438,7 +438,7 @@ static int ud_request(struct ntb_peer *p, struct ntb_qp *qp, const struct ntbv_m
 	wc = (struct ibv_wc){ .wr_id = qp->cur_recv.wr_id, .opcode = IBV_WC_RECV,
 			      .qp_num = qp->qpn, .src_qp = h->src_qpn };
 	if (ntb_check_sges(ctx, qp->pd, qp->cur_recv.sg, qp->cur_recv.num_sge,
-			   IBV_ACCESS_LOCAL_WRITE) != IBV_WC_SUCCESS) {
+			   IBV_ACCESS_LOCAL_WRITE, NULL) != IBV_WC_SUCCESS) {
 		wc.status = IBV_WC_LOC_PROT_ERR;
 		ntb_cq_push(qp->rcq, &wc, false);
 		if (ntb_qp_mark_error(qp))

@@ -116,7 +116,9 @@ void nv_dealloc_pd(struct nv_state *s, struct nv_client *cl, const void *in, siz
 		   struct bvd_reply *r);
 bool nv_pd_owned(struct nv_state *s, struct nv_client *cl, uint32_t pd);
 void nv_reg_mr(struct nv_state *s, struct nv_client *cl, const void *in, size_t len,
-	       struct bvd_reply *r);
+	       const int *fds, unsigned int nfds, struct bvd_reply *r);
+void nv_map_peer_mr(struct nv_state *s, struct nv_client *cl, const void *in, size_t len,
+		    struct bvd_reply *r);
 void nv_dereg_mr(struct nv_state *s, struct nv_client *cl, const void *in, size_t len,
 		 struct bvd_reply *r);
 void nv_free_client_mrs(struct nv_state *s, struct nv_client *cl);

@@ -242,7 +242,7 @@ static void nv_request(struct ntbd *n, struct bvd_client *c, uint16_t op, const 
 		nv_dealloc_pd(s, cl, in, len, r);
 		break;
 	case NTB_OP_REG_MR:
-		nv_reg_mr(s, cl, in, len, r);
+		nv_reg_mr(s, cl, in, len, fds, nfds, r);
 		break;
 	case NTB_OP_DEREG_MR:
 		nv_dereg_mr(s, cl, in, len, r);
@@ -258,6 +258,9 @@ static void nv_request(struct ntbd *n, struct bvd_client *c, uint16_t op, const 
 		break;
 	case NTB_OP_ASYNC_EVENT:
 		nv_async(cl, in, len, r);
+		break;
+	case NTB_OP_MAP_PEER_MR:
+		nv_map_peer_mr(s, cl, in, len, r);
 		break;
 	default:
 		r->status = EOPNOTSUPP;

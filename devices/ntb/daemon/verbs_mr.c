@@ -161,7 +161,7 @@ static void mr_release(struct nv_state *s, uint32_t idx)
 }
 
 void nv_reg_mr(struct nv_state *s, struct nv_client *cl, const void *in, size_t len,
-	       struct bvd_reply *r)
+	       const int *fds, unsigned int nfds, struct bvd_reply *r)
 {
 	const struct ntb_reg_mr_req *req = in;
 	struct ntb_reg_mr_rsp *rsp = r->payload;
@@ -171,7 +171,8 @@ void nv_reg_mr(struct nv_state *s, struct nv_client *cl, const void *in, size_t 
 	uint32_t idx = 0;
 
 	if (len != sizeof(*req) || !req->length || (req->access & ~known) ||
-	    req->addr + req->length < req->addr || req->length > (1ull << 40)) {
+	    req->addr + req->length < req->addr || req->length > (1ull << 40) || nfds > 1 ||
+	    (nfds && req->fd_off % NTB_PAGE_SIZE)) {
 		r->status = EINVAL;
 		return;
 	}
@@ -208,8 +209,13 @@ void nv_reg_mr(struct nv_state *s, struct nv_client *cl, const void *in, size_t 
 		uint64_t start = req->addr & ~(uint64_t)(NTB_PAGE_SIZE - 1);
 		uint64_t end = (req->addr + req->length + NTB_PAGE_SIZE - 1) &
 			       ~(uint64_t)(NTB_PAGE_SIZE - 1);
+		/*
+		 * Process memory, reached by the peer's DMA; when the provider moved the pages
+		 * into a memfd, that object too, which the peer's CPU can map (PIO).
+		 */
 		struct ntb_iommu_map map = { .len = end - start, .perm = NTB_IOMMU_WRITE,
-					     .fd = -1, .pid = cl->pid, .va = start };
+					     .fd = nfds ? fds[0] : -1, .fd_offset = req->fd_off,
+					     .pid = cl->pid, .va = start };
 		int ret = ap_alloc(s, end - start, &m->ap_off);
 
 		if (!ret) {
@@ -255,6 +261,61 @@ void nv_dereg_mr(struct nv_state *s, struct nv_client *cl, const void *in, size_
 		return;
 	}
 	mr_release(s, idx);
+}
+
+/* The peer's region of an rkey, for a client's stores: the window range's memory object. */
+void nv_map_peer_mr(struct nv_state *s, struct nv_client *cl, const void *in, size_t len,
+		    struct bvd_reply *r)
+{
+	const struct ntb_handle_req *req = in;
+	struct ntb_map_peer_mr_rsp *rsp = r->payload;
+	const struct ntbv_ctrl_hdr *ph;
+	const struct ntbv_mr_ent *pe;
+	struct ntbv_mr_ent e;
+	uint64_t start, end, fd_off;
+	uint32_t idx, seq;
+	int fd, ret;
+
+	if (len != sizeof(*req)) {
+		r->status = EINVAL;
+		return;
+	}
+	if (!cl->attached || !s->ready) {
+		r->status = ENOLINK;
+		return;
+	}
+	idx = NTBV_KEY_INDEX(req->handle);
+	ph = (const struct ntbv_ctrl_hdr *)((uint8_t *)s->n->link.ctl + s->ctrl_off);
+	if (!idx || idx >= NTBV_MAX_MR || ph->mr_tbl_off + (idx + 1) * sizeof(e) >
+						   ntbv_ctrl_len(NTBV_MAX_QP, NTBV_MAX_MR)) {
+		r->status = ENOENT;
+		return;
+	}
+	/* the peer's table is in our window: a local read, under its sequence count */
+	pe = (const struct ntbv_mr_ent *)((const uint8_t *)ph + ph->mr_tbl_off) + idx;
+	do {
+		seq = atomic_load_explicit(&pe->seq, memory_order_acquire);
+		memcpy(&e, pe, sizeof(e));
+		atomic_thread_fence(memory_order_acquire);
+	} while ((seq & 1) || atomic_load_explicit(&pe->seq, memory_order_relaxed) != seq);
+	if (e.rkey != req->handle || !(e.access & IBV_ACCESS_REMOTE_WRITE) || !e.length) {
+		r->status = ENOENT;
+		return;
+	}
+	start = e.win_off & ~(uint64_t)(NTB_PAGE_SIZE - 1);
+	end = (e.win_off + e.length + NTB_PAGE_SIZE - 1) & ~(uint64_t)(NTB_PAGE_SIZE - 1);
+	ret = ntb_peer_mw_range_fd(s->n->ntb, 0, start, end - start, &fd, &fd_off);
+	if (ret) {
+		r->status = -ret;
+		return;
+	}
+	memset(rsp, 0, sizeof(*rsp));
+	rsp->fd_off = fd_off;
+	rsp->len = end - start;
+	rsp->delta = e.win_off - start;
+	r->len = sizeof(*rsp);
+	r->fds[0] = fd;
+	r->nfds = 1;
 }
 
 void nv_free_client_mrs(struct nv_state *s, struct nv_client *cl)
