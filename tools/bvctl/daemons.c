@@ -100,6 +100,32 @@ int bvctl_daemon_status(const struct bv_dev_conf *dev, char *buf, size_t len)
 	return 0;
 }
 
+/*
+ * Wait until port 1 of dev is ACTIVE (an ntb port is once both daemons finished the link
+ * bring-up, a few ms after the second one starts). Returns 0, or -ETIMEDOUT.
+ */
+int bvctl_wait_port_active(const struct bv_dev_conf *dev, int timeout_ms)
+{
+	for (int t = 0; t <= timeout_ms; t += 10) {
+		struct bv_query_port_req req = { .port_num = 1 };
+		struct bv_port_attr attr = { 0 };
+		struct bv_call call = { .op = BV_OP_QUERY_PORT, .req = &req, .req_len = sizeof(req),
+					.rsp = &attr, .rsp_max = sizeof(attr) };
+		uint32_t seq = 1;
+		int s = admin_connect(dev);
+
+		if (s >= 0) {
+			int ret = bv_msg_call(s, &seq, &call);
+
+			close(s);
+			if (!ret && call.rsp_len == sizeof(attr) && attr.state == 4 /* ACTIVE */)
+				return 0;
+		}
+		sleep_ms(10);
+	}
+	return -ETIMEDOUT;
+}
+
 static void show_log_tail(const struct bv_dev_conf *dev)
 {
 	char path[BV_PATH_MAX], line[512];
@@ -117,6 +143,35 @@ static void show_log_tail(const struct bv_dev_conf *dev)
 		if (skip-- <= 0)
 			fputs(line, stderr);
 	fclose(f);
+}
+
+/*
+ * Exec the daemon, under $BV_DAEMON_WRAPPER if set (words split on spaces, e.g.
+ * "valgrind -q --error-exitcode=99"): the tests run the daemons under valgrind that way.
+ */
+static void exec_daemon(const char *exe, const char *daemon, const char *name)
+{
+	const char *wrapper = getenv("BV_DAEMON_WRAPPER");
+	char *argv[32], *words, *save = NULL;
+	int n = 0;
+
+	if (wrapper && *wrapper && (words = strdup(wrapper))) {
+		for (char *w = strtok_r(words, " ", &save); w && n < 24;
+		     w = strtok_r(NULL, " ", &save))
+			argv[n++] = w;
+		argv[n++] = (char *)exe;
+	} else {
+		argv[n++] = (char *)daemon;
+	}
+	argv[n++] = "--device";
+	argv[n++] = (char *)name;
+	argv[n++] = "--rundir";
+	argv[n++] = (char *)bv_rundir();
+	argv[n] = NULL;
+	if (wrapper && *wrapper)
+		execvp(argv[0], argv);
+	else
+		execv(exe, argv);
 }
 
 int bvctl_start_daemon(const struct bvctl *b, const struct bv_dev_conf *dev)
@@ -154,7 +209,7 @@ int bvctl_start_daemon(const struct bvctl *b, const struct bv_dev_conf *dev)
 			dup2(fd, 1);
 			dup2(fd, 2);
 		}
-		execl(exe, daemon, "--device", dev->name, "--rundir", bv_rundir(), (char *)NULL);
+		exec_daemon(exe, daemon, dev->name);
 		fprintf(stderr, "exec %s: %s\n", exe, strerror(errno));
 		_exit(127);
 	}

@@ -100,6 +100,9 @@ extern const struct ntbd_module ntbd_verbs_module __attribute__((weak));
 
 /* link.c: the link half of ntbd */
 int ntbd_link_init(struct ntbd *n);
+/* Take the link down (module->link_lost() if it was READY) and disable it; the device stays
+ * open for the module's own teardown. ntbd_link_fini() then closes everything. */
+void ntbd_link_stop(struct ntbd *n);
 void ntbd_link_fini(struct ntbd *n);
 bool ntbd_link_ready(const struct ntbd *n);
 void ntbd_link_status(struct ntbd *n, char *buf, size_t len);

@@ -319,7 +319,10 @@ int ntb_peer_msg_write(struct ntb_dev *ntb, int pidx, int midx, uint32_t msg);
 uint64_t ntb_db_valid_mask(struct ntb_dev *ntb);
 int ntb_db_vector_count(struct ntb_dev *ntb);
 uint64_t ntb_db_vector_mask(struct ntb_dev *ntb, int db_vector);
-/* Local register. A client sees and clears only the bits of its grant. */
+/*
+ * Local register. A client sees and clears only the bits of its grant; the owner all the
+ * others (bits of vectors it granted away read as 0 and ntb_db_clear() of them is -EPERM).
+ */
 uint64_t ntb_db_read(struct ntb_dev *ntb);
 int ntb_db_clear(struct ntb_dev *ntb, uint64_t db_bits);
 /* Owner only. */
@@ -432,6 +435,7 @@ struct ntb_dma_chan;
 typedef uint64_t ntb_dma_cookie_t;
 
 #define NTB_DMA_CHAN_MANUAL	(1u << 0)	/* no engine thread: the caller runs it */
+#define NTB_DMA_CHAN_NO_INLINE	(1u << 1)	/* ntb_dma_submit never runs descriptors */
 
 struct ntb_dma_chan_attr {
 	uint32_t depth;		/* descriptors in flight, power of two; 0 = 1024 */
@@ -469,7 +473,13 @@ int ntb_dma_signal(struct ntb_dma_chan *chan, uint64_t peer_db_bits, uint32_t fl
 int ntb_dma_read(struct ntb_dma_chan *chan, void *dst, int widx, uint64_t off, size_t len,
 		 uint32_t flags, ntb_dma_cookie_t *cookie);
 
-/* Issue pending descriptors (dmaengine issue_pending): a store, plus a wake-up if idle. */
+/*
+ * Issue pending descriptors (dmaengine issue_pending): a store while the engine thread is
+ * awake. If it sleeps: a submit with nothing else pending runs in the caller (one syscall, no
+ * thread wake-up: what a ping-pong wants), unless submits come as a stream (more than 8
+ * within 20 us): then the engine thread is woken once (an eventfd write) and batches them.
+ * NTB_DMA_CHAN_NO_INLINE: always the thread. MANUAL channels: only the store.
+ */
 void ntb_dma_submit(struct ntb_dma_chan *chan);
 /* Execute up to budget submitted descriptors in the calling thread (0 = all). Returns count. */
 int ntb_dma_run(struct ntb_dma_chan *chan, unsigned int budget);
@@ -486,7 +496,8 @@ struct ntb_dma_stats {
 	uint64_t syscalls;	/* process_vm_writev/readv calls issued */
 	uint64_t faults;	/* descriptors (or parts) dropped by the peer's IOMMU */
 	uint64_t dropped_link;	/* descriptors dropped because the link was down */
-	uint64_t src_errors;	/* unreadable source memory in this process */
+	uint64_t src_errors;	/* always 0 for now: process_vm_writev does not say whether
+				 * the local or the remote side failed; both count as faults */
 };
 void ntb_dma_chan_stats(struct ntb_dma_chan *chan, struct ntb_dma_stats *st);
 

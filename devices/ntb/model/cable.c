@@ -18,6 +18,8 @@
  * side is released, every write toward it is dropped from then on.
  */
 #include <errno.h>
+#include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -394,20 +396,31 @@ int ntb_cable_open(struct ntb_dev *ntb, const char *rundir)
 	if ((size_t)snprintf(ntb->cable_path, sizeof(ntb->cable_path), "%s/ntb-%s.cable", rundir,
 			     ntb->link) >= sizeof(sa.sun_path) - 8)
 		return -ENAMETOOLONG;
-	snprintf(path, sizeof(path), "%s/ntb-%s.%d.lock", rundir, ntb->link, ntb->side);
-	ntb->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-	if (ntb->lock_fd < 0)
-		return -errno;
 	/*
-	 * An open-file-description lock: released when the holder dies, and it conflicts with a
-	 * second open in the same process too (a POSIX record lock would not). A child forked
-	 * by the holder shares it until the child closes the descriptor.
+	 * One live process per side: a socket bound to an abstract name made of the run
+	 * directory and the link. The kernel releases it when the holder dies (nothing is left
+	 * in the run directory after a kill), and a second open in the same process conflicts
+	 * too. (Abstract names are per network namespace: both ends and their clients share
+	 * one anyway, since the cable is a Unix socket.)
 	 */
 	{
-		struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+		char real[PATH_MAX];
+		uint64_t h = 0xcbf29ce484222325ull;	/* FNV-1a */
+		struct sockaddr_un la = { .sun_family = AF_UNIX };
+		int n;
 
-		if (fcntl(ntb->lock_fd, F_OFD_SETLK, &fl))
-			return errno == EAGAIN || errno == EACCES ? -EADDRINUSE : -errno;
+		if (!realpath(rundir, real))
+			return -errno;
+		for (const char *c = real; *c; c++)
+			h = (h ^ (uint8_t)*c) * 0x100000001b3ull;
+		n = snprintf(la.sun_path + 1, sizeof(la.sun_path) - 1, "bridgeverbs-ntb-%016llx-%s-%d",
+			     (unsigned long long)h, ntb->link, ntb->side);
+		ntb->lock_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		if (ntb->lock_fd < 0)
+			return -errno;
+		if (bind(ntb->lock_fd, (struct sockaddr *)&la,
+			 offsetof(struct sockaddr_un, sun_path) + 1 + n))
+			return errno == EADDRINUSE ? -EADDRINUSE : -errno;
 	}
 
 	if (ntb->side == 0) {

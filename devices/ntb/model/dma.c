@@ -30,6 +30,8 @@
 #define DMA_DEF_DEPTH	1024
 #define DMA_DEF_SPIN_US	50
 #define DMA_IOV_MAX	1024	/* UIO_MAXIOV */
+#define DMA_INLINE_RUNS		8
+#define DMA_INLINE_WINDOW_NS	(DMA_INLINE_RUNS * 2500ull)	/* 2.5 us apart on average */
 
 enum dma_op {
 	DMA_OP_WRITE = 1,
@@ -54,6 +56,7 @@ struct ntb_dma_chan {
 	struct ntb_side *local;
 	struct ntb_side *peer;
 	uint32_t epoch;
+	uint32_t peer_epoch;
 	bool owner;
 	uint64_t peer_db_allowed;
 
@@ -72,6 +75,9 @@ struct ntb_dma_chan {
 	int sleeping;
 	int kick_fd;
 	int evt_fd;
+	bool inline_ok;			/* submit may run a lone descriptor batch itself */
+	unsigned int inline_idx;
+	uint64_t inline_start[DMA_INLINE_RUNS];	/* when the last inline runs started */
 	int waiters;
 	uint32_t wake;			/* futex word: bumped after completions when waiters */
 
@@ -284,7 +290,7 @@ static unsigned int engine_run(struct ntb_dma_chan *ch, unsigned int budget)
 		__atomic_store_n(&ch->exec, 0, __ATOMIC_RELEASE);
 		return 0;
 	}
-	ok = ntb_link_ok(NULL, ch->local, ch->epoch);
+	ok = ntb_link_ok(ch->local, ch->epoch, ch->peer, ch->peer_epoch);
 	if (ok)
 		ntb_iommu_slot_enter(ch->peer->iommu, ch->slot);
 	for (uint64_t i = start; i != end; i++) {
@@ -411,10 +417,12 @@ int ntb_dma_chan_open(struct ntb_dev *ntb, const struct ntb_dma_chan_attr *attr,
 	ntb_side_get(ch->local);
 	ntb_side_get(ch->peer);
 	ch->epoch = ntb->owner ? reg_load(&ntb->local->regs->link_epoch) : ntb->epoch;
+	ch->peer_epoch = ntb->owner ? ntb_peer_epoch_now(ntb->peer) : ntb->peer_epoch;
 	ch->peer_db_allowed = ntb->owner ? ntb->prof->db_valid_mask : ntb->g_peer_db_bits;
 	ch->mask = depth - 1;
 	ch->manual = attr && (attr->flags & NTB_DMA_CHAN_MANUAL);
 	ch->spin_us = attr && attr->spin_us ? attr->spin_us : DMA_DEF_SPIN_US;
+	ch->inline_ok = !(attr && (attr->flags & NTB_DMA_CHAN_NO_INLINE));
 	ch->slot = ntb_iommu_slot_claim(ch->peer->iommu);
 	if (ch->slot < 0) {
 		err = -EBUSY;
@@ -470,7 +478,7 @@ static int post(struct ntb_dma_chan *ch, uint8_t op, int widx, uint64_t off, uin
 	if (op != DMA_OP_SIGNAL && (widx < 0 || widx >= ch->prof->mw_count || !len ||
 				    off + len < off))
 		return -EINVAL;
-	if (!ntb_link_ok(NULL, ch->local, ch->epoch))
+	if (!ntb_link_ok(ch->local, ch->epoch, ch->peer, ch->peer_epoch))
 		return -ENOTCONN;
 	if (ch->head - __atomic_load_n(&ch->done, __ATOMIC_ACQUIRE) > ch->mask)
 		return -ENOSPC;
@@ -523,14 +531,34 @@ int ntb_dma_read(struct ntb_dma_chan *ch, void *dst, int widx, uint64_t off, siz
 
 void ntb_dma_submit(struct ntb_dma_chan *ch)
 {
+	bool idle = !pending(ch);
 	int one = 1;
 
 	__atomic_store_n(&ch->submitted, ch->head, __ATOMIC_SEQ_CST);
-	if (ch->manual)
+	if (ch->manual || !pending(ch))
 		return;
+	if (!__atomic_load_n(&ch->sleeping, __ATOMIC_SEQ_CST))
+		return;		/* the engine thread is awake: it takes it from here */
+	/*
+	 * The engine sleeps. A submit with nothing else pending runs here and now (one
+	 * syscall, no wake-up of another thread: ~50 us on two cores) - unless submits come
+	 * as a stream: more than DMA_INLINE_RUNS of them within DMA_INLINE_WINDOW_NS (start to
+	 * start), i.e. faster than a round trip through the peer can produce them. A stream
+	 * wakes the engine thread once, and it batches (one syscall for many descriptors).
+	 */
+	if (ch->inline_ok && idle) {
+		uint64_t t = now_ns();
+		uint64_t *oldest = &ch->inline_start[ch->inline_idx % DMA_INLINE_RUNS];
+
+		if (t - *oldest > DMA_INLINE_WINDOW_NS) {
+			*oldest = t;
+			ch->inline_idx++;
+			if (engine_run(ch, 0) && !pending(ch))
+				return;
+		}
+	}
 	/* wake the engine only if it sleeps, and only once per sleep */
-	if (__atomic_load_n(&ch->sleeping, __ATOMIC_SEQ_CST) &&
-	    __atomic_compare_exchange_n(&ch->sleeping, &one, 0, false, __ATOMIC_SEQ_CST,
+	if (__atomic_compare_exchange_n(&ch->sleeping, &one, 0, false, __ATOMIC_SEQ_CST,
 					__ATOMIC_RELAXED))
 		ntb_raise(ch->kick_fd);
 }

@@ -33,6 +33,8 @@ struct grant_blob {
 	uint64_t mw_size;
 	uint32_t epoch;
 	uint32_t flags;
+	uint32_t peer_epoch;
+	uint32_t pad;
 	uint64_t db_bits;
 	uint64_t peer_db_bits;
 	uint32_t mw_mask;
@@ -98,6 +100,7 @@ int ntb_grant_export(struct ntb_dev *ntb, const struct ntb_grant *g, uint32_t *g
 		.magic = GRANT_MAGIC, .version = GRANT_VERSION, .profile = ntb->prof_idx,
 		.side = ntb->side, .mw_size = ntb->mw_size,
 		.epoch = reg_load(&ntb->local->regs->link_epoch), .flags = g->flags,
+		.peer_epoch = ntb_peer_epoch_now(ntb->peer),
 		.db_bits = g->db_bits, .peer_db_bits = g->peer_db_bits,
 		.mw_mask = g->peer_mw_mask, .local_pid = getpid(), .peer_pid = ntb->peer->pid,
 		.local_vecs = lvec, .peer_vecs = pvec,
@@ -250,6 +253,7 @@ int ntb_client_attach(int fd, struct ntb_dev **out)
 	ntb->side = b->side;
 	ntb->mw_size = b->mw_size;
 	ntb->epoch = b->epoch;
+	ntb->peer_epoch = b->peer_epoch;
 	ntb->g_db_bits = b->db_bits;
 	ntb->g_peer_db_bits = b->peer_db_bits;
 	ntb->g_mw_mask = b->mw_mask;

@@ -50,15 +50,26 @@ static void ent_copy(struct ntb_iommu_ent *d, const struct ntb_iommu_ent *s)
 	d->obj_off = reg_load_relaxed(&s->obj_off);
 }
 
+/*
+ * A sequence count stays odd only while the owner edits (microseconds). If it stays odd, the
+ * owner died mid-edit: after SEQ_PATIENCE yields, readers give up (a miss: the access faults).
+ */
+#define SEQ_PATIENCE	100000
+
 bool ntb_iommu_lookup(struct ntb_iommu_tbl *t, uint64_t iova, struct ntb_iommu_ent *out,
 		      uint64_t *seqp)
 {
-	for (;;) {
+	for (unsigned int tries = 0;; tries++) {
 		uint64_t seq = reg_load(&t->seq);
 		uint32_t count, i;
 		bool hit = false;
 
 		if (seq & 1) {
+			if (tries > SEQ_PATIENCE) {
+				out->iova = UINT64_MAX;
+				out->len = 0;
+				return false;
+			}
 			sched_yield();
 			continue;
 		}
@@ -113,10 +124,10 @@ void ntb_iommu_slot_release(struct ntb_iommu_tbl *t, int slot)
 
 void ntb_iommu_slot_enter(struct ntb_iommu_tbl *t, int slot)
 {
-	for (;;) {
+	for (unsigned int tries = 0;; tries++) {
 		uint64_t seq = reg_load(&t->seq);
 
-		if (seq & 1) {
+		if ((seq & 1) && tries <= SEQ_PATIENCE) {
 			sched_yield();
 			continue;
 		}

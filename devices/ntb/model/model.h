@@ -73,7 +73,7 @@ struct ntb_dev {
 	/* owner: the cable */
 	char link[64];
 	char cable_path[256];
-	int lock_fd;
+	int lock_fd;			/* socket bound to the side's abstract name */
 	int lsock;			/* side 0: listening socket */
 	int inofd;			/* side 1: inotify on the run directory */
 	int cable;			/* connected socket, -1 while unplugged */
@@ -89,6 +89,7 @@ struct ntb_dev {
 
 	/* client */
 	uint32_t epoch;			/* the link epoch the grant belongs to */
+	uint32_t peer_epoch;		/* and the peer's */
 	uint64_t g_db_bits;
 	uint64_t g_peer_db_bits;
 	uint32_t g_mw_mask;
@@ -120,7 +121,14 @@ int ntb_epoll_add(struct ntb_dev *ntb, int fd);
 void ntb_epoll_del(struct ntb_dev *ntb, int fd);
 
 /* ops.c: the register operations on explicit sides (used by the DMA engine too) */
-bool ntb_link_ok(const struct ntb_dev *ntb, const struct ntb_side *local, uint32_t epoch);
+/*
+ * Writes toward the peer pass only while both ends see the link up, and, for handles bound to
+ * a session (client handles, DMA channels: epoch != 0), only in that session on both ends.
+ */
+bool ntb_link_ok(const struct ntb_side *local, uint32_t epoch, const struct ntb_side *peer,
+		 uint32_t peer_epoch);
+/* The session a handle made now belongs to: the peer's epoch once it sees the link up. */
+uint32_t ntb_peer_epoch_now(const struct ntb_side *peer);
 void ntb_side_db_set(const struct ntb_profile *p, struct ntb_side *local,
 		     struct ntb_side *peer, uint64_t bits);
 void ntb_raise(int fd);

@@ -5,22 +5,44 @@
  * one side's register file (plus an eventfd write where hardware raises an interrupt).
  */
 #include <errno.h>
+#include <sched.h>
 
 #include "model.h"
 
 #define NTB_BUS_WINDOW(widx)	((uint64_t)((widx) + 1) << 40)	/* emulated BAR addresses */
 
-/* Writes toward the peer pass only while the link is up (for a client: in its epoch). */
-bool ntb_link_ok(const struct ntb_dev *ntb, const struct ntb_side *local, uint32_t epoch)
+bool ntb_link_ok(const struct ntb_side *local, uint32_t epoch, const struct ntb_side *peer,
+		 uint32_t peer_epoch)
 {
-	if (!reg_load(&local->regs->link_up))
+	/*
+	 * Our own view, kept by our owner; and the peer's, kept by its owner: if our owner died
+	 * (SIGKILL) nobody clears our link_up, but the peer's model saw the cable go.
+	 */
+	if (!reg_load(&local->regs->link_up) || !peer || !reg_load(&peer->regs->link_up))
 		return false;
-	return !epoch || reg_load(&local->regs->link_epoch) == epoch;
+	if (epoch && reg_load(&local->regs->link_epoch) != epoch)
+		return false;
+	return !peer_epoch || reg_load(&peer->regs->link_epoch) == peer_epoch;
+}
+
+uint32_t ntb_peer_epoch_now(const struct ntb_side *peer)
+{
+	uint32_t e = reg_load(&peer->regs->link_epoch);
+
+	/* our side is up; if the peer's model has not seen it yet, it will count one more */
+	return reg_load(&peer->regs->link_up) ? e : e + 1;
+}
+
+static bool link_ok(struct ntb_dev *ntb)
+{
+	if (ntb->owner)	/* the owner's view is current by construction: no session to match */
+		return ntb->peer && reg_load(&ntb->local->regs->link_up);
+	return ntb_link_ok(ntb->local, ntb->epoch, ntb->peer, ntb->peer_epoch);
 }
 
 static bool peer_ok(struct ntb_dev *ntb)
 {
-	if (!ntb->peer || !ntb_link_ok(ntb, ntb->local, ntb->owner ? 0 : ntb->epoch)) {
+	if (!link_ok(ntb)) {
 		reg_inc(&ntb->local->regs->dropped_link);
 		return false;
 	}
@@ -54,7 +76,7 @@ int ntb_peer_port_idx(struct ntb_dev *ntb, int port)
 uint64_t ntb_link_is_up(struct ntb_dev *ntb, enum ntb_speed *speed, enum ntb_width *width)
 {
 	struct ntb_regs *r = ntb->local->regs;
-	bool up = ntb_link_ok(ntb, ntb->local, ntb->owner ? 0 : ntb->epoch);
+	bool up = link_ok(ntb);
 
 	if (speed)
 		*speed = up ? (enum ntb_speed)reg_load(&r->speed) : NTB_SPEED_NONE;
@@ -102,10 +124,17 @@ static uint64_t xlat_load(struct ntb_xlat *x, uint64_t *size)
 {
 	uint64_t s, base;
 
-	for (;;) {
+	for (unsigned int tries = 0;; tries++) {
 		s = reg_load(&x->seq);
-		if (s & 1)
+		if (s & 1) {
+			/* the owner died in the middle of set_trans: treat as untranslated */
+			if (tries > 100000) {
+				*size = 0;
+				return 0;
+			}
+			sched_yield();
 			continue;
+		}
 		base = reg_load(&x->base);
 		*size = reg_load(&x->size);
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
@@ -413,9 +442,17 @@ uint64_t ntb_db_vector_mask(struct ntb_dev *ntb, int db_vector)
 	return ntb_profile_vector_mask(ntb->prof, db_vector);
 }
 
+/* The owner sees every bit but those of vectors it granted to a client; a client its own. */
 static uint64_t db_allowed(struct ntb_dev *ntb)
 {
-	return ntb->owner ? ntb->prof->db_valid_mask : ntb->g_db_bits;
+	uint64_t given = 0;
+
+	if (!ntb->owner)
+		return ntb->g_db_bits;
+	for (int v = 0; ntb->vec_given && v < ntb->prof->db_vectors; v++)
+		if (ntb->vec_given & (1ull << v))
+			given |= ntb_profile_vector_mask(ntb->prof, v);
+	return ntb->prof->db_valid_mask & ~given;
 }
 
 uint64_t ntb_db_read(struct ntb_dev *ntb)

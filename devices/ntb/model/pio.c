@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 
@@ -16,13 +17,17 @@
 static int overlapping(struct ntb_iommu_tbl *t, uint64_t base, uint64_t size,
 		       struct ntb_iommu_ent *out, int max)
 {
-	for (;;) {
+	for (unsigned int tries = 0;; tries++) {
 		uint64_t seq = reg_load(&t->seq);
 		uint32_t count;
 		int n = 0;
 
-		if (seq & 1)
+		if (seq & 1) {
+			if (tries > 100000)
+				return 0;	/* the owner died mid-edit: map nothing */
+			sched_yield();
 			continue;
+		}
 		count = reg_load_relaxed(&t->count);
 		if (count > NTB_IOMMU_MAX)
 			count = NTB_IOMMU_MAX;

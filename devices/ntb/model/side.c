@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "model.h"
@@ -25,6 +26,13 @@ static struct ntb_side *side_alloc(void)
 
 static int side_map(struct ntb_side *s)
 {
+	struct stat st;
+
+	/* a short file would SIGBUS us on access */
+	if (fstat(s->shm_fd, &st))
+		return -errno;
+	if ((uint64_t)st.st_size < NTB_SHM_SIZE)
+		return -EPROTO;
 	s->shm = mmap(NULL, NTB_SHM_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, s->shm_fd, 0);
 	if (s->shm == MAP_FAILED) {
 		s->shm = NULL;

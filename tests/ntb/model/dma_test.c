@@ -6,6 +6,7 @@
  * the window, unmapped while in use), PIO through a window, the cross-link read counter, link
  * down, and a client process using a grant.
  */
+#include <poll.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -311,6 +312,27 @@ static void test_signal_pio(struct win *w)
 		CHECK_EQ(vec & 1, 0);
 	}
 	CHECK_EQ(ntb_peer_mw_unmap(w->a, 0), 0);
+
+	/* one range of the window, for a client to map: the object behind it */
+	{
+		int fd;
+		uint64_t fdoff;
+		uint8_t *p;
+
+		CHECK_EQ(ntb_peer_mw_range_fd(w->a, 0, OBJ_OFF + 8192, 8192, &fd, &fdoff), 0);
+		p = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_SHARED, fd, fdoff);
+		CHECK(p != MAP_FAILED);
+		if (p != MAP_FAILED) {
+			memcpy(p + 10, data, 100);
+			CHECK(!memcmp(w->obj + 8192 + 10, data, 100));
+			munmap(p, 8192);
+		}
+		close(fd);
+		CHECK_EQ(ntb_peer_mw_range_fd(w->a, 0, BUF_OFF, 4096, &fd, &fdoff), -ENXIO);
+		CHECK_EQ(ntb_peer_mw_range_fd(w->a, 0, HOLE_OFF, 4096, &fd, &fdoff), -ENXIO);
+		CHECK_EQ(ntb_peer_mw_range_fd(w->a, 0, OBJ_LEN - 4096, 8192, &fd, &fdoff), -ENXIO);
+		CHECK_EQ(ntb_peer_mw_range_fd(w->a, 0, 100, 4096, &fd, &fdoff), -EINVAL);
+	}
 	ntb_get_stats(w->a, &sa1);
 	CHECK_EQ(sa1.xlink_reads, sa0.xlink_reads);	/* all of that: no reads across */
 }
@@ -338,10 +360,27 @@ static void test_read(struct win *w)
 static void test_grant(struct win *w)
 {
 	struct ntb_grant g = { .peer_db_bits = 2, .peer_mw_mask = 1, .flags = NTB_GRANT_DMA };
+	int nv = ntb_db_vector_count(w->a);
+	uint64_t mine = 0;
 	uint32_t gid;
 	int fd, status;
 	pid_t kid;
 	uint64_t bit = 2;
+
+	/* a whole doorbell vector of A for the client, if A has one to spare */
+	for (int v = nv - 1; v > 0 && !mine; v--)
+		mine = ntb_db_vector_mask(w->a, v);
+	g.db_bits = mine;
+	/* grants are whole vectors: part of a multi-bit vector is refused */
+	for (int v = 0; v < nv; v++) {
+		uint64_t m = ntb_db_vector_mask(w->a, v);
+
+		if (__builtin_popcountll(m) >= 2) {
+			CHECK_EQ(ntb_grant_export(w->a, &(struct ntb_grant){ .db_bits = m & -m },
+						  NULL), -EINVAL);
+			break;
+		}
+	}
 
 	CHECK_EQ(ntb_grant_export(w->a, &(struct ntb_grant){ .db_bits = 1ull << 63 }, &gid),
 		 -EINVAL);
@@ -363,7 +402,21 @@ static void test_grant(struct win *w)
 		bad |= ntb_is_owner(c) << 1;
 		bad |= (ntb_spad_write(c, 0, 1) != -EPERM) << 2;
 		bad |= (ntb_peer_db_set(c, 1) != -EPERM) << 3;
+		{
+			int rfd;
+			uint64_t roff;
+
+			bad |= (ntb_peer_mw_range_fd(c, 0, 0, 4096, &rfd, &roff) != -EPERM) << 3;
+		}
 		bad |= (ntb_link_is_up(c, NULL, NULL) != 1) << 4;
+		if (mine) {
+			/* our doorbell vector: B rings it after the fork */
+			struct pollfd pfd = { .fd = ntb_event_fd(c), .events = POLLIN };
+
+			bad |= (poll(&pfd, 1, 5000) != 1 || !(ntb_events(c) & NTB_EVENT_DB) ||
+				ntb_db_read(c) != mine || ntb_db_clear(c, mine) ||
+				ntb_db_read(c) != 0 || ntb_db_clear(c, 1) != -EPERM) << 7;
+		}
 		for (size_t i = 0; i < sizeof(data); i++)
 			data[i] = (uint8_t)(i * 13 + 5);
 		if (ntb_dma_chan_open(c, NULL, &ch))
@@ -380,6 +433,12 @@ static void test_grant(struct win *w)
 		_exit(bad);
 	}
 	close(fd);
+	if (mine) {
+		CHECK_EQ(ntb_peer_db_set(w->b, mine), 0);
+		CHECK_EQ(ntb_db_read(w->a) & mine, 0);	/* the owner no longer sees it */
+		CHECK_EQ(ntb_db_clear(w->a, mine), -EPERM);
+		CHECK_EQ(ntb_grant_export(w->a, &g, NULL), -EBUSY);	/* given already */
+	}
 	CHECK_EQ(waitpid(kid, &status, 0), kid);
 	CHECK(WIFEXITED(status));
 	CHECK_EQ(WEXITSTATUS(status), 0);
@@ -394,6 +453,11 @@ static void test_grant(struct win *w)
 			break;
 		}
 	ntb_grant_revoke(w->a, gid);
+	if (mine) {	/* back to the owner */
+		CHECK_EQ(ntb_peer_db_set(w->b, mine), 0);
+		CHECK_EQ(ntb_db_read(w->a) & mine, mine);
+		CHECK_EQ(ntb_db_clear(w->a, mine), 0);
+	}
 }
 
 /* The peer goes away: posting says so, queued writes are dropped and counted. */

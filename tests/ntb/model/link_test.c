@@ -5,6 +5,7 @@
  * back when it restarts; one live process per side.
  */
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -74,6 +75,104 @@ static bool a_down(void *arg)
 	return !ntb_link_is_up(arg, NULL, NULL);
 }
 
+static void must(bool ok)
+{
+	if (!ok)
+		_exit(3);
+}
+
+/*
+ * A client outlives its daemon: side 0's owner is SIGKILLed (nobody clears its register
+ * file) while its client process still holds a grant and a DMA channel. Its writes must be
+ * dropped all the same (the peer's model saw the cable go), and its link reads as down.
+ */
+static void test_orphaned_client(void)
+{
+	int ready[2], go[2], res[2];
+	pid_t owner;
+	struct ntb_dev *b;
+	struct ntb_dev *one[1];
+	uint64_t aa, wsz, iova;
+	uint8_t *buf = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	struct ntb_iommu_map m;
+	char c;
+	int r[3] = { -1, -1, -1 };
+
+	must(!pipe(ready) && !pipe(go) && !pipe(res));
+	memset(buf, 0x11, 4096);
+	owner = fork();
+	if (owner == 0) {
+		struct ntb_dev *a;
+		uint32_t gid;
+		int fd;
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		a = ntbt_open(profile, 0);
+		ntb_link_enable(a, NTB_SPEED_AUTO, NTB_WIDTH_AUTO);
+		must(ntbt_pump(&a, 1, a_up, a, 5000));
+		fd = ntb_grant_export(a, &(struct ntb_grant){ .peer_db_bits = 1,
+							  .flags = NTB_GRANT_DMA }, &gid);
+		must(fd >= 0);
+		if (fork() == 0) {	/* the client */
+			struct ntb_dev *cl;
+			struct ntb_dma_chan *ch;
+			struct ntb_dma_stats st;
+			ntb_dma_cookie_t ck;
+			uint8_t x[64];
+
+			/* a client is not a fork of its daemon: drop what we inherited from it */
+			for (int k = 3; k < 1024; k++)
+				if (k != fd && k != ready[1] && k != go[0] && k != res[1])
+					close(k);
+			must(!ntb_client_attach(fd, &cl));
+			must(!ntb_dma_chan_open(cl, &(struct ntb_dma_chan_attr){
+						      .flags = NTB_DMA_CHAN_MANUAL }, &ch));
+			must(write(ready[1], "r", 1) == 1);
+			must(read(go[0], &c, 1) == 1);	/* the owner is dead now */
+			memset(x, 0x77, sizeof(x));
+			r[0] = (int)ntb_link_is_up(cl, NULL, NULL);
+			r[1] = ntb_dma_memcpy(ch, 0, 0, x, sizeof(x), 0, &ck);
+			ntb_peer_db_set(cl, 1);
+			ntb_dma_chan_stats(ch, &st);
+			r[2] = (int)st.syscalls;
+			must(write(res[1], r, sizeof(r)) == sizeof(r));
+			_exit(0);
+		}
+		close(fd);
+		for (;;)
+			ntbt_pump(&a, 1, NULL, NULL, 1000);
+	}
+	b = ntbt_open(profile, 1);
+	one[0] = b;
+	ntb_link_enable(b, NTB_SPEED_AUTO, NTB_WIDTH_AUTO);
+	CHECK(ntbt_pump(one, 1, a_up, b, 5000));
+	CHECK_EQ(ntb_mw_get_align(b, 0, 0, &aa, NULL, &wsz), 0);
+	CHECK_EQ(ntb_iova_alloc(b, wsz, aa, &iova), 0);
+	m = (struct ntb_iommu_map){ .iova = iova, .len = 4096, .fd = -1, .pid = getpid(),
+				    .va = (uintptr_t)buf, .perm = NTB_IOMMU_WRITE };
+	CHECK_EQ(ntb_iommu_map(b, &m), 0);
+	CHECK_EQ(ntb_mw_set_trans(b, 0, 0, iova, wsz), 0);
+	CHECK_EQ(read(ready[0], &c, 1), 1);
+	kill(owner, SIGKILL);
+	waitpid(owner, NULL, 0);
+	CHECK(ntbt_pump(one, 1, a_down, b, 5000));
+	CHECK_EQ(write(go[1], "g", 1), 1);
+	CHECK_EQ(read(res[0], r, sizeof(r)), (ssize_t)sizeof(r));
+	CHECK_EQ(r[0], 0);		/* the client sees the link down */
+	CHECK_EQ(r[1], -ENOTCONN);	/* and cannot post */
+	CHECK_EQ(r[2], 0);		/* nothing reached the peer */
+	CHECK_EQ(ntb_db_read(b), 0);
+	for (int i = 0; i < 4096; i++)
+		if (buf[i] != 0x11) {
+			CHECK(!"written after the link went down");
+			break;
+		}
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
+	ntb_dev_close(b);
+	munmap(buf, 4096);
+}
+
 int main(int argc, char **argv)
 {
 	struct ntb_dev *a, *x;
@@ -137,5 +236,7 @@ int main(int argc, char **argv)
 	waitpid(kid, &status, 0);
 	close(rd);
 	ntb_dev_close(a);
+
+	test_orphaned_client();
 	return ntbt_done();
 }
