@@ -86,8 +86,12 @@ bool ntb_peer_rx_sync(struct ntb_peer *p)
 {
 	uint32_t e = ntb_slot_epoch(p->ctx, p->slot);
 
+	/*
+	 * The client we read from just went away: what it sent before is still ours to read
+	 * (its ntbd clears the rings only when the slot gets a new client, a new epoch).
+	 */
 	if (!(e & 1))
-		return false;
+		return p->rx_epoch && e == p->rx_epoch + 1 && !p->garbage;
 	if (e != p->rx_epoch) {
 		p->req_rx.cons = p->req_rx.published = 0;
 		p->resp_rx.cons = p->resp_rx.published = 0;

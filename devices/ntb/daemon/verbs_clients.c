@@ -5,8 +5,8 @@
  * write for it), a doorbell vector of its own when the profile has one to spare (else ntbd
  * relays the shared control doorbell to it through an eventfd), and a HAL grant: the peer's
  * window for stores, the peer's doorbell bits, DMA. When a client goes away - however it goes -
- * its slot dies for the peer first (epoch), the pair blocks it wrote in the peer's slices are
- * cleared, and the slot is reused last.
+ * its slot dies for the peer (epoch) and is reused last; the pair blocks it wrote in the peer's
+ * slices are cleared only then, so the peer still reads what it sent before it went.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -155,6 +155,8 @@ void nv_attach(struct nv_state *s, struct nv_client *cl, const void *in, size_t 
 	cl->slot = slot;
 	cl->attached = true;
 	sl->owner = cl;
+	/* the rings the slot's previous client wrote in the peer's slices start from zero */
+	nv_clear_peer_pairs(s, slot);
 	sl->epoch++;		/* odd: in use */
 	nv_publish_slot(s, slot);
 	nv_publish_done(s);
@@ -194,9 +196,13 @@ void nv_client_gone(struct nv_state *s, struct nv_client *cl)
 		sl->epoch++;	/* even: gone */
 		sl->owner = NULL;
 		sl->freed_ns = nv_now();
+		/*
+		 * What it already wrote into the peer's rings stays there: the peer drains the
+		 * messages a client sent before it exited (a datagram is complete once sent).
+		 * The pair blocks are cleared when the slot is given to the next client.
+		 */
 		if (s->ready) {
 			nv_publish_slot(s, cl->slot);
-			nv_clear_peer_pairs(s, cl->slot);
 			nv_publish_done(s);
 		}
 		cl->attached = false;
