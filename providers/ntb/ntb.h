@@ -94,6 +94,7 @@ struct ntb_peer {
 	uint32_t bell_wish;		/* what we last asked of it (tx_hdr->bell) */
 	struct ntb_qp *dirty;		/* responder: QPs owing an ACK or a flush (rx_lock) */
 	bool want_credit;		/* a writer found a ring full: ask for a bell on credits */
+	bool resp_stalled;		/* a request waits for room in the response ring */
 	unsigned int nqps;		/* QPs bound to it (RC/UC) */
 };
 
@@ -525,6 +526,8 @@ void ntb_rx_publish(struct ntb_peer *p);
 bool ntb_rx_pending(struct ntb_peer *p);
 /* Ask every active peer for bells (or stop asking). */
 void ntb_bells_arm(struct ntb_context *ctx, bool arm);
+/* Some writer now waits for credits the armed bells do not ask for. */
+bool ntb_bells_stale(struct ntb_context *ctx);
 
 /* ntb_req.c */
 /* Transmit what the send queue holds; sq_lock held. */

@@ -111,6 +111,22 @@ struct ntb_peer *ntb_peer_get(struct ntb_context *ctx, unsigned int slot)
 
 /* ---- producing ----------------------------------------------------------------------------- */
 
+/*
+ * A writer found a ring full. The reader will ring us when it consumes (WANT_CREDIT) once our
+ * progress thread asks it to, which it does before it blocks; if it is blocked already (with an
+ * older wish) it must ask now, or the rest of the message waits for ever.
+ */
+static void want_credit(struct ntb_peer *p)
+{
+	struct ntb_context *ctx = p->ctx;
+
+	p->want_credit = true;
+	/* Dekker with block(): our flag, then its state; it stores its state, then reads ours */
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&ctx->wake_at, memory_order_relaxed) == UINT64_MAX)
+		ntb_progress_poke(ctx);
+}
+
 bool ntb_tx_room(struct ntb_peer *p, struct ntb_txring *r, uint32_t ncells)
 {
 	uint64_t used = r->prod - atomic_load_explicit(r->cons, memory_order_acquire);
@@ -119,7 +135,7 @@ bool ntb_tx_room(struct ntb_peer *p, struct ntb_txring *r, uint32_t ncells)
 	if (pos + ncells > r->ncells)
 		pad = r->ncells - pos;
 	if (used > r->ncells || used + pad + ncells > r->ncells) {
-		p->want_credit = true;
+		want_credit(p);
 		return false;
 	}
 	return true;
@@ -134,13 +150,13 @@ struct ntbv_msg *ntb_tx_reserve(struct ntb_peer *p, struct ntb_txring *r, uint32
 
 	if (used > r->ncells || ncells > r->ncells / 2) {
 		/* the peer's credit makes no sense: treat the ring as full until it resets */
-		p->want_credit = true;
+		want_credit(p);
 		return NULL;
 	}
 	if (pos + ncells > r->ncells)
 		pad = r->ncells - pos;
 	if (used + pad + ncells > r->ncells) {
-		p->want_credit = true;
+		want_credit(p);
 		return NULL;
 	}
 	if (pad) {
@@ -249,6 +265,17 @@ bool ntb_rx_pending(struct ntb_peer *p)
 
 /* ---- bells ----------------------------------------------------------------------------------- */
 
+bool ntb_bells_stale(struct ntb_context *ctx)
+{
+	for (unsigned int i = 0; i < ctx->pctrl->max_slots; i++) {
+		struct ntb_peer *p = &ctx->peers[i];
+
+		if (p->want_credit && !(p->bell_wish & NTBV_WANT_CREDIT))
+			return true;
+	}
+	return false;
+}
+
 void ntb_bells_arm(struct ntb_context *ctx, bool arm)
 {
 	for (unsigned int i = 0; i < ctx->pctrl->max_slots; i++) {
@@ -259,6 +286,9 @@ void ntb_bells_arm(struct ntb_context *ctx, bool arm)
 
 		if (!(e & 1))
 			continue;
+		/* nothing waits for room any more: stop asking for credit bells */
+		if (!ctx->want_sweep && !p->resp_stalled)
+			p->want_credit = false;
 		wish = arm ? (p->want_credit ? NTBV_WANT_CREDIT : 0) :
 			     NTBV_QUIET_REQ | NTBV_QUIET_RESP;
 		if (wish == p->bell_wish && p->bell_epoch == e)

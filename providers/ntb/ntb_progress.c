@@ -143,14 +143,15 @@ static void block(struct ntb_context *ctx, int timeout)
 
 	atomic_store_explicit(&ctx->wake_at, timeout < 0 ? UINT64_MAX :
 					     ntb_now() + (uint64_t)timeout * 1000000ull,
-			      memory_order_release);
+			      memory_order_seq_cst);
 	pfd[nfd++] = (struct pollfd){ .fd = ctx->poke_fd, .events = POLLIN };
 	if (ctx->relay_fd >= 0)
 		pfd[nfd++] = (struct pollfd){ .fd = ctx->relay_fd, .events = POLLIN };
 	if (ctx->db_bits)
 		pfd[nfd++] = (struct pollfd){ .fd = ntb_event_fd(ctx->hal), .events = POLLIN };
 	atomic_store_explicit(&ctx->sleeping, 1, memory_order_seq_cst);
-	if (!atomic_load(&ctx->stop))
+	/* a writer blocked on credits after the bells were armed: re-arm instead of sleeping */
+	if (!atomic_load(&ctx->stop) && !(timeout < 0 && ntb_bells_stale(ctx)))
 		poll(pfd, nfd, timeout);
 	atomic_store_explicit(&ctx->sleeping, 0, memory_order_relaxed);
 	atomic_store_explicit(&ctx->wake_at, 0, memory_order_relaxed);
@@ -214,7 +215,7 @@ static void *progress_main(void *arg)
 		ntb_bells_arm(ctx, true);
 		quiet = false;
 		/* a writer that saw us QUIET before the store above did not ring: look */
-		if (ntb_engine(ctx, false)) {
+		if (ntb_engine(ctx, false) || ntb_bells_stale(ctx)) {
 			last_work = ntb_now();
 			continue;
 		}

@@ -510,10 +510,12 @@ int ntb_resp_process(struct ntb_peer *p, int budget)
 	pthread_mutex_lock(&p->tx_lock);
 	can_reply = ntb_peer_tx_sync(p) && p->tx_epoch == p->rx_epoch;
 	produced = p->resp_tx.prod;
+	p->resp_stalled = false;
 	while (n < budget && ntb_rx_peek(p, &p->req_rx, &h, &data)) {
 		if (handle(p, &h, data, can_reply) == R_STALL) {
 			/* a READ answered in part is progress too: keep the thread hot */
 			n += p->resp_tx.prod != produced;
+			p->resp_stalled = true;
 			break;
 		}
 		ntb_rx_advance(&p->req_rx, &h);

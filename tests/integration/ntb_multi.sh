@@ -3,10 +3,10 @@
 # pairs running at the same time (each end then serves two verbs clients), then a data-checking
 # pingpong next to a bandwidth test, then a client killed in the middle (ntbd cleans up after
 # it and the next pair still works).
+BV_TMO=${BV_TMO:-240}
 . "$BV_SOURCE_DIR/tests/lib/harness.sh"
 . "$BV_SOURCE_DIR/tests/integration/ntb_lib.sh"
 bv_isolate_net "$@"
-BV_TMO=${BV_TMO:-240}
 
 for prof in $NTB_PROFILES; do
 	ntb_up "$prof"

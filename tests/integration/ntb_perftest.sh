@@ -3,10 +3,10 @@
 # ib_atomic_bw, ib_write_lat, ib_read_lat, ib_send_lat - each as is, with -a (every size), with
 # -q 8 (bandwidth tests) and with -e (where perftest allows events: not for WRITE).
 # Results are checked for presence, not speed (bench/ measures).
+BV_TMO=${BV_TMO:-240}
 . "$BV_SOURCE_DIR/tests/lib/harness.sh"
 . "$BV_SOURCE_DIR/tests/integration/ntb_lib.sh"
 bv_isolate_net "$@"
-BV_TMO=${BV_TMO:-240}
 
 run() {
 	local prof=$1

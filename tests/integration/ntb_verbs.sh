@@ -3,10 +3,10 @@
 # checked (RC, UC, UD, SRQ, scatter/gather, inline, atomics, fences, events, cq_ex) and each
 # error case (bad lkey, rkey, range, rights, short receive, RNR, transport retries, the QP state
 # machine) - tests/ntb/verbs/verbs_test.c, both ends in one process.
+BV_TMO=${BV_TMO:-300}
 . "$BV_SOURCE_DIR/tests/lib/harness.sh"
 . "$BV_SOURCE_DIR/tests/integration/ntb_lib.sh"
 bv_isolate_net "$@"
-BV_TMO=${BV_TMO:-300}
 for prof in $NTB_PROFILES; do
 	ntb_up "$prof"
 	bv_note "profile $prof"
