@@ -108,7 +108,11 @@ struct ntbv_qp_ent {
 	uint32_t access;		/* qp_access_flags */
 };
 
-/* One remote key of the writer's end, indexed by NTBV_KEY_INDEX(rkey). Seqlock as above. */
+/*
+ * One key of the writer's end, indexed by NTBV_KEY_INDEX(rkey). Seqlock as above. Regions with
+ * remote access are here for the peer's requesters to check; regions with local write only are
+ * here as sinks of the writer's own READs (access then has no IBV_ACCESS_REMOTE_* bit).
+ */
 struct ntbv_mr_ent {
 	_Atomic uint32_t seq;
 	uint32_t rkey;			/* 0: no key */
@@ -119,8 +123,11 @@ struct ntbv_mr_ent {
 	uint32_t slot_epoch;
 	uint64_t hca_va;		/* the address requests name */
 	uint64_t length;
-	uint64_t win_off;		/* where hca_va is in the writer's inbound window 0 */
+	uint64_t win_off;		/* where hca_va is in the writer's inbound window 0,
+					 * NTBV_NO_WINDOW: not mapped (ring messages only) */
 };
+
+#define NTBV_NO_WINDOW		UINT64_MAX
 
 /*
  * Layout of a control area: header, slot table, QP table, MR table. The offsets of the tables
@@ -226,6 +233,12 @@ enum ntbv_msg_flags {
 	NTBV_F_IMM = 1 << 2,		/* imm is valid (on LAST) */
 	NTBV_F_SOLICITED = 1 << 3,
 	NTBV_F_UD = 1 << 4,		/* a UD datagram: rkey carries the Q_Key */
+	/*
+	 * READ: the requester's buffer is registered (key arg1, address arg0): the responder may
+	 * place the data there itself and answer with one READ_RESP carrying this flag and no
+	 * payload (NTRDMA's READ: a push by the responder).
+	 */
+	NTBV_F_PLACE = 1 << 5,
 };
 
 /* IB NAK codes (IBTA 9.7.5.2.8 AETH syndrome) as the responder reports them. */

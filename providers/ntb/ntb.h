@@ -451,8 +451,13 @@ uint64_t ntb_sg_total(const struct ibv_sge *sg, uint32_t num_sge);
 bool ntb_pio_enabled(void);
 int ntb_shadow_get(uint64_t addr, uint64_t len, int *fd, uint64_t *fd_off);
 void ntb_shadow_put(uint64_t addr, uint64_t len);
-/* ntb_req.c: drop PIO mappings of the peer's regions */
+/* ntb_req.c: PIO mappings of the peer's regions and direct copies into its window */
 void ntb_pmaps_free(struct ntb_context *ctx);
+uint8_t *ntb_pio_region(struct ntb_context *ctx, const struct ntbv_mr_ent *m);
+/* Stores, the last 8 bytes after a store fence (a peer polling the end sees the rest first). */
+void ntb_pio_copy(uint8_t *dst, const void *src, size_t len);
+/* One DMA copy into the peer's window 0 at off, run in this thread; true when issued. */
+bool ntb_dma_copy(struct ntb_context *ctx, uint64_t off, const void *src, size_t len);
 
 /* ntb_cq.c */
 struct ibv_cq *ntb_create_cq(struct ibv_context *context, int cqe, struct ibv_comp_channel *ch,

@@ -138,6 +138,14 @@ static void read_resp(struct ntb_qp *qp, const struct ntbv_msg *h, const uint8_t
 	if (!w || w->opcode != IBV_WR_RDMA_READ)
 		return;
 	ack_upto(qp, ntbv_psn_add(h->psn, NTBV_PSN_MASK));
+	if (h->flags & NTBV_F_PLACE) {
+		/* the responder put the data into our buffer itself, before this answer */
+		if (h->total == w->length && !w->got) {
+			w->got = w->length;
+			done(qp, w, IBV_WC_SUCCESS);
+		}
+		return;
+	}
 	/* the responder sends the data in order: anything else is a stale duplicate */
 	if (h->raddr != w->got || h->len > w->length - w->got)
 		return;

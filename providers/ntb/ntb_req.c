@@ -69,7 +69,8 @@ static bool direct_target(struct ntb_qp *qp, const struct ntb_swqe *w, struct nt
 	return m->rkey == w->rkey && m->pd == q.pd && m->slot == q.slot &&
 	       m->slot_epoch == q.slot_epoch && (m->access & IBV_ACCESS_REMOTE_WRITE) &&
 	       w->raddr >= m->hca_va && w->raddr + w->length <= m->hca_va + m->length &&
-	       w->raddr + w->length >= w->raddr && m->win_off + m->length <= ctx->peer_len;
+	       w->raddr + w->length >= w->raddr && m->win_off != NTBV_NO_WINDOW &&
+	       m->win_off + m->length <= ctx->peer_len;
 }
 
 /* Ask ntbd for the window range of the peer's region, to store into (PIO). */
@@ -101,13 +102,14 @@ static void map_peer(struct ntb_context *ctx, struct ntb_pmap *pm)
 }
 
 /* Byte 0 of the peer's region m as we can store into it, or NULL (DMA only). */
-static uint8_t *pio_region(struct ntb_context *ctx, const struct ntbv_mr_ent *m)
+uint8_t *ntb_pio_region(struct ntb_context *ctx, const struct ntbv_mr_ent *m)
 {
 	uint32_t idx = NTBV_KEY_INDEX(m->rkey);
 	struct ntb_pmap *pm;
 	uint8_t *base = NULL;
 
-	if (!ntb_pio_enabled())
+	if (!ntb_pio_enabled() || !(m->access & IBV_ACCESS_REMOTE_WRITE) ||
+	    m->win_off == NTBV_NO_WINDOW)
 		return NULL;
 	pthread_mutex_lock(&ctx->pmap_lock);
 	pm = ctx->pmaps[idx];
@@ -153,6 +155,31 @@ void ntb_pmaps_free(struct ntb_context *ctx)
  * end of the buffer (as ib_write_lat does) sees the rest of the message first, as with an
  * HCA's in-order DMA.
  */
+void ntb_pio_copy(uint8_t *dst, const void *src, size_t len)
+{
+	size_t tail = len < 8 ? len : 8;
+
+	memcpy(dst, src, len - tail);
+	__builtin_ia32_sfence();
+	memcpy(dst + len - tail, (const uint8_t *)src + len - tail, tail);
+	__builtin_ia32_sfence();
+}
+
+bool ntb_dma_copy(struct ntb_context *ctx, uint64_t off, const void *src, size_t len)
+{
+	ntb_dma_cookie_t cookie = 0;
+	bool ok;
+
+	pthread_mutex_lock(&ctx->dma_lock);
+	ok = !ntb_dma_memcpy(ctx->dma, 0, off, src, len, 0, &cookie);
+	ntb_dma_submit(ctx->dma);
+	ntb_dma_run(ctx->dma, 0);
+	if (ok && ntb_dma_completed(ctx->dma) < cookie)
+		ok = false;
+	pthread_mutex_unlock(&ctx->dma_lock);
+	return ok;
+}
+
 static void place_pio(uint8_t *dst, const struct ntb_swqe *w)
 {
 	uint32_t tail = w->length < 8 ? w->length : 8, head = w->length - tail;
@@ -210,7 +237,7 @@ static bool place_direct(struct ntb_qp *qp, struct ntb_swqe *w)
 	} else {
 		if (!direct_target(qp, w, &m))
 			return false;
-		base = pio_region(ctx, &m);
+		base = ntb_pio_region(ctx, &m);
 		*dc = (struct ntb_direct_cache){ .rkey = w->rkey, .dest_qpn = qp->dest_qpn,
 						 .qseq = qseq, .mseq = mseq, .m = m,
 						 .base = base };
@@ -285,6 +312,21 @@ static bool emit_one(struct ntb_qp *qp, struct ntb_peer *p, struct ntb_swqe *w)
 	switch (w->opcode) {
 	case IBV_WR_RDMA_READ:
 		h.op = NTBV_OP_READ;
+		/*
+		 * A long READ into one registered buffer: the responder may put the data there
+		 * itself (the buffer's key is published to it as a sink) instead of sending it.
+		 */
+		if (w->num_sge == 1 && w->length >= NTB_DIRECT_MIN &&
+		    !(w->send_flags & IBV_SEND_INLINE)) {
+			struct ntb_mr_slot ms;
+
+			if (ntb_mr_lookup(qp->ctx, w->sg[0].lkey, false, &ms) &&
+			    (ms.access & IBV_ACCESS_LOCAL_WRITE)) {
+				h.flags |= NTBV_F_PLACE;
+				h.arg0 = ms.hca_va + (w->sg[0].addr - ms.addr);
+				h.arg1 = ms.lkey;
+			}
+		}
 		break;
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
 		h.op = NTBV_OP_CMP_SWP;

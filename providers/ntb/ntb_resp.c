@@ -223,6 +223,36 @@ static int do_write(struct ntb_peer *p, struct ntb_qp *qp, const struct ntbv_msg
 	return R_NEXT;
 }
 
+/*
+ * Put READ data straight into the requester's buffer, which it named by its own key (a sink
+ * its ntbd published): stores when the peer's region is CPU-mappable, else one DMA copy.
+ */
+static bool read_place(struct ntb_peer *p, struct ntb_qp *qp, const struct ntbv_msg *h)
+{
+	struct ntb_context *ctx = qp->ctx;
+	uint32_t key = (uint32_t)h->arg1, mi = NTBV_KEY_INDEX(key);
+	struct ntbv_mr_ent e;
+	uint8_t *base;
+	uint64_t off;
+
+	if (!mi || mi >= ctx->pctrl->max_mr)
+		return false;
+	ntb_read_entry(&e, &ctx->pmrs[mi], sizeof(e));
+	if (e.rkey != key || !(e.access & (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE)) ||
+	    e.slot != p->slot || e.slot_epoch != p->rx_epoch || e.win_off == NTBV_NO_WINDOW ||
+	    h->arg0 < e.hca_va || h->arg0 + h->total > e.hca_va + e.length ||
+	    h->arg0 + h->total < h->arg0 || e.win_off + e.length > ctx->peer_len)
+		return false;
+	off = h->arg0 - e.hca_va;
+	base = ntb_pio_region(ctx, &e);
+	if (base) {
+		ntb_pio_copy(base + off, (const void *)(uintptr_t)qp->cur_local, h->total);
+		return true;
+	}
+	return ntb_dma_copy(ctx, e.win_off + off, (const void *)(uintptr_t)qp->cur_local,
+			    h->total);
+}
+
 /* Answer a READ, possibly over several calls when the response ring fills up. */
 static int do_read(struct ntb_peer *p, struct ntb_qp *qp, const struct ntbv_msg *h, bool dup)
 {
@@ -243,8 +273,22 @@ static int do_read(struct ntb_peer *p, struct ntb_qp *qp, const struct ntbv_msg 
 		qp->cur_read_off = 0;
 		qp->cur_dup = dup;
 		qp->cur_psn = h->psn;
+		if ((h->flags & NTBV_F_PLACE) && h->total && read_place(p, qp, h)) {
+			/* in place: one answer without data (the room for it was checked) */
+			struct ntbv_msg r = { .op = NTBV_OP_READ_RESP, .ncells = 1,
+					      .flags = NTBV_F_FIRST | NTBV_F_LAST | NTBV_F_PLACE,
+					      .dst_qpn = qp->dest_qpn, .src_qpn = qp->qpn,
+					      .psn = h->psn, .total = h->total, .msn = qp->msn };
+			struct ntbv_msg *m = ntb_tx_reserve(p, &p->resp_tx, 1);
+
+			if (m) {
+				memcpy(m, &r, sizeof(r));
+				ntb_tx_commit(&p->resp_tx, 1);
+				qp->cur_read_off = qp->cur_total;
+			}
+		}
 	}
-	do {
+	while (qp->cur_read_off < qp->cur_total || !qp->cur_total) {
 		uint32_t left = qp->cur_total - qp->cur_read_off;
 		uint32_t chunk = left < mtu ? left : mtu, ncells = ntbv_msg_cells(chunk);
 		struct ntbv_msg r = { .op = NTBV_OP_READ_RESP, .ncells = ncells,
@@ -265,7 +309,9 @@ static int do_read(struct ntb_peer *p, struct ntb_qp *qp, const struct ntbv_msg 
 		memcpy(m, &r, sizeof(r));
 		ntb_tx_commit(&p->resp_tx, ncells);
 		qp->cur_read_off += chunk;
-	} while (qp->cur_read_off < qp->cur_total);
+		if (!qp->cur_total)
+			break;
+	}
 	qp->cur_active = false;
 	if (!qp->cur_dup) {
 		qp->epsn = ntbv_psn_add(h->psn, 1);

@@ -16,6 +16,8 @@
 #include "verbs.h"
 
 #define REMOTE_ANY (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)
+/* published: checked by the peer's requesters, or a sink its responders push READ data into */
+#define PUBLISHED (REMOTE_ANY | IBV_ACCESS_LOCAL_WRITE)
 
 /* ---- the aperture: first fit over page extents ----------------------------------------------- */
 
@@ -141,7 +143,7 @@ void nv_dealloc_pd(struct nv_state *s, struct nv_client *cl, const void *in, siz
 static void mr_release(struct nv_state *s, uint32_t idx)
 {
 	struct nv_mr *m = &s->mrs[idx];
-	bool published = m->access & REMOTE_ANY;
+	bool published = m->access & PUBLISHED;
 
 	if (m->ap_len) {
 		/* returns once no peer DMA can still write the range (IOTLB invalidation) */
@@ -204,8 +206,13 @@ void nv_reg_mr(struct nv_state *s, struct nv_client *cl, const void *in, size_t 
 	m->length = req->length;
 	m->hca_va = req->hca_va;
 	m->ap_len = 0;
-	m->win_off = 0;
-	if (req->access & IBV_ACCESS_REMOTE_WRITE) {
+	m->win_off = NTBV_NO_WINDOW;
+	/*
+	 * Writable memory is mapped for the peer's DMA (and PIO, when it is a memfd): remote
+	 * writes of its requesters, READ data its responders push. Best effort: without aperture
+	 * or IOMMU room the data travels in ring messages instead.
+	 */
+	if (req->access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE)) {
 		uint64_t start = req->addr & ~(uint64_t)(NTB_PAGE_SIZE - 1);
 		uint64_t end = (req->addr + req->length + NTB_PAGE_SIZE - 1) &
 			       ~(uint64_t)(NTB_PAGE_SIZE - 1);
@@ -225,22 +232,22 @@ void nv_reg_mr(struct nv_state *s, struct nv_client *cl, const void *in, size_t 
 				ap_free(s, m->ap_off, end - start);
 		}
 		if (ret) {
-			bvd_log(s->n->d, "client %u: cannot map %llu bytes for the peer: %s",
-				cl->c->id, (unsigned long long)req->length, strerror(-ret));
-			r->status = -ret;
-			return;
+			bvd_log(s->n->d, "client %u: %llu bytes not mapped for the peer (%s): "
+				"messages carry their data", cl->c->id,
+				(unsigned long long)req->length, strerror(-ret));
+		} else {
+			m->ap_len = end - start;
+			m->win_off = m->ap_off + (req->addr - start);
 		}
-		m->ap_len = end - start;
-		m->win_off = m->ap_off + (req->addr - start);
 	}
 	m->owner = cl;
 	s->pds[req->pd].users++;
-	if (req->access & REMOTE_ANY)
+	if (req->access & PUBLISHED)
 		nv_publish_mr(s, idx);
 	memset(rsp, 0, sizeof(*rsp));
 	rsp->lkey = m->key;
 	rsp->rkey = (req->access & REMOTE_ANY) ? m->key : 0;
-	rsp->win_off = m->win_off;
+	rsp->win_off = m->win_off == NTBV_NO_WINDOW ? 0 : m->win_off;
 	r->len = sizeof(*rsp);
 }
 
@@ -298,7 +305,8 @@ void nv_map_peer_mr(struct nv_state *s, struct nv_client *cl, const void *in, si
 		memcpy(&e, pe, sizeof(e));
 		atomic_thread_fence(memory_order_acquire);
 	} while ((seq & 1) || atomic_load_explicit(&pe->seq, memory_order_relaxed) != seq);
-	if (e.rkey != req->handle || !(e.access & IBV_ACCESS_REMOTE_WRITE) || !e.length) {
+	if (e.rkey != req->handle || !(e.access & IBV_ACCESS_REMOTE_WRITE) || !e.length ||
+	    e.win_off == NTBV_NO_WINDOW) {
 		r->status = ENOENT;
 		return;
 	}

@@ -91,7 +91,7 @@ void nv_publish_mr(struct nv_state *s, uint32_t index)
 	struct ntbv_mr_ent v = { 0 };
 
 	if (m->owner && (m->access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
-				      IBV_ACCESS_REMOTE_ATOMIC))) {
+				      IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_LOCAL_WRITE))) {
 		v.rkey = m->key;
 		v.pd = m->pd;
 		v.access = m->access;
