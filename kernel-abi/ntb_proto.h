@@ -77,11 +77,13 @@ struct ntb_attach_rsp {
 	uint64_t ctrl_off;		/* our control area (written by the peer end) */
 	uint64_t slice_off;		/* this client's slice: read-write */
 	uint64_t slice_len;
-	uint32_t ring_cells;		/* cells of each ring in our slice */
+	uint32_t ring_cells;		/* cells of the request rings in our slice */
 	uint32_t max_qp;		/* QP table entries of either control area */
 	uint32_t max_mr;		/* MR table entries of either control area */
 	uint32_t ipv4;			/* this end's port address, network order */
 	uint64_t db_bits;		/* our own doorbell bits (0: woken through fd 2) */
+	uint32_t resp_cells;		/* cells of the response rings in our slice */
+	uint32_t reserved;
 };
 
 /* For requests that name one object: a PD handle, an lkey, a QP number. */

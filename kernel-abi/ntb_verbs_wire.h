@@ -68,7 +68,7 @@ struct ntbv_ctrl_hdr {
 	uint32_t max_slots;
 	uint32_t max_qp;		/* entries of the QP table */
 	uint32_t max_mr;		/* entries of the MR table */
-	uint32_t ring_cells;		/* cells of each ring of a pair block */
+	uint32_t ring_cells;		/* cells of a pair block's request ring */
 	uint32_t mtu;			/* largest payload of one ring message */
 	uint64_t slices_off;		/* the writer's first slice, in the writer's window */
 	uint64_t slice_len;
@@ -77,6 +77,7 @@ struct ntbv_ctrl_hdr {
 	_Atomic uint64_t gen;		/* bumped after every change of a table below */
 	uint8_t gid[16];		/* the writer's port GID (RoCE v2, IPv4-mapped) */
 	uint32_t ipv4;			/* the writer's port IPv4 address, network order */
+	uint32_t resp_cells;		/* cells of a pair block's response ring */
 };
 
 /* One verbs client of the writer's end. */
@@ -183,29 +184,36 @@ struct ntbv_pair_hdr {
 	uint8_t pad2[NTBV_CELL - 8];
 };
 
-static inline uint64_t ntbv_pair_len(uint32_t ring_cells)
+/*
+ * A pair block: header, request ring (req_cells), response ring (resp_cells). Requests carry
+ * the SEND data and short WRITEs; responses are short (ACKs, atomics, READ data that could not
+ * be placed), so the response ring may be the smaller one.
+ */
+static inline uint64_t ntbv_pair_len(uint32_t req_cells, uint32_t resp_cells)
 {
-	uint64_t len = sizeof(struct ntbv_pair_hdr) + 2ull * ring_cells * NTBV_CELL;
+	uint64_t len = sizeof(struct ntbv_pair_hdr) +
+		       ((uint64_t)req_cells + resp_cells) * NTBV_CELL;
 
 	return (len + NTBV_PAGE - 1) & ~(uint64_t)(NTBV_PAGE - 1);
 }
 
-static inline uint64_t ntbv_slice_len(uint32_t ring_cells)
+static inline uint64_t ntbv_slice_len(uint32_t req_cells, uint32_t resp_cells)
 {
-	return NTBV_PAGE + NTBV_MAX_SLOTS * ntbv_pair_len(ring_cells);
+	return NTBV_PAGE + NTBV_MAX_SLOTS * ntbv_pair_len(req_cells, resp_cells);
 }
 
 /* Offsets inside a slice. */
-static inline uint64_t ntbv_pair_off(uint32_t ring_cells, unsigned int peer_slot)
+static inline uint64_t ntbv_pair_off(uint32_t req_cells, uint32_t resp_cells,
+				     unsigned int peer_slot)
 {
-	return NTBV_PAGE + peer_slot * ntbv_pair_len(ring_cells);
+	return NTBV_PAGE + peer_slot * ntbv_pair_len(req_cells, resp_cells);
 }
 
 #define NTBV_PAIR_REQ_RING_OFF	sizeof(struct ntbv_pair_hdr)
 
-static inline uint64_t ntbv_pair_resp_ring_off(uint32_t ring_cells)
+static inline uint64_t ntbv_pair_resp_ring_off(uint32_t req_cells)
 {
-	return sizeof(struct ntbv_pair_hdr) + (uint64_t)ring_cells * NTBV_CELL;
+	return sizeof(struct ntbv_pair_hdr) + (uint64_t)req_cells * NTBV_CELL;
 }
 
 /* ---------------------------------------------------------------------------------------- */

@@ -341,7 +341,8 @@ struct ntb_context {
 	const struct ntbv_mr_ent *pmrs;
 	uint32_t max_qp, max_mr;
 	struct ntbv_slice_hdr *slice;	/* ours */
-	uint32_t ring_cells;		/* of our slice */
+	uint32_t ring_cells;		/* request rings of our slice */
+	uint32_t resp_cells;		/* response rings of our slice */
 	uint8_t *peer;			/* the peer's window 0, stores only */
 	uint64_t peer_len;
 	struct ntb_peer peers[NTBV_MAX_SLOTS];

@@ -16,9 +16,10 @@
 static void ring_setup(struct ntb_context *ctx, struct ntb_peer *p)
 {
 	const struct ntbv_ctrl_hdr *h = ctx->pctrl;
-	uint8_t *rx = (uint8_t *)ctx->slice + ntbv_pair_off(ctx->ring_cells, p->slot);
+	uint8_t *rx = (uint8_t *)ctx->slice +
+		      ntbv_pair_off(ctx->ring_cells, ctx->resp_cells, p->slot);
 	uint8_t *pslice = ctx->peer + h->slices_off + (uint64_t)p->slot * h->slice_len;
-	uint8_t *tx = pslice + ntbv_pair_off(h->ring_cells, ctx->slot);
+	uint8_t *tx = pslice + ntbv_pair_off(h->ring_cells, h->resp_cells, ctx->slot);
 
 	p->rx_hdr = (struct ntbv_pair_hdr *)rx;
 	p->tx_hdr = (struct ntbv_pair_hdr *)tx;
@@ -28,13 +29,13 @@ static void ring_setup(struct ntb_context *ctx, struct ntb_peer *p)
 		.cells = rx + NTBV_PAIR_REQ_RING_OFF, .ncells = ctx->ring_cells,
 		.prod = &p->rx_hdr->req_prod, .cons_pub = &p->tx_hdr->req_cons };
 	p->resp_rx = (struct ntb_rxring){
-		.cells = rx + ntbv_pair_resp_ring_off(ctx->ring_cells), .ncells = ctx->ring_cells,
+		.cells = rx + ntbv_pair_resp_ring_off(ctx->ring_cells), .ncells = ctx->resp_cells,
 		.prod = &p->rx_hdr->resp_prod, .cons_pub = &p->tx_hdr->resp_cons };
 	p->req_tx = (struct ntb_txring){
 		.cells = tx + NTBV_PAIR_REQ_RING_OFF, .ncells = h->ring_cells,
 		.prod_pub = &p->tx_hdr->req_prod, .cons = &p->rx_hdr->req_cons };
 	p->resp_tx = (struct ntb_txring){
-		.cells = tx + ntbv_pair_resp_ring_off(h->ring_cells), .ncells = h->ring_cells,
+		.cells = tx + ntbv_pair_resp_ring_off(h->ring_cells), .ncells = h->resp_cells,
 		.prod_pub = &p->tx_hdr->resp_prod, .cons = &p->rx_hdr->resp_cons };
 }
 

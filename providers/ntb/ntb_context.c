@@ -129,8 +129,9 @@ static int attach_locked(struct ntb_context *ctx)
 	    rsp.max_slots > NTBV_MAX_SLOTS || rsp.slot >= rsp.max_slots ||
 	    rsp.ctrl_off + ntbv_ctrl_len(rsp.max_qp, rsp.max_mr) > rsp.local_len ||
 	    rsp.slice_off + rsp.slice_len > rsp.local_len ||
-	    rsp.slice_len < ntbv_slice_len(rsp.ring_cells) || !rsp.ring_cells ||
-	    (rsp.ring_cells & (rsp.ring_cells - 1)) || rsp.max_qp > NTBV_MAX_QP || !rsp.mtu)
+	    rsp.slice_len < ntbv_slice_len(rsp.ring_cells, rsp.resp_cells) || !rsp.ring_cells ||
+	    (rsp.ring_cells & (rsp.ring_cells - 1)) || !rsp.resp_cells ||
+	    (rsp.resp_cells & (rsp.resp_cells - 1)) || rsp.max_qp > NTBV_MAX_QP || !rsp.mtu)
 		goto out;
 	p = mmap(NULL, rsp.local_len, PROT_READ | PROT_WRITE, MAP_SHARED, fds[0], 0);
 	if (p == MAP_FAILED) {
@@ -160,6 +161,7 @@ static int attach_locked(struct ntb_context *ctx)
 	ctx->max_slots = rsp.max_slots;
 	ctx->mtu = rsp.mtu;
 	ctx->ring_cells = rsp.ring_cells;
+	ctx->resp_cells = rsp.resp_cells;
 	ctx->max_qp = rsp.max_qp;
 	ctx->max_mr = rsp.max_mr;
 	ctx->ipv4 = rsp.ipv4;
@@ -176,8 +178,9 @@ static int attach_locked(struct ntb_context *ctx)
 	    h->mr_tbl_off + (uint64_t)h->max_mr * sizeof(struct ntbv_mr_ent) >
 		    ntbv_ctrl_len(rsp.max_qp, rsp.max_mr) ||
 	    h->slices_off + (uint64_t)h->max_slots * h->slice_len > ctx->peer_len ||
-	    h->slice_len < ntbv_slice_len(h->ring_cells) || !h->ring_cells ||
-	    (h->ring_cells & (h->ring_cells - 1)))
+	    h->slice_len < ntbv_slice_len(h->ring_cells, h->resp_cells) || !h->ring_cells ||
+	    (h->ring_cells & (h->ring_cells - 1)) || !h->resp_cells ||
+	    (h->resp_cells & (h->resp_cells - 1)))
 		goto fail;
 	ctx->pslots = (const struct ntbv_slot *)((const uint8_t *)h + NTBV_CTRL_SLOTS_OFF);
 	ctx->pqps = (const struct ntbv_qp_ent *)((const uint8_t *)h + h->qp_tbl_off);

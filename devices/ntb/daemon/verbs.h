@@ -73,7 +73,8 @@ struct nv_state {
 	bool ready;			/* link READY and our plan laid out */
 	/* our window plan (control region offsets) */
 	uint32_t max_slots;
-	uint32_t ring_cells;
+	uint32_t ring_cells;		/* request rings */
+	uint32_t resp_cells;		/* response rings */
 	uint64_t ctrl_off;		/* our control area: the peer writes it */
 	uint64_t slices_off;
 	uint64_t slice_len;

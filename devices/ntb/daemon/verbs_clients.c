@@ -173,6 +173,7 @@ void nv_attach(struct nv_state *s, struct nv_client *cl, const void *in, size_t 
 	rsp->slice_off = s->slices_off + slot * s->slice_len;
 	rsp->slice_len = s->slice_len;
 	rsp->ring_cells = s->ring_cells;
+	rsp->resp_cells = s->resp_cells;
 	rsp->max_qp = NTBV_MAX_QP;
 	rsp->max_mr = NTBV_MAX_MR;
 	rsp->ipv4 = s->ipv4;

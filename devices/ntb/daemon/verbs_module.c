@@ -93,18 +93,22 @@ static bool plan(struct nv_state *s)
 	}
 	s->slices_off = (s->ctrl_off + ctrl_len + 0xffff) & ~0xffffull;
 	avail = l->ctl_size > s->slices_off ? l->ctl_size - s->slices_off : 0;
-	/* the largest rings that still give several clients a slice */
-	for (s->ring_cells = 1024; s->ring_cells >= 256; s->ring_cells /= 2) {
-		s->slice_len = ntbv_slice_len(s->ring_cells);
+	/*
+	 * The largest request rings (SEND data, short WRITEs: several 64 KiB messages in
+	 * flight) that still give several clients a slice; responses are short.
+	 */
+	s->resp_cells = 256;
+	for (s->ring_cells = 4096; s->ring_cells >= 256; s->ring_cells /= 2) {
+		s->slice_len = ntbv_slice_len(s->ring_cells, s->resp_cells);
 		s->max_slots = avail / s->slice_len;
 		if (s->max_slots > NTBV_MAX_SLOTS)
 			s->max_slots = NTBV_MAX_SLOTS;
-		if (s->max_slots >= 4)
+		if (s->max_slots >= 6)
 			break;
 	}
 	if (s->ring_cells < 256) {
 		s->ring_cells = 256;
-		s->slice_len = ntbv_slice_len(s->ring_cells);
+		s->slice_len = ntbv_slice_len(s->ring_cells, s->resp_cells);
 		s->max_slots = avail / s->slice_len;
 	}
 	if (!s->max_slots) {
@@ -113,7 +117,7 @@ static bool plan(struct nv_state *s)
 		return false;
 	}
 	/* a message of one MTU must fit half a ring (ntb_tx_reserve) */
-	while (ntbv_msg_cells(s->mtu) > s->ring_cells / 2)
+	while (ntbv_msg_cells(s->mtu) > s->resp_cells / 2)
 		s->mtu /= 2;
 	return true;
 }
@@ -147,8 +151,8 @@ static void nv_link_ready(struct ntbd *n)
 	nv_publish_header(s);
 	s->ready = true;
 	nv_publish_done(s);
-	bvd_log(n->d, "verbs: %u client slots of %u-cell rings, mtu %u, aperture %llu MiB",
-		s->max_slots, s->ring_cells, s->mtu,
+	bvd_log(n->d, "verbs: %u client slots, %u/%u-cell request/response rings, mtu %u, "
+		"aperture %llu MiB", s->max_slots, s->ring_cells, s->resp_cells, s->mtu,
 		(unsigned long long)((l->win_size - l->ctl_size) >> 20));
 }
 
@@ -278,9 +282,9 @@ static void nv_status(struct ntbd *n, char *buf, size_t len)
 		nqp += s->qps[i].owner != NULL;
 	for (uint32_t i = 1; i < NTBV_MAX_MR; i++)
 		nmr += s->mrs[i].owner != NULL;
-	o += snprintf(buf + o, len - o, "  verbs: %s, %u slots x %u-cell rings, mtu %u, %u QPs, "
-		      "%u MRs\n", s->ready ? "ready" : "waiting for the link", s->max_slots,
-		      s->ring_cells, s->mtu, nqp, nmr);
+	o += snprintf(buf + o, len - o, "  verbs: %s, %u slots x %u/%u-cell rings, mtu %u, "
+		      "%u QPs, %u MRs\n", s->ready ? "ready" : "waiting for the link",
+		      s->max_slots, s->ring_cells, s->resp_cells, s->mtu, nqp, nmr);
 	for (unsigned int i = 0; i < s->max_slots && o < len; i++) {
 		const struct nv_slot *sl = &s->slots[i];
 

@@ -26,6 +26,7 @@ void nv_publish_header(struct nv_state *s)
 		.max_qp = NTBV_MAX_QP,
 		.max_mr = NTBV_MAX_MR,
 		.ring_cells = s->ring_cells,
+		.resp_cells = s->resp_cells,
 		.mtu = s->mtu,
 		.slices_off = s->slices_off,
 		.slice_len = s->slice_len,
@@ -113,12 +114,13 @@ void nv_clear_peer_pairs(struct nv_state *s, unsigned int slot)
 	uint64_t pair_len, base;
 
 	if (atomic_load_explicit(&ph->magic, memory_order_acquire) != NTBV_MAGIC ||
-	    ph->max_slots > NTBV_MAX_SLOTS || !ph->ring_cells ||
+	    ph->max_slots > NTBV_MAX_SLOTS || !ph->ring_cells || !ph->resp_cells ||
 	    slot >= NTBV_MAX_SLOTS)
 		return;
-	pair_len = ntbv_pair_len(ph->ring_cells);
+	pair_len = ntbv_pair_len(ph->ring_cells, ph->resp_cells);
 	for (unsigned int i = 0; i < ph->max_slots; i++) {
-		base = ph->slices_off + i * ph->slice_len + ntbv_pair_off(ph->ring_cells, slot);
+		base = ph->slices_off + i * ph->slice_len +
+		       ntbv_pair_off(ph->ring_cells, ph->resp_cells, slot);
 		if (base + pair_len > s->n->link.peer_ctl_size)
 			return;
 		memset((uint8_t *)s->n->link.peer_ctl + base, 0, pair_len);
