@@ -101,7 +101,7 @@ lat=$(for _ in $(seq "$reps"); do perf ib_write_lat -n 20000; done | awk '{print
 
 verdict() { awk -v v="$1" -v t="$2" -v d="$3" 'BEGIN { ok = d == "ge" ? v >= t : v <= t;
 	printf "%s", ok ? "met" : "MISSED" }'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b > 0 ? a / b : 0 }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0) ? a / b : 0 }'; }
 
 echo "baseline process_vm_writev 64 KiB  ${pvm64} Gb/s"
 echo "baseline process_vm_writev 1 MiB   ${pvm1m} Gb/s"
