@@ -75,11 +75,15 @@ static bool a_down(void *arg)
 	return !ntb_link_is_up(arg, NULL, NULL);
 }
 
-static void must(bool ok)
-{
-	if (!ok)
-		_exit(3);
-}
+/* In a child: a failed step says which, and ends the child (its parent sees EOF). */
+#define must(ok)                                                                                   \
+	do {                                                                                       \
+		if (!(ok)) {                                                                       \
+			fprintf(stderr, "link_test child %d: line %d: %s failed\n", (int)getpid(),   \
+				__LINE__, #ok);                                                    \
+			_exit(3);                                                                  \
+		}                                                                                  \
+	} while (0)
 
 /*
  * A client outlives its daemon: side 0's owner is SIGKILLed (nobody clears its register
@@ -125,6 +129,9 @@ static void test_orphaned_client(void)
 				if (k != fd && k != ready[1] && k != go[0] && k != res[1])
 					close(k);
 			must(!ntb_client_attach(fd, &cl));
+			/* the owner saw the link up; this process may see it a moment later */
+			for (int t = 0; t < 500 && !ntb_link_is_up(cl, NULL, NULL); t++)
+				usleep(10000);
 			must(!ntb_dma_chan_open(cl, &(struct ntb_dma_chan_attr){
 						      .flags = NTB_DMA_CHAN_MANUAL }, &ch));
 			must(write(ready[1], "r", 1) == 1);
@@ -139,9 +146,13 @@ static void test_orphaned_client(void)
 			_exit(0);
 		}
 		close(fd);
+		close(ready[1]);	/* only the client writes these: EOF when it dies */
+		close(res[1]);
 		for (;;)
 			ntbt_pump(&a, 1, NULL, NULL, 1000);
 	}
+	close(ready[1]);
+	close(res[1]);
 	b = ntbt_open(profile, 1);
 	one[0] = b;
 	ntb_link_enable(b, NTB_SPEED_AUTO, NTB_WIDTH_AUTO);
