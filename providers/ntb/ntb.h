@@ -113,6 +113,9 @@ struct ntb_mr {
 	bool shadow;			/* its pages were moved into a memfd (ntb_shadow.c) */
 };
 
+_Static_assert(offsetof(struct ntb_mr, vmr) == 0 && offsetof(struct verbs_mr, ibv_mr) == 0,
+	       "an ntb_mr is its ibv_mr");
+
 /* A peer region we store into directly (PIO), cached per remote key index. */
 struct ntb_pmap {
 	uint32_t rkey;

@@ -137,7 +137,8 @@ struct ibv_mr *ntb_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length, uint64
 				  .access = access, .addr = req.addr, .hca_va = hca_va,
 				  .length = length };
 	slot_write(&ctx->mrs[mr->index], &v);
-	return &mr->vmr.ibv_mr;
+	/* the ibv_mr is the start of struct ntb_mr (vmr first, ibv_mr first in it) */
+	return (struct ibv_mr *)mr;
 }
 
 int ntb_dereg_mr(struct verbs_mr *vmr)

@@ -77,7 +77,7 @@ static bool direct_target(struct ntb_qp *qp, const struct ntb_swqe *w, struct nt
 static void map_peer(struct ntb_context *ctx, struct ntb_pmap *pm)
 {
 	struct ntb_handle_req req = { .handle = pm->rkey };
-	struct ntb_map_peer_mr_rsp rsp;
+	struct ntb_map_peer_mr_rsp rsp = { 0 };
 	int fd = -1;
 	struct bv_call call = { .op = NTB_OP_MAP_PEER_MR, .req = &req, .req_len = sizeof(req),
 				.rsp = &rsp, .rsp_max = sizeof(rsp), .rfds = &fd, .nrfds = 1 };

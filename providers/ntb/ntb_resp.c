@@ -529,7 +529,10 @@ static int handle(struct ntb_peer *p, const struct ntbv_msg *h, const uint8_t *d
 	if (h->flags & NTBV_F_UD)
 		return ud_request(p, qp, h, data);
 	if (qp->type == IBV_QPT_UD || qp->peer != p || qp->peer_epoch != p->rx_epoch ||
-	    h->src_qpn != qp->dest_qpn || !can_reply)
+	    h->src_qpn != qp->dest_qpn)
+		return R_NEXT;
+	/* RC answers every request: nobody to answer (its client is gone), nothing to do */
+	if (qp->type == IBV_QPT_RC && !can_reply)
 		return R_NEXT;
 	st = qp_state(qp);
 	if (st == IBV_QPS_ERR) {
@@ -538,8 +541,8 @@ static int handle(struct ntb_peer *p, const struct ntbv_msg *h, const uint8_t *d
 	}
 	if (st == IBV_QPS_RESET || st == IBV_QPS_INIT)
 		return R_NEXT;	/* IBTA 10.3.1: not ready to receive, silently dropped */
-	/* room for the one-cell answer any request may need (ACK, NAK, atomic result) */
-	if (!ntb_tx_room(p, &p->resp_tx, 2))
+	/* room for the one-cell answer any RC request may need (ACK, NAK, atomic result) */
+	if (qp->type == IBV_QPT_RC && !ntb_tx_room(p, &p->resp_tx, 2))
 		return R_STALL;
 	return qp->type == IBV_QPT_RC ? rc_request(p, qp, h, data) : uc_request(p, qp, h, data);
 }

@@ -193,8 +193,8 @@ static int check_bytes(const struct buf *b, uint32_t seed, size_t off, const uin
 {
 	for (size_t i = 0; i < b->len + 2 * GUARD; i++) {
 		size_t pos = i - GUARD;
-		uint8_t want = (i >= GUARD && pos >= off && pos < off + n) ? src[pos - off] :
-									       pat(seed, i);
+		uint8_t want = (src && i >= GUARD && pos >= off && pos < off + n) ?
+				       src[pos - off] : pat(seed, i);
 
 		if (b->mem[i] != want) {
 			fprintf(stderr, "FAIL [%s] %s: byte %zd is 0x%02x, want 0x%02x\n",
