@@ -74,7 +74,7 @@ struct ntbv_ctrl_hdr {
 	uint64_t slice_len;
 	uint64_t qp_tbl_off;		/* from the start of this control area */
 	uint64_t mr_tbl_off;
-	_Atomic uint64_t gen;		/* bumped after every change of a table below */
+	_Atomic uint64_t gen;		/* bumped when a client of the writer came or went */
 	uint8_t gid[16];		/* the writer's port GID (RoCE v2, IPv4-mapped) */
 	uint32_t ipv4;			/* the writer's port IPv4 address, network order */
 	uint32_t resp_cells;		/* cells of a pair block's response ring */
