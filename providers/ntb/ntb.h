@@ -365,6 +365,7 @@ struct ntb_context {
 	int poke_fd;			/* eventfd: wake the progress thread */
 	int relay_fd;			/* eventfd ntbd writes for our vbell */
 	_Atomic uint64_t polls;		/* poll_cq calls, to tell an active application */
+	_Atomic uint64_t consumed;	/* messages the engine consumed, whoever ran it */
 	_Atomic int sleeping;		/* the progress thread is (about to be) blocked */
 	_Atomic int armed_cqs;		/* CQs armed for a completion event */
 	uint32_t spin_us;

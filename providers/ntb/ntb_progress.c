@@ -27,6 +27,7 @@
 #define ENGINE_BUDGET	64	/* messages per ring per pass */
 #define NAP_MS		1	/* while the application polls */
 #define APP_ACTIVE_NS	2000000ull	/* it polled this recently: it is polling */
+#define SERVE_NS	50000000ull	/* ... but left messages waiting: serve them this long */
 
 void ntb_timer(struct ntb_context *ctx, uint64_t when)
 {
@@ -73,6 +74,14 @@ static void sweep(struct ntb_context *ctx, uint64_t now, int *work)
 	pthread_mutex_unlock(&ctx->lock);
 }
 
+static bool rx_pending(struct ntb_context *ctx)
+{
+	for (unsigned int i = 0; i < ctx->pctrl->max_slots; i++)
+		if (ntb_rx_pending(&ctx->peers[i]))
+			return true;
+	return false;
+}
+
 int ntb_engine(struct ntb_context *ctx, bool from_app)
 {
 	int work = 0;
@@ -94,6 +103,8 @@ int ntb_engine(struct ntb_context *ctx, bool from_app)
 		}
 		pthread_mutex_unlock(&p->rx_lock);
 	}
+	if (work)
+		atomic_fetch_add_explicit(&ctx->consumed, work, memory_order_relaxed);
 	now = ntb_now();
 	if (ctx->want_sweep || now >= atomic_load_explicit(&ctx->next_sweep, memory_order_relaxed))
 		sweep(ctx, now, &work);
@@ -173,6 +184,7 @@ static void *progress_main(void *arg)
 {
 	struct ntb_context *ctx = arg;
 	uint64_t last_work = ntb_now(), last_polls = atomic_load(&ctx->polls), polled = 0;
+	uint64_t serve_until = 0;	/* the application polls, but not for what arrives */
 	uint64_t spin_ns = (uint64_t)ctx->spin_us * 1000;
 	bool quiet = false;
 
@@ -184,7 +196,11 @@ static void *progress_main(void *arg)
 			last_polls = polls;
 			polled = now;
 		}
-		if (now - polled < APP_ACTIVE_NS && !atomic_load(&ctx->armed_cqs)) {
+		if (now - polled < APP_ACTIVE_NS && !atomic_load(&ctx->armed_cqs) &&
+		    now >= serve_until) {
+			uint64_t consumed = atomic_load_explicit(&ctx->consumed,
+								 memory_order_relaxed);
+
 			/*
 			 * The application polls, and runs the engine from poll_cq: compete with
 			 * it for neither the rings nor the CPU (2 cores, 2 spinning applications).
@@ -200,6 +216,14 @@ static void *progress_main(void *arg)
 			 * stalls the application for a time slice.
 			 */
 			block(ctx, NAP_MS);
+			/*
+			 * Messages waited a whole nap and nobody consumed anything: the
+			 * application polls a CQ now and then but waits elsewhere (on memory a
+			 * one-sided operation writes). Serve them ourselves for a while.
+			 */
+			if (rx_pending(ctx) &&
+			    atomic_load_explicit(&ctx->consumed, memory_order_relaxed) == consumed)
+				serve_until = ntb_now() + SERVE_NS;
 			last_work = 0;
 			continue;
 		}

@@ -570,7 +570,11 @@ int ntb_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *a, int mask)
 		qp->inflight = 0;
 		qp->deadline = qp->rnr_until = 0;
 		qp->cur_active = false;
+		qp->cur_drop = false;
+		qp->cur_has_recv = false;
 		qp->need_ack = qp->nak_sent = false;
+		memset(qp->atomic_cache, 0, sizeof(qp->atomic_cache));
+		memset(&qp->dc, 0, sizeof(qp->dc));
 		if (!qp->srq) {
 			pthread_mutex_lock(&qp->rq.lock);
 			qp->rq.head = qp->rq.tail = 0;
