@@ -151,9 +151,10 @@ static int attach_locked(struct ntb_context *ctx)
 		goto fail;
 	ctx->peer = p;
 	ctx->peer_len = size;
-	ret = -ntb_dma_chan_open(ctx->hal, &dattr, &ctx->dma);
-	if (ret)
-		goto fail;
+	/* without a DMA channel (the engine slots of the peer's IOMMU are all taken), PIO and
+	 * ring messages carry everything */
+	if (ntb_dma_chan_open(ctx->hal, &dattr, &ctx->dma))
+		ctx->dma = NULL;
 
 	ctx->side = rsp.side;
 	ctx->slot = rsp.slot;

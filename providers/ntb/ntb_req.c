@@ -170,6 +170,8 @@ bool ntb_dma_copy(struct ntb_context *ctx, uint64_t off, const void *src, size_t
 	ntb_dma_cookie_t cookie = 0;
 	bool ok;
 
+	if (!ctx->dma)
+		return false;
 	pthread_mutex_lock(&ctx->dma_lock);
 	ok = !ntb_dma_memcpy(ctx->dma, 0, off, src, len, 0, &cookie);
 	ntb_dma_submit(ctx->dma);
@@ -196,6 +198,8 @@ static bool place_dma(struct ntb_qp *qp, struct ntb_swqe *w, uint64_t off)
 	ntb_dma_cookie_t cookie = 0;
 	bool ok = true;
 
+	if (!ctx->dma)
+		return false;
 	pthread_mutex_lock(&ctx->dma_lock);
 	for (uint32_t i = 0; i < w->num_sge && ok; i++) {
 		if (!w->sg[i].length)
