@@ -69,3 +69,15 @@ ntb_pair() {
 	fi
 	return 0
 }
+
+# ntb_check_counters WHAT: the model's counters on both ends (bvctl status): no read across
+# the link (the data path pushes everything) and no IOMMU fault (every placement was checked
+# against the peer's keys before it was made).
+ntb_check_counters() {
+	local st
+	st=$("$BVCTL" status 2>&1)
+	echo "$st" | grep -q "counters:" || { echo "$st" >&2; bv_fail "$1: no counters"; }
+	echo "$st" | grep "counters:" | grep -qv "xlink_reads 0, iommu_faults 0," &&
+		{ echo "$st" >&2; bv_fail "$1: reads across the link or IOMMU faults"; }
+	return 0
+}

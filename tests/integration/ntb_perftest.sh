@@ -32,6 +32,7 @@ for prof in $NTB_PROFILES; do
 		run "$prof" $t -a -n 20
 		[ $t = ib_write_lat ] || run "$prof" $t -e
 	done
+	ntb_check_counters "$prof"
 	bv_note "$prof: perftest ok"
 done
 echo "PASS"

@@ -17,6 +17,7 @@ for prof in $NTB_PROFILES; do
 		ntb_pair "pp$port" "$port" $t -g "$g" -n 500 || bv_fail "$prof: $t"
 		grep -q "iters in" "$BV_RUNDIR/pp$port.client" || bv_fail "$prof: $t: no result"
 	done
+	ntb_check_counters "$prof"
 	bv_note "$prof: pingpongs ok"
 done
 echo "PASS"

@@ -11,7 +11,9 @@ for prof in $NTB_PROFILES; do
 	ntb_up "$prof"
 	bv_note "profile $prof"
 	bv_run "$BV_BUILD_DIR/bin/ntb_verbs_test" || bv_fail "ntb_verbs_test on $prof"
+	ntb_check_counters "$prof"
 done
 # the paths PIO normally takes over: long writes by DMA, short ones in the ring
 NTB_PIO=0 bv_run "$BV_BUILD_DIR/bin/ntb_verbs_test" || bv_fail "ntb_verbs_test, NTB_PIO=0"
+ntb_check_counters "NTB_PIO=0"
 echo "PASS"
