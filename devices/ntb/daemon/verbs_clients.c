@@ -1,0 +1,243 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Client slots: how ntbd splits its end among verbs clients (processes). A client that
+ * attaches gets a slot, a zeroed slice of our control region (the rings the peer's clients
+ * write for it), a doorbell vector of its own when the profile has one to spare (else ntbd
+ * relays the shared control doorbell to it through an eventfd), and a HAL grant: the peer's
+ * window for stores, the peer's doorbell bits, DMA. When a client goes away - however it goes -
+ * its slot dies for the peer (epoch) and is reused last; the pair blocks it wrote in the peer's
+ * slices are cleared only then, so the peer still reads what it sent before it went.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "verbs.h"
+
+static int pick_slot(struct nv_state *s)
+{
+	int best = -1;
+
+	for (unsigned int i = 0; i < s->max_slots; i++) {
+		if (s->slots[i].epoch & 1)
+			continue;
+		/* the one given back longest ago: stale writes for it have long drained */
+		if (best < 0 || s->slots[i].freed_ns < s->slots[best].freed_ns)
+			best = (int)i;
+	}
+	return best;
+}
+
+/* A whole doorbell vector without the control bit, not given to anyone: the client's own. */
+static uint64_t pick_vector(struct nv_state *s, struct nv_client *cl)
+{
+	struct ntb_dev *ntb = s->n->ntb;
+	int nvec = ntb_db_vector_count(ntb);
+	uint64_t valid = ntb_db_valid_mask(ntb);
+
+	for (int v = 0; v < nvec && v < 32; v++) {
+		uint64_t m = ntb_db_vector_mask(ntb, v) & valid;
+
+		if (!m || (m & NTBD_DB_CTL) || (s->vector_owner_mask & (1u << v)))
+			continue;
+		s->vector_owner_mask |= 1u << v;
+		return m;
+	}
+	return 0;
+}
+
+static void give_back_vector(struct nv_state *s, uint64_t bits)
+{
+	struct ntb_dev *ntb = s->n->ntb;
+
+	for (int v = 0; v < ntb_db_vector_count(ntb) && v < 32; v++)
+		if (ntb_db_vector_mask(ntb, v) & bits)
+			s->vector_owner_mask &= ~(1u << v);
+}
+
+static pid_t peer_pid(struct bvd_client *c)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+
+	/* the kernel's word, not the client's */
+	if (!getsockopt(c->sock, SOL_SOCKET, SO_PEERCRED, &cred, &len))
+		return cred.pid;
+	return c->pid;
+}
+
+void nv_attach(struct nv_state *s, struct nv_client *cl, const void *in, size_t len,
+	       struct bvd_reply *r)
+{
+	const struct ntb_attach_req *req = in;
+	struct ntb_attach_rsp *rsp = r->payload;
+	struct ntb_grant g = { 0 };
+	const struct ntbv_ctrl_hdr *ph;
+	struct nv_slot *sl;
+	int slot, gfd, ctl = -1;
+
+	if (len != sizeof(*req) || req->version != NTB_PROTO_VERSION) {
+		r->status = EPROTO;
+		return;
+	}
+	if (cl->attached) {
+		r->status = EALREADY;
+		return;
+	}
+	if (!s->ready) {
+		r->status = ENOLINK;
+		return;
+	}
+	/* the peer's ntbd writes its half of the plan when its link comes up: nearly now */
+	ph = (const struct ntbv_ctrl_hdr *)((uint8_t *)s->n->link.ctl + s->ctrl_off);
+	if (atomic_load_explicit(&ph->magic, memory_order_acquire) != NTBV_MAGIC) {
+		r->status = EAGAIN;
+		return;
+	}
+	slot = pick_slot(s);
+	if (slot < 0) {
+		bvd_log(s->n->d, "client %u: all %u verbs slots are in use", cl->c->id,
+			s->max_slots);
+		r->status = EBUSY;
+		return;
+	}
+	sl = &s->slots[slot];
+	cl->pid = peer_pid(cl->c);
+	cl->relay_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (cl->relay_fd < 0) {
+		r->status = errno;
+		return;
+	}
+	cl->db_bits = pick_vector(s, cl);
+	g.db_bits = cl->db_bits;
+	g.peer_db_bits = ntb_db_valid_mask(s->n->ntb);
+	g.peer_mw_mask = 1;
+	g.flags = NTB_GRANT_DMA;
+	gfd = ntb_grant_export(s->n->ntb, &g, &cl->grant_id);
+	if (gfd < 0) {
+		bvd_log(s->n->d, "client %u: grant: %s", cl->c->id, strerror(-gfd));
+		give_back_vector(s, cl->db_bits);
+		close(cl->relay_fd);
+		cl->relay_fd = -1;
+		r->status = -gfd;
+		return;
+	}
+	cl->granted = true;
+	ctl = fcntl(s->n->link.ctl_fd, F_DUPFD_CLOEXEC, 0);
+	r->fds[0] = ctl;
+	r->fds[1] = gfd;
+	r->fds[2] = fcntl(cl->relay_fd, F_DUPFD_CLOEXEC, 0);
+	r->nfds = 3;
+	if (ctl < 0 || r->fds[2] < 0) {
+		for (int i = 0; i < 3; i++)
+			if (r->fds[i] >= 0)
+				close(r->fds[i]);
+		r->nfds = 0;
+		ntb_grant_revoke(s->n->ntb, cl->grant_id);
+		cl->granted = false;
+		give_back_vector(s, cl->db_bits);
+		cl->db_bits = 0;
+		close(cl->relay_fd);
+		cl->relay_fd = -1;
+		r->status = EMFILE;
+		return;
+	}
+
+	/* a fresh slice: the peer's clients start writing into it from zero */
+	if (fallocate(s->n->link.ctl_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+		      (off_t)(s->slices_off + slot * s->slice_len), (off_t)s->slice_len))
+		memset((uint8_t *)s->n->link.ctl + s->slices_off + slot * s->slice_len, 0,
+		       s->slice_len);
+	cl->slot = slot;
+	cl->attached = true;
+	sl->owner = cl;
+	/* the rings the slot's previous client wrote in the peer's slices start from zero */
+	nv_clear_peer_pairs(s, slot);
+	sl->epoch++;		/* odd: in use */
+	nv_publish_slot(s, slot);
+	nv_publish_done(s);
+
+	memset(rsp, 0, sizeof(*rsp));
+	rsp->version = NTB_PROTO_VERSION;
+	rsp->side = s->n->d->conf->side;
+	rsp->slot = slot;
+	rsp->slot_epoch = sl->epoch;
+	rsp->max_slots = s->max_slots;
+	rsp->mtu = s->mtu;
+	rsp->local_len = s->n->link.ctl_size;
+	rsp->ctrl_off = s->ctrl_off;
+	rsp->slice_off = s->slices_off + slot * s->slice_len;
+	rsp->slice_len = s->slice_len;
+	rsp->ring_cells = s->ring_cells;
+	rsp->resp_cells = s->resp_cells;
+	rsp->max_qp = NTBV_MAX_QP;
+	rsp->max_mr = NTBV_MAX_MR;
+	rsp->ipv4 = s->ipv4;
+	rsp->db_bits = cl->db_bits;
+	r->len = sizeof(*rsp);
+	bvd_log(s->n->d, "client %u (pid %d) attached: slot %d epoch %u, %s", cl->c->id,
+		(int)cl->pid, slot, sl->epoch, cl->db_bits ? "own doorbell vector" :
+							     "doorbell relayed by ntbd");
+}
+
+void nv_client_gone(struct nv_state *s, struct nv_client *cl)
+{
+	nv_free_client_qps(s, cl);
+	nv_free_client_mrs(s, cl);
+	for (uint32_t i = 0; s->pds && i < NV_MAX_PD; i++)
+		if (s->pds[i].owner == cl)
+			s->pds[i] = (struct nv_pd){ 0 };
+	if (cl->attached) {
+		struct nv_slot *sl = &s->slots[cl->slot];
+
+		sl->epoch++;	/* even: gone */
+		sl->owner = NULL;
+		sl->freed_ns = nv_now();
+		/*
+		 * What it already wrote into the peer's rings stays there: the peer drains the
+		 * messages a client sent before it exited (a datagram is complete once sent).
+		 * The pair blocks are cleared when the slot is given to the next client.
+		 */
+		if (s->ready) {
+			nv_publish_slot(s, cl->slot);
+			nv_publish_done(s);
+		}
+		cl->attached = false;
+	}
+	if (cl->granted)
+		ntb_grant_revoke(s->n->ntb, cl->grant_id);
+	cl->granted = false;
+	give_back_vector(s, cl->db_bits);
+	cl->db_bits = 0;
+	if (cl->relay_fd >= 0)
+		close(cl->relay_fd);
+	cl->relay_fd = -1;
+}
+
+/*
+ * The shared doorbell rang: a peer client wants one of ours to look (it set that client's
+ * vbell word first), or the peer's ntbd changed its tables (new or departed clients: every
+ * client re-arms its bells for them).
+ */
+void nv_relay(struct nv_state *s, bool all)
+{
+	static const uint64_t one = 1;
+
+	for (struct nv_client *cl = s->clients; cl; cl = cl->next) {
+		const struct ntbv_slice_hdr *h;
+
+		if (!cl->attached || cl->relay_fd < 0)
+			continue;
+		h = (const struct ntbv_slice_hdr *)((uint8_t *)s->n->link.ctl + s->slices_off +
+						    cl->slot * s->slice_len);
+		if (all || atomic_load_explicit(&h->vbell, memory_order_acquire)) {
+			ssize_t w = write(cl->relay_fd, &one, sizeof(one));
+
+			(void)w;
+		}
+	}
+}

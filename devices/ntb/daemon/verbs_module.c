@@ -1,0 +1,309 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ntbd_verbs_module: what ntbd does for ntb provider contexts, plugged into ntbd's link life
+ * cycle (ntbd.h). When the link is READY it lays out the verbs part of our control region:
+ *
+ *   NTBD_CTL_MODULE_OFF  our control area: the peer's ntbd writes its slots, QPs and keys here
+ *   slices_off           one slice per client slot: the peer's clients write their rings here
+ *   ctl_size .. win_size the aperture: registered memory, mapped for the peer's DMA
+ *
+ * and writes its own half into the peer's control area. Ring sizes shrink when the control
+ * region is small; the number of slots is what fits (at most NTBV_MAX_SLOTS).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <infiniband/verbs.h>
+
+#include "verbs.h"
+
+uint64_t nv_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+struct nv_client *nv_client_find(struct nv_state *s, struct bvd_client *c)
+{
+	for (struct nv_client *cl = s->clients; cl; cl = cl->next)
+		if (cl->c == c)
+			return cl;
+	return NULL;
+}
+
+static int nv_init(struct ntbd *n)
+{
+	struct nv_state *s = calloc(1, sizeof(*s));
+	long mtu;
+
+	if (!s)
+		return -ENOMEM;
+	s->pds = calloc(NV_MAX_PD, sizeof(*s->pds));
+	if (!s->pds) {
+		free(s);
+		return -ENOMEM;
+	}
+	s->n = n;
+	s->ipv4 = n->d->conf->ip.s_addr;
+	bv_dev_gid_ipv4(n->d->conf, s->gid);
+	mtu = bv_conf_get_long(n->d->conf, "mtu", 4096);
+	s->mtu = mtu >= 4096 ? 4096 : mtu >= 2048 ? 2048 : mtu >= 1024 ? 1024 : mtu >= 512 ? 512 :
+									 256;
+	n->mod_priv = s;
+	return 0;
+}
+
+static void nv_fini(struct ntbd *n)
+{
+	struct nv_state *s = nv(n);
+
+	if (!s)
+		return;
+	while (s->clients) {
+		struct nv_client *cl = s->clients;
+
+		s->clients = cl->next;
+		nv_client_gone(s, cl);
+		free(cl);
+	}
+	nv_aperture_fini(s);
+	free(s->pds);
+	free(s);
+	n->mod_priv = NULL;
+}
+
+static bool plan(struct nv_state *s)
+{
+	struct ntbd_link *l = &s->n->link;
+	uint64_t ctrl_len = ntbv_ctrl_len(NTBV_MAX_QP, NTBV_MAX_MR), avail;
+
+	s->ctrl_off = NTBD_CTL_MODULE_OFF;
+	if (s->ctrl_off + ctrl_len > l->ctl_size || s->ctrl_off + ctrl_len > l->peer_ctl_size) {
+		bvd_log(s->n->d, "verbs: control region of %llu bytes (peer %llu) is too small "
+			"for the verbs control area (%llu bytes)",
+			(unsigned long long)l->ctl_size, (unsigned long long)l->peer_ctl_size,
+			(unsigned long long)(s->ctrl_off + ctrl_len));
+		return false;
+	}
+	s->slices_off = (s->ctrl_off + ctrl_len + 0xffff) & ~0xffffull;
+	avail = l->ctl_size > s->slices_off ? l->ctl_size - s->slices_off : 0;
+	/*
+	 * The largest request rings (SEND data, short WRITEs: several 64 KiB messages in
+	 * flight) that still give several clients a slice; responses are short.
+	 */
+	s->resp_cells = 256;
+	for (s->ring_cells = 4096; s->ring_cells >= 256; s->ring_cells /= 2) {
+		s->slice_len = ntbv_slice_len(s->ring_cells, s->resp_cells);
+		s->max_slots = avail / s->slice_len;
+		if (s->max_slots > NTBV_MAX_SLOTS)
+			s->max_slots = NTBV_MAX_SLOTS;
+		if (s->max_slots >= 6)
+			break;
+	}
+	if (s->ring_cells < 256) {
+		s->ring_cells = 256;
+		s->slice_len = ntbv_slice_len(s->ring_cells, s->resp_cells);
+		s->max_slots = avail / s->slice_len;
+	}
+	if (!s->max_slots) {
+		bvd_log(s->n->d, "verbs: no room for a single client slice in %llu bytes",
+			(unsigned long long)avail);
+		return false;
+	}
+	/* a message of one MTU must fit half a ring (ntb_tx_reserve) */
+	while (ntbv_msg_cells(s->mtu) > s->resp_cells / 2)
+		s->mtu /= 2;
+	return true;
+}
+
+static void nv_link_ready(struct ntbd *n)
+{
+	struct nv_state *s = nv(n);
+	struct ntbd_link *l = &n->link;
+
+	if (!plan(s))
+		return;
+	s->pctrl = (uint8_t *)l->peer_ctl + s->ctrl_off;
+	/* our slices start empty; the peer's rings into them start from zero */
+	if (fallocate(l->ctl_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)s->slices_off,
+		      (off_t)(l->ctl_size - s->slices_off)))
+		memset((uint8_t *)l->ctl + s->slices_off, 0, l->ctl_size - s->slices_off);
+	if (!s->free_ext)
+		nv_aperture_init(s, l->ctl_size, l->win_size > l->ctl_size ?
+							 l->win_size - l->ctl_size : 0);
+	/* our half of the peer's control area: clear it, then describe everything we have */
+	memset(s->pctrl, 0, ntbv_ctrl_len(NTBV_MAX_QP, NTBV_MAX_MR));
+	for (unsigned int i = 0; i < NTBV_MAX_SLOTS; i++)
+		if (s->slots[i].epoch)
+			nv_publish_slot(s, i);
+	for (uint32_t i = 2; i < NTBV_MAX_QP; i++)
+		if (s->qps[i].owner)
+			nv_publish_qp(s, i);
+	for (uint32_t i = 1; i < NTBV_MAX_MR; i++)
+		if (s->mrs[i].owner)
+			nv_publish_mr(s, i);
+	nv_publish_header(s);
+	s->ready = true;
+	nv_publish_done(s);
+	bvd_log(n->d, "verbs: %u client slots, %u/%u-cell request/response rings, mtu %u, "
+		"aperture %llu MiB", s->max_slots, s->ring_cells, s->resp_cells, s->mtu,
+		(unsigned long long)((l->win_size - l->ctl_size) >> 20));
+}
+
+static void nv_link_lost(struct ntbd *n)
+{
+	struct nv_state *s = nv(n);
+
+	/*
+	 * The peer's control area and rings are gone with it. Attached clients keep their
+	 * (now dead) grants: their QPs fail and they get IBV_EVENT_PORT_ERR from ntbd.
+	 */
+	s->ready = false;
+	s->pctrl = NULL;
+	s->seen_gen = 0;
+}
+
+static void nv_doorbell(struct ntbd *n, uint64_t bits)
+{
+	struct nv_state *s = nv(n);
+	const struct ntbv_ctrl_hdr *ph;
+	uint64_t gen;
+
+	if (!s->ready || !(bits & NTBD_DB_CTL))
+		return;
+	ph = (const struct ntbv_ctrl_hdr *)((uint8_t *)n->link.ctl + s->ctrl_off);
+	gen = atomic_load_explicit(&ph->gen, memory_order_acquire);
+	/* the peer's tables changed (clients came or went): every client re-arms its bells */
+	nv_relay(s, gen != s->seen_gen);
+	s->seen_gen = gen;
+}
+
+static int nv_client_open(struct ntbd *n, struct bvd_client *c)
+{
+	struct nv_state *s = nv(n);
+	struct nv_client *cl = calloc(1, sizeof(*cl));
+
+	if (!cl)
+		return ENOMEM;
+	cl->c = c;
+	cl->relay_fd = -1;
+	cl->next = s->clients;
+	s->clients = cl;
+	return 0;
+}
+
+static void nv_client_close(struct ntbd *n, struct bvd_client *c)
+{
+	struct nv_state *s = nv(n);
+
+	for (struct nv_client **p = &s->clients; *p; p = &(*p)->next) {
+		struct nv_client *cl = *p;
+
+		if (cl->c != c)
+			continue;
+		*p = cl->next;
+		nv_client_gone(s, cl);
+		free(cl);
+		return;
+	}
+}
+
+static void nv_async(struct nv_client *cl, const void *in, size_t len, struct bvd_reply *r)
+{
+	const struct ntb_async_event_req *req = in;
+
+	if (len != sizeof(*req) || req->event_type > IBV_EVENT_WQ_FATAL) {
+		r->status = EINVAL;
+		return;
+	}
+	r->status = -bvd_async_event(cl->c, req->element, req->event_type);
+}
+
+static void nv_request(struct ntbd *n, struct bvd_client *c, uint16_t op, const void *in,
+		       size_t len, int *fds, unsigned int nfds, struct bvd_reply *r)
+{
+	struct nv_state *s = nv(n);
+	struct nv_client *cl = nv_client_find(s, c);
+
+	if (!cl) {
+		r->status = EPERM;
+		return;
+	}
+	switch (op) {
+	case NTB_OP_ATTACH:
+		nv_attach(s, cl, in, len, r);
+		break;
+	case NTB_OP_ALLOC_PD:
+		nv_alloc_pd(s, cl, r);
+		break;
+	case NTB_OP_DEALLOC_PD:
+		nv_dealloc_pd(s, cl, in, len, r);
+		break;
+	case NTB_OP_REG_MR:
+		nv_reg_mr(s, cl, in, len, fds, nfds, r);
+		break;
+	case NTB_OP_DEREG_MR:
+		nv_dereg_mr(s, cl, in, len, r);
+		break;
+	case NTB_OP_CREATE_QP:
+		nv_create_qp(s, cl, in, len, r);
+		break;
+	case NTB_OP_MODIFY_QP:
+		nv_modify_qp(s, cl, in, len, r);
+		break;
+	case NTB_OP_DESTROY_QP:
+		nv_destroy_qp(s, cl, in, len, r);
+		break;
+	case NTB_OP_ASYNC_EVENT:
+		nv_async(cl, in, len, r);
+		break;
+	case NTB_OP_MAP_PEER_MR:
+		nv_map_peer_mr(s, cl, in, len, r);
+		break;
+	default:
+		r->status = EOPNOTSUPP;
+		break;
+	}
+}
+
+static void nv_status(struct ntbd *n, char *buf, size_t len)
+{
+	struct nv_state *s = nv(n);
+	size_t o = 0;
+	unsigned int nqp = 0, nmr = 0;
+
+	for (uint32_t i = 2; i < NTBV_MAX_QP; i++)
+		nqp += s->qps[i].owner != NULL;
+	for (uint32_t i = 1; i < NTBV_MAX_MR; i++)
+		nmr += s->mrs[i].owner != NULL;
+	o += snprintf(buf + o, len - o, "  verbs: %s, %u slots x %u/%u-cell rings, mtu %u, "
+		      "%u QPs, %u MRs\n", s->ready ? "ready" : "waiting for the link",
+		      s->max_slots, s->ring_cells, s->resp_cells, s->mtu, nqp, nmr);
+	for (unsigned int i = 0; i < s->max_slots && o < len; i++) {
+		const struct nv_slot *sl = &s->slots[i];
+
+		if (sl->epoch & 1)
+			o += snprintf(buf + o, len - o, "    slot %u: pid %d, epoch %u, %s\n", i,
+				      (int)sl->owner->pid, sl->epoch,
+				      sl->owner->db_bits ? "own doorbell" : "relayed doorbell");
+	}
+}
+
+const struct ntbd_module ntbd_verbs_module = {
+	.name = "verbs",
+	.init = nv_init,
+	.fini = nv_fini,
+	.link_ready = nv_link_ready,
+	.link_lost = nv_link_lost,
+	.doorbell = nv_doorbell,
+	.client_open = nv_client_open,
+	.client_close = nv_client_close,
+	.request = nv_request,
+	.status = nv_status,
+};

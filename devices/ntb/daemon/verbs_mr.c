@@ -1,0 +1,334 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Protection domains and memory regions. A region registered with remote write access is
+ * mapped at an IOVA of the aperture (the part of our inbound window 0 after the control
+ * region), with the owning process's pid and address: the peer's DMA engine then reaches it
+ * through the window, the IOMMU faulting anything outside it (the kernel's umem pinning plus
+ * IOMMU mapping, in the model). Regions with any remote access are published to the peer end,
+ * whose requesters check key, range, rights and PD before they send or place anything.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <infiniband/verbs.h>
+
+#include "verbs.h"
+
+#define REMOTE_ANY (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)
+/* published: checked by the peer's requesters, or a sink its responders push READ data into */
+#define PUBLISHED (REMOTE_ANY | IBV_ACCESS_LOCAL_WRITE)
+
+/* ---- the aperture: first fit over page extents ----------------------------------------------- */
+
+void nv_aperture_init(struct nv_state *s, uint64_t off, uint64_t len)
+{
+	free(s->free_ext);
+	s->free_cap = 64;
+	s->free_ext = calloc(s->free_cap, sizeof(*s->free_ext));
+	s->nfree = 0;
+	if (s->free_ext && len)
+		s->free_ext[s->nfree++] = (struct nv_extent){ off, len };
+}
+
+void nv_aperture_fini(struct nv_state *s)
+{
+	free(s->free_ext);
+	s->free_ext = NULL;
+	s->nfree = s->free_cap = 0;
+}
+
+static int ap_alloc(struct nv_state *s, uint64_t len, uint64_t *off)
+{
+	for (unsigned int i = 0; i < s->nfree; i++) {
+		struct nv_extent *e = &s->free_ext[i];
+
+		if (e->len < len)
+			continue;
+		*off = e->off;
+		e->off += len;
+		e->len -= len;
+		if (!e->len) {
+			memmove(e, e + 1, (s->nfree - i - 1) * sizeof(*e));
+			s->nfree--;
+		}
+		return 0;
+	}
+	return -ENOSPC;
+}
+
+static void ap_free(struct nv_state *s, uint64_t off, uint64_t len)
+{
+	unsigned int i = 0;
+
+	while (i < s->nfree && s->free_ext[i].off < off)
+		i++;
+	/* merge with the extent before and/or after */
+	if (i > 0 && s->free_ext[i - 1].off + s->free_ext[i - 1].len == off) {
+		s->free_ext[i - 1].len += len;
+		if (i < s->nfree && off + len == s->free_ext[i].off) {
+			s->free_ext[i - 1].len += s->free_ext[i].len;
+			memmove(&s->free_ext[i], &s->free_ext[i + 1],
+				(s->nfree - i - 1) * sizeof(*s->free_ext));
+			s->nfree--;
+		}
+		return;
+	}
+	if (i < s->nfree && off + len == s->free_ext[i].off) {
+		s->free_ext[i].off = off;
+		s->free_ext[i].len += len;
+		return;
+	}
+	if (s->nfree == s->free_cap) {
+		struct nv_extent *n = realloc(s->free_ext, 2 * s->free_cap * sizeof(*n));
+
+		if (!n)
+			return;	/* the range leaks from the aperture; nothing else breaks */
+		s->free_ext = n;
+		s->free_cap *= 2;
+	}
+	memmove(&s->free_ext[i + 1], &s->free_ext[i], (s->nfree - i) * sizeof(*s->free_ext));
+	s->free_ext[i] = (struct nv_extent){ off, len };
+	s->nfree++;
+}
+
+/* ---- protection domains ------------------------------------------------------------------------ */
+
+bool nv_pd_owned(struct nv_state *s, struct nv_client *cl, uint32_t pd)
+{
+	return s->pds && pd && pd < NV_MAX_PD && s->pds[pd].owner == cl;
+}
+
+void nv_alloc_pd(struct nv_state *s, struct nv_client *cl, struct bvd_reply *r)
+{
+	struct ntb_handle_rsp *rsp = r->payload;
+
+	for (uint32_t n = 0; s->pds && n < NV_MAX_PD - 1; n++) {
+		uint32_t pd = 1 + (s->next_pd + n) % (NV_MAX_PD - 1);
+
+		if (s->pds[pd].owner)
+			continue;
+		s->pds[pd] = (struct nv_pd){ .owner = cl };
+		s->next_pd = pd;
+		memset(rsp, 0, sizeof(*rsp));
+		rsp->handle = pd;
+		r->len = sizeof(*rsp);
+		return;
+	}
+	r->status = ENOMEM;
+}
+
+void nv_dealloc_pd(struct nv_state *s, struct nv_client *cl, const void *in, size_t len,
+		   struct bvd_reply *r)
+{
+	const struct ntb_handle_req *req = in;
+
+	if (len != sizeof(*req)) {
+		r->status = EINVAL;
+		return;
+	}
+	if (!nv_pd_owned(s, cl, req->handle)) {
+		r->status = ENOENT;
+		return;
+	}
+	if (s->pds[req->handle].users) {
+		r->status = EBUSY;	/* IB: MRs or QPs still use it */
+		return;
+	}
+	s->pds[req->handle] = (struct nv_pd){ 0 };
+}
+
+/* ---- memory regions ------------------------------------------------------------------------------ */
+
+static void mr_release(struct nv_state *s, uint32_t idx)
+{
+	struct nv_mr *m = &s->mrs[idx];
+	bool published = m->access & PUBLISHED;
+
+	if (m->ap_len) {
+		/* returns once no peer DMA can still write the range (IOTLB invalidation) */
+		int ret = ntb_iommu_unmap(s->n->ntb, s->n->link.win_iova + m->ap_off, m->ap_len);
+
+		if (ret)
+			bvd_log(s->n->d, "iommu unmap of key 0x%x: %s", m->key, strerror(-ret));
+		ap_free(s, m->ap_off, m->ap_len);
+	}
+	if (m->pd < NV_MAX_PD && s->pds && s->pds[m->pd].users)
+		s->pds[m->pd].users--;
+	m->owner = NULL;
+	m->ap_len = 0;
+	if (published && s->ready)
+		nv_publish_mr(s, idx);
+	m->access = 0;
+}
+
+void nv_reg_mr(struct nv_state *s, struct nv_client *cl, const void *in, size_t len,
+	       const int *fds, unsigned int nfds, struct bvd_reply *r)
+{
+	const struct ntb_reg_mr_req *req = in;
+	struct ntb_reg_mr_rsp *rsp = r->payload;
+	const uint32_t known = IBV_ACCESS_LOCAL_WRITE | REMOTE_ANY | IBV_ACCESS_RELAXED_ORDERING;
+	static uint32_t cursor = 1;
+	struct nv_mr *m = NULL;
+	uint32_t idx = 0;
+
+	if (len != sizeof(*req) || !req->length || (req->access & ~known) ||
+	    req->addr + req->length < req->addr || req->length > (1ull << 40) || nfds > 1 ||
+	    (nfds && req->fd_off % NTB_PAGE_SIZE)) {
+		r->status = EINVAL;
+		return;
+	}
+	if (!cl->attached || !s->ready) {
+		r->status = ENOLINK;
+		return;
+	}
+	if (!nv_pd_owned(s, cl, req->pd)) {
+		r->status = ENOENT;
+		return;
+	}
+	for (uint32_t n = 0; n < NTBV_MAX_MR - 1; n++) {
+		idx = 1 + (cursor + n) % (NTBV_MAX_MR - 1);
+		if (!s->mrs[idx].owner) {
+			m = &s->mrs[idx];
+			cursor = idx;
+			break;
+		}
+	}
+	if (!m) {
+		r->status = ENOMEM;
+		return;
+	}
+	m->variant++;
+	m->key = idx << 8 | m->variant;
+	m->pd = req->pd;
+	m->access = req->access;
+	m->addr = req->addr;
+	m->length = req->length;
+	m->hca_va = req->hca_va;
+	m->ap_len = 0;
+	m->win_off = NTBV_NO_WINDOW;
+	/*
+	 * Writable memory is mapped for the peer's DMA (and PIO, when it is a memfd): remote
+	 * writes of its requesters, READ data its responders push. Best effort: without aperture
+	 * or IOMMU room the data travels in ring messages instead.
+	 */
+	if (req->access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE)) {
+		uint64_t start = req->addr & ~(uint64_t)(NTB_PAGE_SIZE - 1);
+		uint64_t end = (req->addr + req->length + NTB_PAGE_SIZE - 1) &
+			       ~(uint64_t)(NTB_PAGE_SIZE - 1);
+		/*
+		 * Process memory, reached by the peer's DMA; when the provider moved the pages
+		 * into a memfd, that object too, which the peer's CPU can map (PIO).
+		 */
+		struct ntb_iommu_map map = { .len = end - start, .perm = NTB_IOMMU_WRITE,
+					     .fd = nfds ? fds[0] : -1, .fd_offset = req->fd_off,
+					     .pid = cl->pid, .va = start };
+		int ret = ap_alloc(s, end - start, &m->ap_off);
+
+		if (!ret) {
+			map.iova = s->n->link.win_iova + m->ap_off;
+			ret = ntb_iommu_map(s->n->ntb, &map);
+			if (ret)
+				ap_free(s, m->ap_off, end - start);
+		}
+		if (ret) {
+			bvd_log(s->n->d, "client %u: %llu bytes not mapped for the peer (%s): "
+				"messages carry their data", cl->c->id,
+				(unsigned long long)req->length, strerror(-ret));
+		} else {
+			m->ap_len = end - start;
+			m->win_off = m->ap_off + (req->addr - start);
+		}
+	}
+	m->owner = cl;
+	s->pds[req->pd].users++;
+	if (req->access & PUBLISHED)
+		nv_publish_mr(s, idx);
+	memset(rsp, 0, sizeof(*rsp));
+	rsp->lkey = m->key;
+	rsp->rkey = (req->access & REMOTE_ANY) ? m->key : 0;
+	rsp->win_off = m->win_off == NTBV_NO_WINDOW ? 0 : m->win_off;
+	r->len = sizeof(*rsp);
+}
+
+void nv_dereg_mr(struct nv_state *s, struct nv_client *cl, const void *in, size_t len,
+		 struct bvd_reply *r)
+{
+	const struct ntb_handle_req *req = in;
+	uint32_t idx;
+
+	if (len != sizeof(*req)) {
+		r->status = EINVAL;
+		return;
+	}
+	idx = NTBV_KEY_INDEX(req->handle);
+	if (!idx || idx >= NTBV_MAX_MR || s->mrs[idx].owner != cl ||
+	    s->mrs[idx].key != req->handle) {
+		r->status = ENOENT;
+		return;
+	}
+	mr_release(s, idx);
+}
+
+/* The peer's region of an rkey, for a client's stores: the window range's memory object. */
+void nv_map_peer_mr(struct nv_state *s, struct nv_client *cl, const void *in, size_t len,
+		    struct bvd_reply *r)
+{
+	const struct ntb_handle_req *req = in;
+	struct ntb_map_peer_mr_rsp *rsp = r->payload;
+	const struct ntbv_ctrl_hdr *ph;
+	const struct ntbv_mr_ent *pe;
+	struct ntbv_mr_ent e;
+	uint64_t start, end, fd_off;
+	uint32_t idx, seq;
+	int fd, ret;
+
+	if (len != sizeof(*req)) {
+		r->status = EINVAL;
+		return;
+	}
+	if (!cl->attached || !s->ready) {
+		r->status = ENOLINK;
+		return;
+	}
+	idx = NTBV_KEY_INDEX(req->handle);
+	ph = (const struct ntbv_ctrl_hdr *)((uint8_t *)s->n->link.ctl + s->ctrl_off);
+	if (!idx || idx >= NTBV_MAX_MR || ph->mr_tbl_off + (idx + 1) * sizeof(e) >
+						   ntbv_ctrl_len(NTBV_MAX_QP, NTBV_MAX_MR)) {
+		r->status = ENOENT;
+		return;
+	}
+	/* the peer's table is in our window: a local read, under its sequence count */
+	pe = (const struct ntbv_mr_ent *)((const uint8_t *)ph + ph->mr_tbl_off) + idx;
+	do {
+		seq = atomic_load_explicit(&pe->seq, memory_order_acquire);
+		memcpy(&e, pe, sizeof(e));
+		atomic_thread_fence(memory_order_acquire);
+	} while ((seq & 1) || atomic_load_explicit(&pe->seq, memory_order_relaxed) != seq);
+	if (e.rkey != req->handle || !(e.access & IBV_ACCESS_REMOTE_WRITE) || !e.length ||
+	    e.win_off == NTBV_NO_WINDOW) {
+		r->status = ENOENT;
+		return;
+	}
+	start = e.win_off & ~(uint64_t)(NTB_PAGE_SIZE - 1);
+	end = (e.win_off + e.length + NTB_PAGE_SIZE - 1) & ~(uint64_t)(NTB_PAGE_SIZE - 1);
+	ret = ntb_peer_mw_range_fd(s->n->ntb, 0, start, end - start, &fd, &fd_off);
+	if (ret) {
+		r->status = -ret;
+		return;
+	}
+	memset(rsp, 0, sizeof(*rsp));
+	rsp->fd_off = fd_off;
+	rsp->len = end - start;
+	rsp->delta = e.win_off - start;
+	r->len = sizeof(*rsp);
+	r->fds[0] = fd;
+	r->nfds = 1;
+}
+
+void nv_free_client_mrs(struct nv_state *s, struct nv_client *cl)
+{
+	for (uint32_t i = 1; i < NTBV_MAX_MR; i++)
+		if (s->mrs[i].owner == cl)
+			mr_release(s, i);
+}

@@ -1,0 +1,566 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The ntb provider: RDMA verbs over an NTB link, NTRDMA's architecture in user space
+ * (research/ntb.md §5.2). Internal declarations shared by the files of this directory:
+ *
+ *   ntb_context.c   device context: attach to ntbd, map the windows, ops table
+ *   ntb_pd.c ntb_mr.c ntb_cq.c ntb_srq.c ntb_ah.c ntb_qp.c   the objects, one per file
+ *   ntb_post.c      post_send / post_recv: validation and queueing
+ *   ntb_chan.c      the pair channels: rings in window memory, credits, bells
+ *   ntb_req.c       requester: send queue -> ring messages or direct placement (DMA)
+ *   ntb_resp.c      responder: request messages -> data placement, receives, READ, atomics
+ *   ntb_comp.c      completer: response messages -> send completions, RNR and retry
+ *   ntb_progress.c  the progress thread and the engine every thread runs
+ *
+ * Window memory formats: kernel-abi/ntb_verbs_wire.h. Control requests: kernel-abi/ntb_proto.h.
+ *
+ * Locks (pthread mutexes: on a 2-core machine a spinning waiter could starve the holder), in
+ * the order they nest:
+ *   peer->rx_lock (consuming a peer's rings) -> qp->sq_lock / qp->rq.lock / srq->lock
+ *     -> peer->tx_lock (producing into a peer's rings) -> cq->lock
+ *   ctx->lock (object tables; the sweep of send queues) -> qp->sq_lock -> ...
+ *   ctx->dma_lock nests inside qp->sq_lock.
+ */
+#ifndef NTB_PROVIDER_H
+#define NTB_PROVIDER_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <infiniband/verbs.h>
+
+#include "bv_provider.h"
+#include "ntb_hal.h"
+#include "ntb_proto.h"
+#include "ntb_verbs_wire.h"
+
+/* Limits this provider reports and enforces (query_device). */
+#define NTB_MAX_QP_WR		16384
+#define NTB_MAX_SGE		32
+#define NTB_MAX_SGE_RD		32
+#define NTB_MAX_CQE		(1 << 20)
+#define NTB_MAX_INLINE		512
+#define NTB_MAX_RD_ATOMIC	16
+#define NTB_MAX_SRQ_WR		16384
+#define NTB_MAX_MSG		(1u << 30)	/* port max_msg_sz */
+#define NTB_GRH_LEN		40		/* UD receive buffers start with the GRH */
+
+/* An RDMA WRITE at least this long is placed by DMA instead of travelling in the ring. */
+#define NTB_DIRECT_MIN		4096
+
+struct ntb_context;
+struct ntb_qp;
+
+/* ----------------------------------------------------------------------------------------- */
+/* Pair channels (ntb_chan.c)                                                                 */
+
+/* A ring this process writes into: in the peer's window, reached by PIO stores only. */
+struct ntb_txring {
+	uint8_t *cells;			/* the ring (peer window) */
+	uint32_t ncells;		/* power of two */
+	uint64_t prod;			/* next cell to write (our copy; published to *prod_pub) */
+	uint64_t published;		/* last value stored to *prod_pub */
+	_Atomic uint64_t *prod_pub;	/* the consumer reads it: peer window */
+	const _Atomic uint64_t *cons;	/* the consumer's credit return: our window */
+};
+
+/* A ring this process reads: in our window, written by the peer. */
+struct ntb_rxring {
+	const uint8_t *cells;
+	uint32_t ncells;
+	uint64_t cons;			/* next cell to read */
+	uint64_t published;		/* last value stored to *cons_pub */
+	const _Atomic uint64_t *prod;	/* the producer's index: our window */
+	_Atomic uint64_t *cons_pub;	/* our credit return: peer window */
+};
+
+/* Everything about one client slot of the peer end. */
+struct ntb_peer {
+	struct ntb_context *ctx;
+	unsigned int slot;
+	uint32_t tx_epoch;		/* the incarnation our producing state belongs to */
+	uint32_t rx_epoch;		/* ... our consuming state */
+	uint32_t bell_epoch;		/* ... our last bell wish went to */
+	bool garbage;			/* it wrote nonsense: ignored until its next incarnation */
+	struct ntbv_pair_hdr *rx_hdr;	/* our window: written by the peer */
+	struct ntbv_pair_hdr *tx_hdr;	/* its window: written by us */
+	struct ntbv_slice_hdr *tx_slice;	/* its slice header (vbell) */
+	uint64_t db_bits;		/* its doorbell */
+	pthread_mutex_t rx_lock;	/* consuming req_rx / resp_rx */
+	pthread_mutex_t tx_lock;	/* producing into req_tx / resp_tx */
+	struct ntb_txring req_tx, resp_tx;
+	struct ntb_rxring req_rx, resp_rx;
+	uint32_t bell_wish;		/* what we last asked of it (tx_hdr->bell) */
+	struct ntb_qp *dirty;		/* responder: QPs owing an ACK or a flush (rx_lock) */
+	bool want_credit;		/* a writer found a ring full: ask for a bell on credits */
+	bool resp_stalled;		/* a request waits for room in the response ring */
+	unsigned int nqps;		/* QPs bound to it (RC/UC) */
+};
+
+/* ----------------------------------------------------------------------------------------- */
+/* Objects                                                                                    */
+
+struct ntb_pd {
+	struct ibv_pd ibv_pd;
+	uint32_t handle;
+	_Atomic int refs;		/* SRQs and AHs (ntbd counts MRs and QPs) */
+};
+
+struct ntb_mr {
+	struct verbs_mr vmr;
+	uint32_t index;
+	bool shadow;			/* its pages were moved into a memfd (ntb_shadow.c) */
+};
+
+_Static_assert(offsetof(struct ntb_mr, vmr) == 0 && offsetof(struct verbs_mr, ibv_mr) == 0,
+	       "an ntb_mr is its ibv_mr");
+
+/* A peer region we store into directly (PIO), cached per remote key index. */
+struct ntb_pmap {
+	uint32_t rkey;
+	uint64_t win_off;
+	uint64_t length;
+	uint8_t *map;			/* NULL: DMA only */
+	size_t map_len;
+	uint8_t *base;			/* byte 0 of the region (its hca_va) */
+};
+
+/*
+ * What the data path needs of a registered region, kept in a table indexed by key: lookups
+ * copy an entry under its sequence count, so a concurrent deregistration never frees memory
+ * under a reader.
+ */
+struct ntb_mr_slot {
+	_Atomic uint32_t seq;
+	uint32_t lkey;			/* 0: free */
+	uint32_t rkey;
+	uint32_t pd;
+	uint32_t access;
+	uint32_t reserved;
+	uint64_t addr;			/* process address of byte 0 */
+	uint64_t hca_va;		/* what remote requests name */
+	uint64_t length;
+};
+
+/* The last local key a QP checked, valid while the key's table slot is unchanged. */
+struct ntb_key_cache {
+	uint32_t key;
+	uint32_t seq;
+	struct ntb_mr_slot slot;
+};
+
+/* The last remote region a QP placed into directly, valid while both entries are unchanged. */
+struct ntb_direct_cache {
+	uint32_t rkey;
+	uint32_t dest_qpn;
+	uint32_t qseq, mseq;		/* sequence counts of the peer's QP and MR entries */
+	struct ntbv_mr_ent m;
+	uint8_t *base;			/* PIO mapping of the region, NULL: DMA */
+};
+
+struct ntb_ah {
+	struct ibv_ah ibv_ah;
+	struct ibv_ah_attr attr;
+};
+
+/* A completion as poll_cq hands it out. */
+struct ntb_cq {
+	struct verbs_cq vcq;
+	struct ntb_context *ctx;
+	pthread_mutex_t lock;
+	struct ibv_wc *ring;
+	uint32_t size;			/* power of two, >= cqe + 1 */
+	uint32_t head, tail;		/* produced / consumed */
+	uint32_t cqe;			/* what the application asked for */
+	_Atomic int armed;		/* 0, 1 (next), 2 (solicited only) */
+	bool overflowed;
+	uint64_t wc_flags;		/* cq_ex: fields the application reads */
+	struct ibv_wc cur;		/* cq_ex: the completion being read */
+};
+
+/* A receive WQE. */
+struct ntb_rwqe {
+	uint64_t wr_id;
+	uint32_t num_sge;
+	uint32_t reserved;
+	struct ibv_sge *sg;
+};
+
+struct ntb_rq {
+	pthread_mutex_t lock;
+	struct ntb_rwqe *wqe;
+	struct ibv_sge *sge;
+	uint32_t size;			/* power of two */
+	uint32_t max_wr, max_sge;
+	uint32_t head, tail;		/* consumed by the responder / posted */
+};
+
+struct ntb_srq {
+	struct verbs_srq vsrq;
+	struct ntb_context *ctx;
+	struct ntb_rq rq;
+	uint32_t limit;			/* armed limit, 0 = none */
+	uint32_t pd;
+};
+
+enum ntb_swqe_state {
+	NTB_SWQE_POSTED = 0,		/* not (or not completely) transmitted */
+	NTB_SWQE_SENT,			/* transmitted, waiting for the responder */
+	NTB_SWQE_DONE,			/* ready to complete */
+};
+
+/* A send WQE, as the requester keeps it until it completes. */
+struct ntb_swqe {
+	uint64_t wr_id;
+	uint8_t opcode;			/* IBV_WR_* */
+	uint8_t state;			/* enum ntb_swqe_state */
+	uint8_t status;			/* enum ibv_wc_status when DONE */
+	uint8_t ring;			/* travels in the ring (not placed directly) */
+	uint32_t send_flags;
+	uint32_t num_sge;
+	uint32_t length;
+	uint32_t imm;
+	uint32_t psn;
+	uint32_t rkey;
+	uint32_t remote_qpn;		/* UD */
+	uint32_t remote_qkey;		/* UD */
+	uint32_t sent;			/* bytes transmitted */
+	uint32_t got;			/* READ: bytes received */
+	uint64_t raddr;
+	uint64_t compare_add;
+	uint64_t swap;
+	uint64_t ring_end;		/* request ring position after its last message */
+	struct ibv_sge *sg;
+	uint8_t ud_gid[16];		/* UD: destination GID */
+};
+
+struct ntb_qp {
+	struct verbs_qp vqp;
+	struct ntb_context *ctx;
+	uint32_t qpn;
+	enum ibv_qp_type type;
+	_Atomic int state;		/* enum ibv_qp_state, the provider's truth */
+	struct ntb_cq *scq, *rcq;
+	struct ntb_srq *srq;
+	uint32_t pd;
+	bool sq_sig_all;
+	struct ibv_qp_cap cap;
+
+	/* attributes (modify_qp) */
+	uint32_t qkey;
+	uint32_t dest_qpn;
+	uint32_t sq_psn, rq_psn;	/* as last set */
+	uint32_t access;
+	uint8_t min_rnr_timer;
+	uint8_t timeout;
+	uint8_t retry_cnt;
+	uint8_t rnr_retry;
+	uint8_t max_rd_atomic;
+	uint8_t max_dest_rd_atomic;
+	uint8_t port_num;
+	uint8_t sq_draining;
+	uint16_t pkey_index;
+	enum ibv_mtu path_mtu;
+	struct ibv_ah_attr ah_attr;
+
+	/* the peer client its RC/UC partner lives in (from RTR) */
+	struct ntb_peer *peer;
+	uint32_t peer_epoch;
+
+	/* send queue (requester, completer) */
+	pthread_mutex_t sq_lock;
+	struct ntb_swqe *sq;
+	struct ibv_sge *sq_sge;
+	uint8_t *sq_inline;
+	uint32_t sq_size;		/* power of two */
+	uint32_t sq_head;		/* next slot to post */
+	uint32_t sq_tx;			/* next to transmit */
+	uint32_t sq_tail;		/* oldest not completed */
+	uint32_t next_psn;		/* PSN of the next new message */
+	uint32_t rd_atomic;		/* READ/atomics transmitted and not answered */
+	uint32_t inflight;		/* RC ring WQEs transmitted and not acknowledged */
+	uint64_t ring_last;		/* request ring position after our last ring message */
+	uint64_t deadline;		/* RC: transport timer (ns), 0 = off */
+	uint64_t rnr_until;		/* RC: RNR wait before retransmitting (ns), 0 = none */
+	uint8_t retry_left;
+	uint8_t rnr_left;
+	struct ntb_key_cache lkc;	/* under sq_lock */
+	struct ntb_direct_cache dc;	/* under sq_lock */
+
+	/* receive queue (or the SRQ's) */
+	struct ntb_rq rq;
+
+	/* responder state: under the peer's rx_lock */
+	uint32_t epsn;			/* next expected request PSN */
+	uint32_t msn;
+	bool need_ack;
+	bool want_error;		/* entered ERROR: flush after the batch */
+	bool dirty;			/* on its peer's dirty list */
+	bool cur_dup;			/* the READ in progress answers a duplicate */
+	bool nak_sent;			/* discarding until the NAK'ed PSN comes again */
+	uint32_t nak_psn;
+	bool cur_active;		/* a multi-segment message in progress */
+	bool cur_drop;			/* ... being discarded */
+	bool cur_has_recv;		/* ... consuming cur_recv */
+	uint8_t cur_op;			/* NTBV_OP_* of the message in progress */
+	struct ntb_rwqe cur_recv;	/* the receive it fills */
+	struct ibv_sge cur_sge[NTB_MAX_SGE];
+	uint32_t cur_read_off;		/* READ: bytes answered so far */
+	uint64_t cur_local;		/* WRITE/READ: process address of the message's raddr */
+	uint64_t cur_raddr;		/* WRITE: the message's remote address */
+	uint32_t cur_total;		/* its length */
+	uint32_t cur_psn;		/* READ: the request being answered */
+	struct {
+		uint32_t psn;
+		uint64_t orig;
+		bool valid;
+	} atomic_cache[NTB_MAX_RD_ATOMIC];
+	unsigned int atomic_next;
+	struct ntb_qp *next_dirty;	/* responder: QPs owing an ACK after a batch */
+	struct ntb_qp *next, *prev;	/* ctx->qp_list */
+};
+
+/* ----------------------------------------------------------------------------------------- */
+/* The context                                                                                */
+
+struct ntb_context {
+	struct bv_context bv;
+	pthread_mutex_t lock;		/* object tables and attach */
+
+	/* data path (valid once attached) */
+	bool attached;
+	struct ntb_dev *hal;		/* client handle */
+	struct ntb_dma_chan *dma;
+	pthread_mutex_t dma_lock;
+	uint32_t side, slot, slot_epoch, max_slots, mtu;
+	uint32_t gid_tbl_len;
+	uint32_t ipv4;			/* our port's address (network order), for UD GRHs */
+	uint8_t *local;			/* our control region (fd 0), read/write */
+	uint64_t local_len;
+	const struct ntbv_ctrl_hdr *pctrl;	/* in our window: the peer end's objects */
+	const struct ntbv_slot *pslots;
+	const struct ntbv_qp_ent *pqps;
+	const struct ntbv_mr_ent *pmrs;
+	uint32_t max_qp, max_mr;
+	struct ntbv_slice_hdr *slice;	/* ours */
+	uint32_t ring_cells;		/* request rings of our slice */
+	uint32_t resp_cells;		/* response rings of our slice */
+	uint8_t *peer;			/* the peer's window 0, stores only */
+	uint64_t peer_len;
+	struct ntb_peer peers[NTBV_MAX_SLOTS];
+	struct ntb_peer *active;	/* peers we exchange messages with */
+
+	/* object tables */
+	struct ntb_mr_slot *mrs;	/* indexed by NTBV_KEY_INDEX(lkey) */
+	struct ntb_pmap **pmaps;	/* peer regions, by NTBV_KEY_INDEX(rkey) */
+	pthread_mutex_t pmap_lock;
+	struct ntb_qp **qps;		/* indexed by NTBV_QPN_INDEX(qpn) */
+	struct ntb_qp *qp_list;		/* every QP, under ctx->lock */
+
+	/* progress thread */
+	pthread_t thread;
+	bool thread_running;
+	_Atomic bool stop;
+	int poke_fd;			/* eventfd: wake the progress thread */
+	int relay_fd;			/* eventfd ntbd writes for our vbell */
+	_Atomic uint64_t polls;		/* poll_cq calls, to tell an active application */
+	_Atomic uint64_t consumed;	/* messages the engine consumed, whoever ran it */
+	_Atomic int sleeping;		/* the progress thread is (about to be) blocked */
+	_Atomic int armed_cqs;		/* CQs armed for a completion event */
+	uint32_t spin_us;
+	uint64_t db_bits;		/* our own doorbell vector (0: woken by ntbd's relay) */
+	bool want_sweep;		/* a send queue waits for credits: sweep every pass */
+	_Atomic uint64_t next_sweep;	/* ns: the next timer due (UINT64_MAX: none) */
+	_Atomic uint64_t wake_at;	/* ns: when the blocked progress thread wakes anyway */
+
+	/* async events the engine raised, sent outside the engine's locks */
+	pthread_mutex_t ev_lock;
+	struct ntb_pending_event {
+		uint64_t element;
+		uint32_t type;
+	} ev[64];
+	unsigned int nev;
+};
+
+static inline struct ntb_context *to_ntb_ctx(struct ibv_context *ibctx)
+{
+	return (struct ntb_context *)to_bv_context(ibctx);
+}
+
+static inline struct ntb_pd *to_ntb_pd(struct ibv_pd *pd)
+{
+	return (struct ntb_pd *)pd;
+}
+
+static inline struct ntb_cq *to_ntb_cq(struct ibv_cq *cq)
+{
+	return (struct ntb_cq *)cq;
+}
+
+static inline struct ntb_qp *to_ntb_qp(struct ibv_qp *qp)
+{
+	return (struct ntb_qp *)qp;
+}
+
+static inline struct ntb_srq *to_ntb_srq(struct ibv_srq *srq)
+{
+	return (struct ntb_srq *)srq;
+}
+
+static inline int qp_state(const struct ntb_qp *qp)
+{
+	return atomic_load_explicit(&qp->state, memory_order_acquire);
+}
+
+/* Monotonic time in ns. */
+uint64_t ntb_now(void);
+static inline void ntb_cpu_relax(void)
+{
+	__builtin_ia32_pause();
+}
+
+/* ntb_context.c */
+int ntb_ensure_attached(struct ntb_context *ctx);
+int ntb_call(struct ntb_context *ctx, uint16_t op, const void *req, size_t req_len, void *rsp,
+	     size_t rsp_len);
+void ntb_raise_event(struct ntb_context *ctx, uint64_t element, enum ibv_event_type type);
+void ntb_flush_events(struct ntb_context *ctx);
+/* Read a seqlock-protected entry of a control table (written by the peer end). */
+void ntb_read_entry(void *dst, const void *src, size_t len);
+
+/* ntb_pd.c */
+struct ibv_pd *ntb_alloc_pd(struct ibv_context *context);
+int ntb_dealloc_pd(struct ibv_pd *pd);
+
+/* ntb_mr.c */
+struct ibv_mr *ntb_reg_mr(struct ibv_pd *pd, void *addr, size_t length, uint64_t hca_va,
+			  int access);
+int ntb_dereg_mr(struct verbs_mr *vmr);
+/* Copy the slot for key (lkey or rkey); false if none. */
+bool ntb_mr_lookup(struct ntb_context *ctx, uint32_t key, bool remote, struct ntb_mr_slot *out);
+/*
+ * Check a local scatter list: every lkey valid, in the PD, in range, with the access asked
+ * (IBV_ACCESS_LOCAL_WRITE or 0). Returns IBV_WC_SUCCESS or the completion error.
+ */
+enum ibv_wc_status ntb_check_sges(struct ntb_context *ctx, uint32_t pd, const struct ibv_sge *sg,
+				  uint32_t num_sge, uint32_t access, struct ntb_key_cache *kc);
+/* Copy between a message buffer and a scatter list (already checked), from byte offset off. */
+void ntb_sg_copy_in(const struct ibv_sge *sg, uint32_t num_sge, uint32_t off, const void *src,
+		    uint32_t len);
+void ntb_sg_copy_out(void *dst, const struct ibv_sge *sg, uint32_t num_sge, uint32_t off,
+		     uint32_t len);
+uint64_t ntb_sg_total(const struct ibv_sge *sg, uint32_t num_sge);
+
+/* ntb_shadow.c */
+bool ntb_pio_enabled(void);
+int ntb_shadow_get(uint64_t addr, uint64_t len, int *fd, uint64_t *fd_off);
+void ntb_shadow_put(uint64_t addr, uint64_t len);
+/* ntb_req.c: PIO mappings of the peer's regions and direct copies into its window */
+void ntb_pmaps_free(struct ntb_context *ctx);
+uint8_t *ntb_pio_region(struct ntb_context *ctx, const struct ntbv_mr_ent *m);
+/* Stores, the last 8 bytes after a store fence (a peer polling the end sees the rest first). */
+void ntb_pio_copy(uint8_t *dst, const void *src, size_t len);
+/* One DMA copy into the peer's window 0 at off, run in this thread; true when issued. */
+bool ntb_dma_copy(struct ntb_context *ctx, uint64_t off, const void *src, size_t len);
+
+/* ntb_cq.c */
+struct ibv_cq *ntb_create_cq(struct ibv_context *context, int cqe, struct ibv_comp_channel *ch,
+			     int comp_vector);
+struct ibv_cq_ex *ntb_create_cq_ex(struct ibv_context *context, struct ibv_cq_init_attr_ex *attr);
+int ntb_destroy_cq(struct ibv_cq *cq);
+int ntb_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc);
+int ntb_req_notify_cq(struct ibv_cq *cq, int solicited_only);
+int ntb_resize_cq(struct ibv_cq *cq, int cqe);
+/* Add a completion (from any thread); raises the channel event if armed. */
+void ntb_cq_push(struct ntb_cq *cq, const struct ibv_wc *wc, bool solicited);
+
+/* ntb_srq.c */
+struct ibv_srq *ntb_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr);
+int ntb_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int mask);
+int ntb_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr);
+int ntb_destroy_srq(struct ibv_srq *srq);
+int ntb_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
+int ntb_rq_init(struct ntb_rq *rq, uint32_t max_wr, uint32_t max_sge);
+void ntb_rq_fini(struct ntb_rq *rq);
+/* Take the next receive WQE (copied into out and its sges); false if empty. */
+bool ntb_rq_take(struct ntb_context *ctx, struct ntb_qp *qp, struct ntb_rwqe *out,
+		 struct ibv_sge *sge);
+
+/* ntb_ah.c */
+struct ibv_ah *ntb_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr);
+int ntb_destroy_ah(struct ibv_ah *ah);
+
+/* ntb_qp.c */
+struct ibv_qp *ntb_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);
+struct ibv_qp *ntb_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_attr_ex *attr);
+int ntb_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask);
+int ntb_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask,
+		 struct ibv_qp_init_attr *init);
+int ntb_destroy_qp(struct ibv_qp *qp);
+/* Enter ERROR (false if it already was); then flush the send queue (sq_lock held or not). */
+bool ntb_qp_mark_error(struct ntb_qp *qp);
+void ntb_qp_to_error(struct ntb_qp *qp, bool sq_locked);
+/* Flush the receive queue; flush the receive a message was filling (peer rx_lock held). */
+void ntb_qp_flush_rq(struct ntb_qp *qp);
+void ntb_qp_flush_cur(struct ntb_qp *qp);
+void ntb_qp_complete_sq(struct ntb_qp *qp);	/* sq_lock held */
+struct ntb_qp *ntb_qp_lookup(struct ntb_context *ctx, uint32_t qpn);
+uint32_t ntb_mtu_bytes(enum ibv_mtu mtu);
+
+/* ntb_post.c */
+int ntb_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
+int ntb_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
+int ntb_post_recv_common(struct ntb_context *ctx, struct ntb_rq *rq, uint32_t pd,
+			 struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
+
+/* ntb_chan.c */
+void ntb_chan_setup(struct ntb_context *ctx);
+uint32_t ntb_slot_epoch(struct ntb_context *ctx, unsigned int slot);
+/* The peer of a live slot (NULL if none); its ring state may still be the last incarnation's. */
+struct ntb_peer *ntb_peer_get(struct ntb_context *ctx, unsigned int slot);
+/* Bring producing (tx_lock held) / consuming (rx_lock held) state to the live incarnation. */
+bool ntb_peer_tx_sync(struct ntb_peer *p);
+bool ntb_peer_rx_sync(struct ntb_peer *p);
+/* Producing: room for a message of ncells (padding the ring end if needed); NULL if full. */
+struct ntbv_msg *ntb_tx_reserve(struct ntb_peer *p, struct ntb_txring *r, uint32_t ncells);
+bool ntb_tx_room(struct ntb_peer *p, struct ntb_txring *r, uint32_t ncells);
+void ntb_tx_commit(struct ntb_txring *r, uint32_t ncells);
+/* Publish what was produced and ring the peer if it asked for it. tx_lock held. */
+void ntb_tx_publish(struct ntb_peer *p, uint32_t quiet_kind);
+/* Consuming: a checked copy of the next message's header and its payload; then advance. */
+bool ntb_rx_peek(struct ntb_peer *p, struct ntb_rxring *r, struct ntbv_msg *h,
+		 const uint8_t **payload);
+void ntb_rx_advance(struct ntb_rxring *r, const struct ntbv_msg *h);
+void ntb_rx_publish(struct ntb_peer *p);
+bool ntb_rx_pending(struct ntb_peer *p);
+/* Ask every active peer for bells (or stop asking). */
+void ntb_bells_arm(struct ntb_context *ctx, bool arm);
+/* Some writer now waits for credits the armed bells do not ask for. */
+bool ntb_bells_stale(struct ntb_context *ctx);
+
+/* ntb_req.c */
+/* Transmit what the send queue holds; sq_lock held. */
+void ntb_qp_tx(struct ntb_qp *qp);
+/* Go back to send WQE index i and transmit from there again; sq_lock held. */
+void ntb_qp_rewind(struct ntb_qp *qp, uint32_t i);
+/* Timers of the send queue; sq_lock held. Returns true if something happened. */
+bool ntb_qp_timers(struct ntb_qp *qp, uint64_t now);
+
+/* ntb_resp.c */
+/* Consume request messages of peer p; rx_lock held. Returns messages handled. */
+int ntb_resp_process(struct ntb_peer *p, int budget);
+
+/* ntb_comp.c */
+int ntb_comp_process(struct ntb_peer *p, int budget);
+
+/* ntb_progress.c */
+int ntb_progress_start(struct ntb_context *ctx);
+void ntb_progress_stop(struct ntb_context *ctx);
+/* One pass of the engine over everything this context does; returns work done. */
+int ntb_engine(struct ntb_context *ctx, bool from_app);
+void ntb_progress_poke(struct ntb_context *ctx);
+/* A timer of some QP is due at when (ns): make sure the progress thread looks by then. */
+void ntb_timer(struct ntb_context *ctx, uint64_t when);
+
+#endif /* NTB_PROVIDER_H */

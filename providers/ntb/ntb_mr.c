@@ -1,0 +1,249 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Memory regions. ntbd allocates the keys for the link end and, for regions with remote access,
+ * maps the memory at an IOVA of the end's IOMMU aperture (the role of umem pinning: the peer's
+ * DMA reaches it there) and publishes the key to the peer end, whose requesters check key,
+ * range and rights before they place anything. Locally the data path checks lkeys against a
+ * table indexed by key.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ntb.h"
+
+static void slot_write(struct ntb_mr_slot *s, const struct ntb_mr_slot *v)
+{
+	uint32_t seq = atomic_load_explicit(&s->seq, memory_order_relaxed);
+
+	atomic_store_explicit(&s->seq, seq + 1, memory_order_relaxed);
+	atomic_thread_fence(memory_order_release);
+	s->lkey = v->lkey;
+	s->rkey = v->rkey;
+	s->pd = v->pd;
+	s->access = v->access;
+	s->addr = v->addr;
+	s->hca_va = v->hca_va;
+	s->length = v->length;
+	atomic_store_explicit(&s->seq, seq + 2, memory_order_release);
+}
+
+static bool lookup(struct ntb_context *ctx, uint32_t key, bool remote, struct ntb_mr_slot *out,
+		   uint32_t *seqp)
+{
+	uint32_t idx = NTBV_KEY_INDEX(key);
+	struct ntb_mr_slot *s;
+
+	if (!idx || idx >= NTBV_MAX_MR)
+		return false;
+	s = &ctx->mrs[idx];
+	for (;;) {
+		uint32_t seq = atomic_load_explicit(&s->seq, memory_order_acquire);
+
+		if (seq & 1) {
+			ntb_cpu_relax();
+			continue;
+		}
+		out->lkey = s->lkey;
+		out->rkey = s->rkey;
+		out->pd = s->pd;
+		out->access = s->access;
+		out->addr = s->addr;
+		out->hca_va = s->hca_va;
+		out->length = s->length;
+		atomic_thread_fence(memory_order_acquire);
+		if (atomic_load_explicit(&s->seq, memory_order_relaxed) == seq) {
+			*seqp = seq;
+			break;
+		}
+	}
+	if (!out->lkey)
+		return false;
+	return remote ? out->rkey && out->rkey == key : out->lkey == key;
+}
+
+bool ntb_mr_lookup(struct ntb_context *ctx, uint32_t key, bool remote, struct ntb_mr_slot *out)
+{
+	uint32_t seq;
+
+	return lookup(ctx, key, remote, out, &seq);
+}
+
+struct ibv_mr *ntb_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length, uint64_t hca_va,
+			  int access)
+{
+	struct ntb_context *ctx = to_ntb_ctx(ibpd->context);
+	const int known = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			  IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC |
+			  IBV_ACCESS_RELAXED_ORDERING;
+	struct ntb_reg_mr_req req = { .pd = to_ntb_pd(ibpd)->handle, .access = access,
+				      .addr = (uintptr_t)addr, .length = length,
+				      .hca_va = hca_va };
+	struct ntb_reg_mr_rsp rsp;
+	struct ntb_mr_slot v;
+	struct ntb_mr *mr;
+	int ret, fd = -1;
+	bool shadow = false;
+
+	/* IBTA 10.6.3.1 (o10-29): remote write or atomic access needs local write */
+	if ((access & ~known) || !length ||
+	    ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
+	     !(access & IBV_ACCESS_LOCAL_WRITE)) ||
+	    (uintptr_t)addr + length < (uintptr_t)addr) {
+		errno = EINVAL;
+		return NULL;
+	}
+	ret = ntb_ensure_attached(ctx);
+	if (ret) {
+		errno = ret;
+		return NULL;
+	}
+	mr = calloc(1, sizeof(*mr));
+	if (!mr) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	/* remotely writable: let the peer's CPU reach the pages too (ntb_shadow.c) */
+	if ((access & IBV_ACCESS_REMOTE_WRITE) && !ntb_shadow_get(req.addr, length, &fd,
+								  &req.fd_off))
+		shadow = true;
+	{
+		struct bv_call call = { .op = NTB_OP_REG_MR, .req = &req, .req_len = sizeof(req),
+					.fds = shadow ? &fd : NULL, .nfds = shadow ? 1 : 0,
+					.rsp = &rsp, .rsp_max = sizeof(rsp) };
+
+		ret = bv_call(&ctx->bv, &call);
+		if (!ret && call.rsp_len != sizeof(rsp))
+			ret = EPROTO;
+	}
+	if (!ret && (!NTBV_KEY_INDEX(rsp.lkey) || NTBV_KEY_INDEX(rsp.lkey) >= NTBV_MAX_MR ||
+		     (rsp.rkey && rsp.rkey != rsp.lkey)))
+		ret = EPROTO;
+	if (ret) {
+		if (shadow)
+			ntb_shadow_put(req.addr, length);
+		free(mr);
+		errno = ret;
+		return NULL;
+	}
+	mr->shadow = shadow;
+	mr->index = NTBV_KEY_INDEX(rsp.lkey);
+	mr->vmr.ibv_mr.lkey = rsp.lkey;
+	mr->vmr.ibv_mr.rkey = rsp.rkey ? rsp.rkey : rsp.lkey;
+	mr->vmr.ibv_mr.handle = rsp.lkey;
+	mr->vmr.mr_type = IBV_MR_TYPE_MR;
+	mr->vmr.access = access;
+	v = (struct ntb_mr_slot){ .lkey = rsp.lkey, .rkey = rsp.rkey, .pd = req.pd,
+				  .access = access, .addr = req.addr, .hca_va = hca_va,
+				  .length = length };
+	slot_write(&ctx->mrs[mr->index], &v);
+	/* the ibv_mr is the start of struct ntb_mr (vmr first, ibv_mr first in it) */
+	return (struct ibv_mr *)mr;
+}
+
+int ntb_dereg_mr(struct verbs_mr *vmr)
+{
+	struct ntb_context *ctx = to_ntb_ctx(vmr->ibv_mr.context);
+	struct ntb_mr *mr = (struct ntb_mr *)vmr;
+	struct ntb_handle_req req = { .handle = vmr->ibv_mr.lkey };
+	struct ntb_mr_slot none = { 0 };
+	int ret;
+
+	/*
+	 * Local users stop seeing the key first; ntbd then unpublishes it and unmaps the IOMMU
+	 * range, which returns only once no peer DMA can still land in it.
+	 */
+	slot_write(&ctx->mrs[mr->index], &none);
+	ret = ntb_call(ctx, NTB_OP_DEREG_MR, &req, sizeof(req), NULL, 0);
+	if (ret && ret != ENOENT)
+		return ret;
+	/* no peer can reach the pages any more: give them back their private backing */
+	if (mr->shadow)
+		ntb_shadow_put((uintptr_t)vmr->ibv_mr.addr, vmr->ibv_mr.length);
+	free(mr);
+	return 0;
+}
+
+enum ibv_wc_status ntb_check_sges(struct ntb_context *ctx, uint32_t pd, const struct ibv_sge *sg,
+				  uint32_t num_sge, uint32_t access, struct ntb_key_cache *kc)
+{
+	for (uint32_t i = 0; i < num_sge; i++) {
+		struct ntb_mr_slot m;
+		uint32_t idx = NTBV_KEY_INDEX(sg[i].lkey), seq;
+		bool ok;
+
+		if (!sg[i].length)
+			continue;
+		/* the same key as last time, its slot untouched since: no need to look again */
+		if (kc && kc->key == sg[i].lkey && idx && idx < NTBV_MAX_MR &&
+		    atomic_load_explicit(&ctx->mrs[idx].seq, memory_order_acquire) == kc->seq) {
+			m = kc->slot;
+			ok = true;
+		} else {
+			ok = lookup(ctx, sg[i].lkey, false, &m, &seq);
+			if (ok && kc) {
+				kc->key = sg[i].lkey;
+				kc->seq = seq;
+				kc->slot = m;
+			}
+		}
+		if (!ok || m.pd != pd ||
+		    sg[i].addr < m.addr || sg[i].addr + sg[i].length > m.addr + m.length ||
+		    sg[i].addr + sg[i].length < sg[i].addr || (m.access & access) != access)
+			return IBV_WC_LOC_PROT_ERR;
+	}
+	return IBV_WC_SUCCESS;
+}
+
+uint64_t ntb_sg_total(const struct ibv_sge *sg, uint32_t num_sge)
+{
+	uint64_t n = 0;
+
+	for (uint32_t i = 0; i < num_sge; i++)
+		n += sg[i].length;
+	return n;
+}
+
+void ntb_sg_copy_in(const struct ibv_sge *sg, uint32_t num_sge, uint32_t off, const void *src,
+		    uint32_t len)
+{
+	const uint8_t *s = src;
+
+	for (uint32_t i = 0; i < num_sge && len; i++) {
+		uint32_t n;
+
+		if (off >= sg[i].length) {
+			off -= sg[i].length;
+			continue;
+		}
+		n = sg[i].length - off;
+		if (n > len)
+			n = len;
+		memcpy((uint8_t *)(uintptr_t)sg[i].addr + off, s, n);
+		s += n;
+		len -= n;
+		off = 0;
+	}
+}
+
+void ntb_sg_copy_out(void *dst, const struct ibv_sge *sg, uint32_t num_sge, uint32_t off,
+		     uint32_t len)
+{
+	uint8_t *d = dst;
+
+	for (uint32_t i = 0; i < num_sge && len; i++) {
+		uint32_t n;
+
+		if (off >= sg[i].length) {
+			off -= sg[i].length;
+			continue;
+		}
+		n = sg[i].length - off;
+		if (n > len)
+			n = len;
+		memcpy(d, (const uint8_t *)(uintptr_t)sg[i].addr + off, n);
+		d += n;
+		len -= n;
+		off = 0;
+	}
+}

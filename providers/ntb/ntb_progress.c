@@ -1,0 +1,283 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The engine and the progress thread.
+ *
+ * The engine is one pass over everything this context does: consume every peer's response
+ * and request rings, retransmit and time out, transmit what waited for credits. Any thread may
+ * run it: poll_cq runs it when the CQ is empty (so an application that polls gets its
+ * completions and serves incoming requests itself, with no thread switch), and the progress
+ * thread runs it when the application does not call verbs at all (one-sided targets, a thread
+ * blocked in ibv_get_cq_event). Rings are claimed with trylock: two threads never wait for each
+ * other to do the same work.
+ *
+ * The progress thread polls for a while after it last found work (spin_us: a blocking wake-up
+ * costs ~50 us on the test machines, so a short burst of traffic keeps it hot), then sleeps.
+ * While the application itself polls, it naps and leaves the peers QUIET (they never ring: no
+ * system call per message anywhere). Otherwise it clears QUIET in every peer's pair block
+ * (after which a writer rings our doorbell), looks once more (the reader half of the Dekker
+ * handshake in ntb_tx_publish), and blocks on the doorbell, ntbd's relay and its poke fd.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ntb.h"
+
+#define ENGINE_BUDGET	64	/* messages per ring per pass */
+#define NAP_MS		1	/* while the application polls */
+#define APP_ACTIVE_NS	2000000ull	/* it polled this recently: it is polling */
+#define SERVE_NS	50000000ull	/* ... but left messages waiting: serve them this long */
+
+void ntb_timer(struct ntb_context *ctx, uint64_t when)
+{
+	uint64_t cur = atomic_load_explicit(&ctx->next_sweep, memory_order_relaxed);
+
+	while (when < cur && !atomic_compare_exchange_weak(&ctx->next_sweep, &cur, when))
+		;
+	/* a blocked progress thread only needs waking if it would sleep past it */
+	if (when < atomic_load_explicit(&ctx->wake_at, memory_order_acquire))
+		ntb_progress_poke(ctx);
+}
+
+static void sweep(struct ntb_context *ctx, uint64_t now, int *work)
+{
+	if (pthread_mutex_trylock(&ctx->lock))
+		return;
+	ctx->want_sweep = false;
+	/* timers set from here on (other threads) lower it again: ntb_timer */
+	atomic_store(&ctx->next_sweep, UINT64_MAX);
+	for (struct ntb_qp *qp = ctx->qp_list; qp; qp = qp->next) {
+		/* unlocked hints: nothing queued, nothing unanswered */
+		if (qp->sq_tail == qp->sq_head && !qp->cur_active)
+			continue;
+		if (pthread_mutex_trylock(&qp->sq_lock)) {
+			ctx->want_sweep = true;
+			continue;
+		}
+		*work += ntb_qp_timers(qp, now);
+		ntb_qp_tx(qp);
+		ntb_qp_complete_sq(qp);
+		if (qp->deadline)
+			ntb_timer(ctx, qp->deadline);
+		if (qp->rnr_until)
+			ntb_timer(ctx, qp->rnr_until);
+		if (qp->sq_tx != qp->sq_head && !qp->rnr_until && qp_state(qp) == IBV_QPS_RTS)
+			ctx->want_sweep = true;		/* waiting for credits */
+		pthread_mutex_unlock(&qp->sq_lock);
+		if (qp_state(qp) == IBV_QPS_ERR && qp->cur_active && qp->peer) {
+			pthread_mutex_lock(&qp->peer->rx_lock);
+			ntb_qp_flush_cur(qp);
+			pthread_mutex_unlock(&qp->peer->rx_lock);
+		}
+	}
+	pthread_mutex_unlock(&ctx->lock);
+}
+
+static bool rx_pending(struct ntb_context *ctx)
+{
+	for (unsigned int i = 0; i < ctx->pctrl->max_slots; i++)
+		if (ntb_rx_pending(&ctx->peers[i]))
+			return true;
+	return false;
+}
+
+int ntb_engine(struct ntb_context *ctx, bool from_app)
+{
+	int work = 0;
+	uint64_t now;
+
+	if (!ctx->attached)
+		return 0;
+	for (unsigned int i = 0; i < ctx->pctrl->max_slots; i++) {
+		struct ntb_peer *p = &ctx->peers[i];
+
+		if (!p->dirty && !ntb_rx_pending(p))
+			continue;
+		if (pthread_mutex_trylock(&p->rx_lock))
+			continue;
+		if (ntb_peer_rx_sync(p)) {
+			/* responses first: they free credits and never wait */
+			work += ntb_comp_process(p, ENGINE_BUDGET);
+			work += ntb_resp_process(p, ENGINE_BUDGET);
+		}
+		pthread_mutex_unlock(&p->rx_lock);
+	}
+	if (work)
+		atomic_fetch_add_explicit(&ctx->consumed, work, memory_order_relaxed);
+	now = ntb_now();
+	if (ctx->want_sweep || now >= atomic_load_explicit(&ctx->next_sweep, memory_order_relaxed))
+		sweep(ctx, now, &work);
+	if (ctx->nev)
+		ntb_flush_events(ctx);
+	return work;
+}
+
+void ntb_progress_poke(struct ntb_context *ctx)
+{
+	static const uint64_t one = 1;
+
+	if (atomic_load_explicit(&ctx->sleeping, memory_order_acquire) && ctx->poke_fd >= 0) {
+		ssize_t r = write(ctx->poke_fd, &one, sizeof(one));
+		(void)r;
+	}
+}
+
+static void drain(int fd)
+{
+	uint64_t v;
+	ssize_t r = read(fd, &v, sizeof(v));
+
+	(void)r;
+}
+
+/* Until the next timer is due, at most cap ms (cap < 0: no limit; -1 returned: no timer). */
+static int sleep_ms(struct ntb_context *ctx, uint64_t now, int cap)
+{
+	uint64_t next = atomic_load(&ctx->next_sweep);
+	uint64_t ms;
+
+	if (next <= now)
+		return 0;
+	if (next == UINT64_MAX)
+		return cap;
+	ms = (next - now + 999999) / 1000000;
+	if (cap >= 0 && ms > (uint64_t)cap)
+		ms = cap;
+	return ms > INT32_MAX ? INT32_MAX : (int)ms;
+}
+
+static void block(struct ntb_context *ctx, int timeout)
+{
+	struct pollfd pfd[3];
+	int nfd = 0;
+
+	atomic_store_explicit(&ctx->wake_at, timeout < 0 ? UINT64_MAX :
+					     ntb_now() + (uint64_t)timeout * 1000000ull,
+			      memory_order_seq_cst);
+	pfd[nfd++] = (struct pollfd){ .fd = ctx->poke_fd, .events = POLLIN };
+	if (ctx->relay_fd >= 0)
+		pfd[nfd++] = (struct pollfd){ .fd = ctx->relay_fd, .events = POLLIN };
+	if (ctx->db_bits)
+		pfd[nfd++] = (struct pollfd){ .fd = ntb_event_fd(ctx->hal), .events = POLLIN };
+	atomic_store_explicit(&ctx->sleeping, 1, memory_order_seq_cst);
+	/* a writer blocked on credits after the bells were armed: re-arm instead of sleeping */
+	if (!atomic_load(&ctx->stop) && !(timeout < 0 && ntb_bells_stale(ctx)))
+		poll(pfd, nfd, timeout);
+	atomic_store_explicit(&ctx->sleeping, 0, memory_order_relaxed);
+	atomic_store_explicit(&ctx->wake_at, 0, memory_order_relaxed);
+	drain(ctx->poke_fd);
+	if (ctx->relay_fd >= 0)
+		drain(ctx->relay_fd);
+	if (ctx->db_bits) {
+		uint64_t bits;
+
+		ntb_events(ctx->hal);
+		bits = ntb_db_read(ctx->hal) & ctx->db_bits;
+		if (bits)
+			ntb_db_clear(ctx->hal, bits);
+	}
+	atomic_store_explicit(&ctx->slice->vbell, 0, memory_order_relaxed);
+}
+
+static void *progress_main(void *arg)
+{
+	struct ntb_context *ctx = arg;
+	uint64_t last_work = ntb_now(), last_polls = atomic_load(&ctx->polls), polled = 0;
+	uint64_t serve_until = 0;	/* the application polls, but not for what arrives */
+	uint64_t spin_ns = (uint64_t)ctx->spin_us * 1000;
+	bool quiet = false;
+
+	while (!atomic_load_explicit(&ctx->stop, memory_order_acquire)) {
+		uint64_t now = ntb_now(), polls = atomic_load_explicit(&ctx->polls,
+								       memory_order_relaxed);
+
+		if (polls != last_polls) {
+			last_polls = polls;
+			polled = now;
+		}
+		if (now - polled < APP_ACTIVE_NS && !atomic_load(&ctx->armed_cqs) &&
+		    now >= serve_until) {
+			uint64_t consumed = atomic_load_explicit(&ctx->consumed,
+								 memory_order_relaxed);
+
+			/*
+			 * The application polls, and runs the engine from poll_cq: compete with
+			 * it for neither the rings nor the CPU (2 cores, 2 spinning applications).
+			 * Look again in a millisecond; the peers need not ring meanwhile.
+			 */
+			if (!quiet) {
+				ntb_bells_arm(ctx, false);
+				quiet = true;
+			}
+			/*
+			 * No engine pass here: it would take the locks the application's
+			 * poll_cq needs, and on a loaded machine a preempted lock holder
+			 * stalls the application for a time slice.
+			 */
+			block(ctx, NAP_MS);
+			/*
+			 * Messages waited a whole nap and nobody consumed anything: the
+			 * application polls a CQ now and then but waits elsewhere (on memory a
+			 * one-sided operation writes). Serve them ourselves for a while.
+			 */
+			if (rx_pending(ctx) &&
+			    atomic_load_explicit(&ctx->consumed, memory_order_relaxed) == consumed)
+				serve_until = ntb_now() + SERVE_NS;
+			last_work = 0;
+			continue;
+		}
+		if (ntb_engine(ctx, false)) {
+			last_work = ntb_now();
+			if (!quiet) {
+				/* awake and polling: writers need not ring */
+				ntb_bells_arm(ctx, false);
+				quiet = true;
+			}
+			continue;
+		}
+		if (now - last_work < spin_ns) {
+			ntb_cpu_relax();
+			continue;
+		}
+		ntb_bells_arm(ctx, true);
+		quiet = false;
+		/* a writer that saw us QUIET before the store above did not ring: look */
+		if (ntb_engine(ctx, false) || ntb_bells_stale(ctx)) {
+			last_work = ntb_now();
+			continue;
+		}
+		block(ctx, sleep_ms(ctx, ntb_now(), -1));
+		last_work = ntb_now();
+	}
+	return NULL;
+}
+
+int ntb_progress_start(struct ntb_context *ctx)
+{
+	int ret;
+
+	if (ctx->thread_running)
+		return 0;
+	atomic_store(&ctx->stop, false);
+	atomic_store(&ctx->next_sweep, ntb_now());
+	ret = pthread_create(&ctx->thread, NULL, progress_main, ctx);
+	if (ret)
+		return ret;
+	ctx->thread_running = true;
+	return 0;
+}
+
+void ntb_progress_stop(struct ntb_context *ctx)
+{
+	static const uint64_t one = 1;
+	ssize_t r;
+
+	if (!ctx->thread_running)
+		return;
+	atomic_store(&ctx->stop, true);
+	r = write(ctx->poke_fd, &one, sizeof(one));
+	(void)r;
+	pthread_join(ctx->thread, NULL);
+	ctx->thread_running = false;
+}

@@ -1,0 +1,669 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The requester: turns send WQEs into request messages in the peer's request ring, or places
+ * an RDMA WRITE directly into the target memory with the DMA engine.
+ *
+ * Direct placement (NTRDMA's zero-copy path, research/ntb.md §4.1.3) is used for an RDMA
+ * WRITE without immediate of at least NTB_DIRECT_MIN bytes when the key, range and rights
+ * check out against the peer's published tables and nothing of this QP is still travelling in
+ * the ring (an earlier message could be NAK'ed and retransmitted: a later write must not
+ * overtake it). The WRITE then completes locally once the engine has issued it: on a PCIe link
+ * posted writes arrive in order and are not lost, so "issued" is "delivered" (the IOMMU of the
+ * target end is the backstop for a key deregistered meanwhile). Everything else is a message:
+ * SENDs (the receiver chooses the buffer), short WRITEs, READ and atomic requests (the
+ * responder answers them: no reads across the link).
+ *
+ * RC reliability without loss: PSNs order the messages; the responder ACKs, NAKs (RNR, errors)
+ * and answers READ/atomics in order; after an RNR NAK the requester waits the responder's timer
+ * and retransmits from the NAK'ed PSN (go-back-N, as IBTA 9.7.5.2.8); a message the responder
+ * consumed without answering (its QP was not ready, or gone) is retransmitted when the
+ * transport timer (4.096 us * 2^timeout) expires, retry_cnt times.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "ntb.h"
+
+static uint64_t timeout_ns(uint8_t t)
+{
+	/* IBTA 9.7.6.1.3: 4.096 us * 2^timeout, 0 = infinite */
+	return t ? 4096ull << (t > 31 ? 31 : t) : 0;
+}
+
+static uint32_t msg_mtu(struct ntb_qp *qp)
+{
+	uint32_t m = ntb_mtu_bytes(qp->path_mtu);
+
+	return qp->ctx->mtu && qp->ctx->mtu < m ? qp->ctx->mtu : m;
+}
+
+static bool is_rd_atomic(uint8_t op)
+{
+	return op == IBV_WR_RDMA_READ || op == IBV_WR_ATOMIC_CMP_AND_SWP ||
+	       op == IBV_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+/* ---- direct placement ----------------------------------------------------------------------- */
+
+/*
+ * The peer's tables say the write may land: the target QP exists, is ready and connected to
+ * us, and the key covers the range with write rights in the QP's PD. Otherwise the write goes
+ * as messages and the responder reports the precise error.
+ */
+static bool direct_target(struct ntb_qp *qp, const struct ntb_swqe *w, struct ntbv_mr_ent *m)
+{
+	struct ntb_context *ctx = qp->ctx;
+	uint32_t qi = NTBV_QPN_INDEX(qp->dest_qpn), mi = NTBV_KEY_INDEX(w->rkey);
+	struct ntbv_qp_ent q;
+
+	if (qi >= ctx->pctrl->max_qp || mi >= ctx->pctrl->max_mr || !mi)
+		return false;
+	ntb_read_entry(&q, &ctx->pqps[qi], sizeof(q));
+	if (q.qpn != qp->dest_qpn || q.dest_qpn != qp->qpn || q.slot != qp->peer->slot ||
+	    q.slot_epoch != qp->peer_epoch || !(q.access & IBV_ACCESS_REMOTE_WRITE) ||
+	    (q.state != IBV_QPS_RTR && q.state != IBV_QPS_RTS && q.state != IBV_QPS_SQD))
+		return false;
+	ntb_read_entry(m, &ctx->pmrs[mi], sizeof(*m));
+	return m->rkey == w->rkey && m->pd == q.pd && m->slot == q.slot &&
+	       m->slot_epoch == q.slot_epoch && (m->access & IBV_ACCESS_REMOTE_WRITE) &&
+	       w->raddr >= m->hca_va && w->raddr + w->length <= m->hca_va + m->length &&
+	       w->raddr + w->length >= w->raddr && m->win_off != NTBV_NO_WINDOW &&
+	       m->win_off + m->length <= ctx->peer_len;
+}
+
+/* Ask ntbd for the window range of the peer's region, to store into (PIO). */
+static void map_peer(struct ntb_context *ctx, struct ntb_pmap *pm)
+{
+	struct ntb_handle_req req = { .handle = pm->rkey };
+	struct ntb_map_peer_mr_rsp rsp = { 0 };
+	int fd = -1;
+	struct bv_call call = { .op = NTB_OP_MAP_PEER_MR, .req = &req, .req_len = sizeof(req),
+				.rsp = &rsp, .rsp_max = sizeof(rsp), .rfds = &fd, .nrfds = 1 };
+	void *map;
+
+	if (bv_call(&ctx->bv, &call) || call.rsp_len != sizeof(rsp) || call.nrfds != 1) {
+		if (fd >= 0)
+			close(fd);
+		return;		/* DMA only */
+	}
+	if (rsp.delta + pm->length > rsp.len) {
+		close(fd);
+		return;
+	}
+	map = mmap(NULL, rsp.len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)rsp.fd_off);
+	close(fd);
+	if (map == MAP_FAILED)
+		return;
+	pm->map = map;
+	pm->map_len = rsp.len;
+	pm->base = (uint8_t *)map + rsp.delta;
+}
+
+/* Byte 0 of the peer's region m as we can store into it, or NULL (DMA only). */
+uint8_t *ntb_pio_region(struct ntb_context *ctx, const struct ntbv_mr_ent *m)
+{
+	uint32_t idx = NTBV_KEY_INDEX(m->rkey);
+	struct ntb_pmap *pm;
+	uint8_t *base = NULL;
+
+	if (!ntb_pio_enabled() || !(m->access & IBV_ACCESS_REMOTE_WRITE) ||
+	    m->win_off == NTBV_NO_WINDOW)
+		return NULL;
+	pthread_mutex_lock(&ctx->pmap_lock);
+	pm = ctx->pmaps[idx];
+	if (pm && (pm->rkey != m->rkey || pm->win_off != m->win_off || pm->length != m->length)) {
+		/* the key index was reused: that region is gone */
+		if (pm->map)
+			munmap(pm->map, pm->map_len);
+		free(pm);
+		ctx->pmaps[idx] = pm = NULL;
+	}
+	if (!pm) {
+		pm = calloc(1, sizeof(*pm));
+		if (pm) {
+			pm->rkey = m->rkey;
+			pm->win_off = m->win_off;
+			pm->length = m->length;
+			map_peer(ctx, pm);
+			ctx->pmaps[idx] = pm;
+		}
+	}
+	if (pm)
+		base = pm->base;
+	pthread_mutex_unlock(&ctx->pmap_lock);
+	return base;
+}
+
+void ntb_pmaps_free(struct ntb_context *ctx)
+{
+	for (uint32_t i = 0; ctx->pmaps && i < NTBV_MAX_MR; i++) {
+		struct ntb_pmap *pm = ctx->pmaps[i];
+
+		if (!pm)
+			continue;
+		if (pm->map)
+			munmap(pm->map, pm->map_len);
+		free(pm);
+		ctx->pmaps[i] = NULL;
+	}
+}
+
+/*
+ * Stores through the window. The last bytes go last, after a store fence: a peer polling the
+ * end of the buffer (as ib_write_lat does) sees the rest of the message first, as with an
+ * HCA's in-order DMA.
+ */
+void ntb_pio_copy(uint8_t *dst, const void *src, size_t len)
+{
+	size_t tail = len < 8 ? len : 8;
+
+	memcpy(dst, src, len - tail);
+	__builtin_ia32_sfence();
+	memcpy(dst + len - tail, (const uint8_t *)src + len - tail, tail);
+	__builtin_ia32_sfence();
+}
+
+bool ntb_dma_copy(struct ntb_context *ctx, uint64_t off, const void *src, size_t len)
+{
+	ntb_dma_cookie_t cookie = 0;
+	bool ok;
+
+	if (!ctx->dma)
+		return false;
+	pthread_mutex_lock(&ctx->dma_lock);
+	ok = !ntb_dma_memcpy(ctx->dma, 0, off, src, len, 0, &cookie);
+	ntb_dma_submit(ctx->dma);
+	ntb_dma_run(ctx->dma, 0);
+	if (ok && ntb_dma_completed(ctx->dma) < cookie)
+		ok = false;
+	pthread_mutex_unlock(&ctx->dma_lock);
+	return ok;
+}
+
+static void place_pio(uint8_t *dst, const struct ntb_swqe *w)
+{
+	uint32_t tail = w->length < 8 ? w->length : 8, head = w->length - tail;
+
+	ntb_sg_copy_out(dst, w->sg, w->num_sge, 0, head);
+	__builtin_ia32_sfence();
+	ntb_sg_copy_out(dst + head, w->sg, w->num_sge, head, tail);
+	__builtin_ia32_sfence();
+}
+
+static bool place_dma(struct ntb_qp *qp, struct ntb_swqe *w, uint64_t off)
+{
+	struct ntb_context *ctx = qp->ctx;
+	ntb_dma_cookie_t cookie = 0;
+	bool ok = true;
+
+	if (!ctx->dma)
+		return false;
+	pthread_mutex_lock(&ctx->dma_lock);
+	for (uint32_t i = 0; i < w->num_sge && ok; i++) {
+		if (!w->sg[i].length)
+			continue;
+		ok = !ntb_dma_memcpy(ctx->dma, 0, off, (const void *)(uintptr_t)w->sg[i].addr,
+				     w->sg[i].length, 0, &cookie);
+		off += w->sg[i].length;
+	}
+	ntb_dma_submit(ctx->dma);
+	/* the channel is ours to run: the copy happens here, in this thread */
+	ntb_dma_run(ctx->dma, 0);
+	if (cookie && ntb_dma_completed(ctx->dma) < cookie)
+		ok = false;
+	pthread_mutex_unlock(&ctx->dma_lock);
+	return ok;
+}
+
+/* Place an RDMA WRITE directly if the target allows: true when it is done. */
+static bool place_direct(struct ntb_qp *qp, struct ntb_swqe *w)
+{
+	struct ntb_context *ctx = qp->ctx;
+	uint32_t qi = NTBV_QPN_INDEX(qp->dest_qpn), mi = NTBV_KEY_INDEX(w->rkey), qseq, mseq;
+	struct ntb_direct_cache *dc = &qp->dc;
+	struct ntbv_mr_ent m;
+	uint8_t *base;
+
+	if (qi >= ctx->pctrl->max_qp || !mi || mi >= ctx->pctrl->max_mr)
+		return false;
+	qseq = atomic_load_explicit(&ctx->pqps[qi].seq, memory_order_acquire);
+	mseq = atomic_load_explicit(&ctx->pmrs[mi].seq, memory_order_acquire);
+	if (dc->rkey == w->rkey && dc->dest_qpn == qp->dest_qpn && dc->qseq == qseq &&
+	    dc->mseq == mseq && !(qseq & 1) &&
+	    !(mseq & 1) && w->raddr >= dc->m.hca_va &&
+	    w->raddr + w->length <= dc->m.hca_va + dc->m.length &&
+	    w->raddr + w->length >= w->raddr) {
+		/* the same target as last time, its entries unchanged since they were checked */
+		m = dc->m;
+		base = dc->base;
+	} else {
+		if (!direct_target(qp, w, &m))
+			return false;
+		base = ntb_pio_region(ctx, &m);
+		*dc = (struct ntb_direct_cache){ .rkey = w->rkey, .dest_qpn = qp->dest_qpn,
+						 .qseq = qseq, .mseq = mseq, .m = m,
+						 .base = base };
+	}
+	if (base) {
+		place_pio(base + (w->raddr - m.hca_va), w);
+		return true;
+	}
+	return w->length >= NTB_DIRECT_MIN &&
+	       place_dma(qp, w, m.win_off + (w->raddr - m.hca_va));
+}
+
+/* ---- messages ----------------------------------------------------------------------------------- */
+
+static bool emit_data(struct ntb_qp *qp, struct ntb_peer *p, struct ntb_swqe *w, uint8_t op)
+{
+	uint32_t mtu = msg_mtu(qp);
+
+	do {
+		uint32_t chunk = w->length - w->sent < mtu ? w->length - w->sent : mtu;
+		uint32_t ncells = ntbv_msg_cells(chunk);
+		struct ntbv_msg h = { 0 }, *m = ntb_tx_reserve(p, &p->req_tx, ncells);
+
+		if (!m)
+			return false;
+		if (!w->sent)
+			w->psn = qp->next_psn;
+		h.op = op;
+		h.ncells = ncells;
+		h.dst_qpn = qp->dest_qpn;
+		h.src_qpn = qp->qpn;
+		h.psn = w->psn;
+		h.len = chunk;
+		h.imm = w->imm;
+		h.rkey = w->rkey;
+		h.total = w->length;
+		h.raddr = op == NTBV_OP_WRITE ? w->raddr + w->sent : w->sent;
+		if (!w->sent)
+			h.flags |= NTBV_F_FIRST;
+		if (w->sent + chunk == w->length) {
+			h.flags |= NTBV_F_LAST;
+			if (w->send_flags & IBV_SEND_SOLICITED)
+				h.flags |= NTBV_F_SOLICITED;
+		}
+		if (w->opcode == IBV_WR_SEND_WITH_IMM || w->opcode == IBV_WR_RDMA_WRITE_WITH_IMM)
+			h.flags |= NTBV_F_IMM;
+		ntb_sg_copy_out((uint8_t *)m + NTBV_CELL, w->sg, w->num_sge, w->sent, chunk);
+		memcpy(m, &h, sizeof(h));
+		ntb_tx_commit(&p->req_tx, ncells);
+		if (!w->sent)
+			qp->next_psn = ntbv_psn_add(qp->next_psn, 1);
+		w->sent += chunk;
+	} while (w->sent < w->length);
+	return true;
+}
+
+static bool emit_one(struct ntb_qp *qp, struct ntb_peer *p, struct ntb_swqe *w)
+{
+	struct ntbv_msg h = { 0 }, *m = ntb_tx_reserve(p, &p->req_tx, 1);
+
+	if (!m)
+		return false;
+	w->psn = qp->next_psn;
+	h.ncells = 1;
+	h.flags = NTBV_F_FIRST | NTBV_F_LAST;
+	h.dst_qpn = qp->dest_qpn;
+	h.src_qpn = qp->qpn;
+	h.psn = w->psn;
+	h.rkey = w->rkey;
+	h.raddr = w->raddr;
+	h.total = w->length;
+	switch (w->opcode) {
+	case IBV_WR_RDMA_READ:
+		h.op = NTBV_OP_READ;
+		/*
+		 * A long READ into one registered buffer: the responder may put the data there
+		 * itself (the buffer's key is published to it as a sink) instead of sending it.
+		 */
+		if (w->num_sge == 1 && w->length >= NTB_DIRECT_MIN &&
+		    !(w->send_flags & IBV_SEND_INLINE)) {
+			struct ntb_mr_slot ms;
+
+			if (ntb_mr_lookup(qp->ctx, w->sg[0].lkey, false, &ms) &&
+			    (ms.access & IBV_ACCESS_LOCAL_WRITE)) {
+				h.flags |= NTBV_F_PLACE;
+				h.arg0 = ms.hca_va + (w->sg[0].addr - ms.addr);
+				h.arg1 = ms.lkey;
+			}
+		}
+		break;
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+		h.op = NTBV_OP_CMP_SWP;
+		h.arg0 = w->compare_add;
+		h.arg1 = w->swap;
+		break;
+	default:
+		h.op = NTBV_OP_FETCH_ADD;
+		h.arg0 = w->compare_add;
+		break;
+	}
+	memcpy(m, &h, sizeof(h));
+	ntb_tx_commit(&p->req_tx, 1);
+	qp->next_psn = ntbv_psn_add(qp->next_psn, 1);
+	w->sent = w->length;
+	return true;
+}
+
+static void finish(struct ntb_qp *qp, struct ntb_swqe *w, enum ibv_wc_status st)
+{
+	w->state = NTB_SWQE_DONE;
+	w->status = st;
+}
+
+/* An error the requester finds itself: the WQE completes with it and the QP goes to error. */
+static void local_error(struct ntb_qp *qp, struct ntb_swqe *w, enum ibv_wc_status st)
+{
+	finish(qp, w, st);
+	qp->sq_tx++;
+	ntb_qp_to_error(qp, true);
+}
+
+/* ---- RC / UC -------------------------------------------------------------------------------- */
+
+static void tx_connected(struct ntb_qp *qp)
+{
+	struct ntb_context *ctx = qp->ctx;
+	struct ntb_peer *p = qp->peer;
+	bool rc = qp->type == IBV_QPT_RC, locked = false, sent_any = false;
+	/* its end of the connection is gone (or never was): nothing is delivered */
+	bool gone = !p || ntb_slot_epoch(ctx, p->slot) != qp->peer_epoch;
+
+	while (qp->sq_tx != qp->sq_head && qp_state(qp) == IBV_QPS_RTS) {
+		struct ntb_swqe *w = &qp->sq[qp->sq_tx & (qp->sq_size - 1)];
+		bool ok;
+
+		if (w->state == NTB_SWQE_DONE) {
+			qp->sq_tx++;
+			continue;
+		}
+		if (rc && is_rd_atomic(w->opcode) && !w->sent &&
+		    qp->rd_atomic >= (qp->max_rd_atomic ? qp->max_rd_atomic : 1))
+			break;
+		/* IBTA 10.8.3.3: a fenced WQE waits for every earlier READ and atomic */
+		if (rc && (w->send_flags & IBV_SEND_FENCE) && !w->sent && qp->rd_atomic)
+			break;
+		if (!w->sent && !w->ring) {
+			uint32_t need = is_rd_atomic(w->opcode) ? IBV_ACCESS_LOCAL_WRITE : 0;
+			enum ibv_wc_status st = IBV_WC_SUCCESS;
+
+			if (!(w->send_flags & IBV_SEND_INLINE))
+				st = ntb_check_sges(ctx, qp->pd, w->sg, w->num_sge, need,
+						    &qp->lkc);
+			if (st == IBV_WC_SUCCESS && w->length > NTB_MAX_MSG)
+				st = IBV_WC_LOC_LEN_ERR;
+			if (st == IBV_WC_SUCCESS && (w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
+						     w->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) &&
+			    w->length != 8)
+				st = IBV_WC_LOC_LEN_ERR;
+			if (st != IBV_WC_SUCCESS) {
+				local_error(qp, w, st);
+				break;
+			}
+		}
+		if (gone) {
+			/* nobody to deliver to: RC requests time out, UC messages are lost */
+			if (rc) {
+				w->state = NTB_SWQE_SENT;
+				w->psn = qp->next_psn;
+				qp->next_psn = ntbv_psn_add(qp->next_psn, 1);
+				qp->inflight++;
+				if (is_rd_atomic(w->opcode))
+					qp->rd_atomic++;
+				if (!qp->deadline && timeout_ns(qp->timeout)) {
+					qp->deadline = ntb_now() + timeout_ns(qp->timeout);
+					ntb_timer(qp->ctx, qp->deadline);
+				}
+			} else {
+				finish(qp, w, IBV_WC_SUCCESS);
+			}
+			qp->sq_tx++;
+			continue;
+		}
+		/* an RDMA WRITE nothing of ours can still overtake: straight into the target */
+		if (w->opcode == IBV_WR_RDMA_WRITE && !w->sent && !w->ring &&
+		    (rc ? !qp->inflight :
+			  atomic_load_explicit(p->req_tx.cons, memory_order_acquire) >=
+				  qp->ring_last) &&
+		    place_direct(qp, w)) {
+			finish(qp, w, IBV_WC_SUCCESS);
+			qp->sq_tx++;
+			continue;
+		}
+		if (!locked) {
+			pthread_mutex_lock(&p->tx_lock);
+			locked = true;
+			if (!ntb_peer_tx_sync(p) || ntb_slot_epoch(ctx, p->slot) != qp->peer_epoch) {
+				gone = true;
+				continue;
+			}
+		}
+		w->ring = 1;
+		switch (w->opcode) {
+		case IBV_WR_SEND:
+		case IBV_WR_SEND_WITH_IMM:
+			ok = emit_data(qp, p, w, NTBV_OP_SEND);
+			break;
+		case IBV_WR_RDMA_WRITE:
+		case IBV_WR_RDMA_WRITE_WITH_IMM:
+			ok = emit_data(qp, p, w, NTBV_OP_WRITE);
+			break;
+		default:
+			ok = emit_one(qp, p, w);
+			break;
+		}
+		sent_any = true;
+		if (!ok) {
+			ctx->want_sweep = true;	/* the ring is full: the rest waits for credits */
+			break;
+		}
+		w->ring_end = p->req_tx.prod;
+		qp->ring_last = p->req_tx.prod;
+		if (rc) {
+			w->state = NTB_SWQE_SENT;
+			qp->inflight++;
+			if (is_rd_atomic(w->opcode))
+				qp->rd_atomic++;
+			if (!qp->deadline && timeout_ns(qp->timeout)) {
+				qp->deadline = ntb_now() + timeout_ns(qp->timeout);
+				ntb_timer(qp->ctx, qp->deadline);
+			}
+		} else {
+			finish(qp, w, IBV_WC_SUCCESS);
+		}
+		qp->sq_tx++;
+	}
+	if (locked) {
+		if (sent_any && !gone)
+			ntb_tx_publish(p, NTBV_QUIET_REQ);
+		pthread_mutex_unlock(&p->tx_lock);
+	}
+}
+
+/* ---- UD --------------------------------------------------------------------------------------- */
+
+/* Where a datagram goes: the peer client owning the destination QP; NULL = dropped. */
+static struct ntb_peer *ud_route(struct ntb_qp *qp, struct ntb_swqe *w)
+{
+	struct ntb_context *ctx = qp->ctx;
+	static const uint8_t zero[16];
+	struct ntbv_qp_ent e;
+	uint32_t qi = NTBV_QPN_INDEX(w->remote_qpn);
+
+	if (((w->remote_qpn & NTBV_QPN_SIDE) != 0) == (ctx->side != 0) ||
+	    qi >= ctx->pctrl->max_qp)
+		return NULL;
+	if (memcmp(w->ud_gid, zero, 16) && memcmp(w->ud_gid, ctx->pctrl->gid, 16))
+		return NULL;	/* not the peer end's address */
+	ntb_read_entry(&e, &ctx->pqps[qi], sizeof(e));
+	if (e.qpn != w->remote_qpn || e.type != IBV_QPT_UD || e.slot >= ctx->pctrl->max_slots ||
+	    ntb_slot_epoch(ctx, e.slot) != e.slot_epoch)
+		return NULL;
+	return ntb_peer_get(ctx, e.slot);
+}
+
+static void tx_ud(struct ntb_qp *qp)
+{
+	struct ntb_context *ctx = qp->ctx;
+
+	while (qp->sq_tx != qp->sq_head && qp_state(qp) == IBV_QPS_RTS) {
+		struct ntb_swqe *w = &qp->sq[qp->sq_tx & (qp->sq_size - 1)];
+		struct ntbv_msg h = { 0 }, *m;
+		struct ntb_peer *p;
+		enum ibv_wc_status st = IBV_WC_SUCCESS;
+		uint32_t ncells;
+
+		if (w->state == NTB_SWQE_DONE) {
+			qp->sq_tx++;
+			continue;
+		}
+		if (!(w->send_flags & IBV_SEND_INLINE))
+			st = ntb_check_sges(ctx, qp->pd, w->sg, w->num_sge, 0, &qp->lkc);
+		if (st != IBV_WC_SUCCESS) {
+			local_error(qp, w, st);
+			break;
+		}
+		if (w->length > ctx->mtu) {
+			/* a datagram is one packet: at most the path MTU */
+			finish(qp, w, IBV_WC_LOC_LEN_ERR);
+			qp->sq_tx++;
+			continue;
+		}
+		p = ud_route(qp, w);
+		if (!p) {
+			finish(qp, w, IBV_WC_SUCCESS);	/* unreachable: dropped silently */
+			qp->sq_tx++;
+			continue;
+		}
+		pthread_mutex_lock(&p->tx_lock);
+		if (!ntb_peer_tx_sync(p)) {
+			pthread_mutex_unlock(&p->tx_lock);
+			finish(qp, w, IBV_WC_SUCCESS);
+			qp->sq_tx++;
+			continue;
+		}
+		ncells = ntbv_msg_cells(w->length);
+		m = ntb_tx_reserve(p, &p->req_tx, ncells);
+		if (!m) {
+			/* a lossless link pushes back: wait for credits */
+			pthread_mutex_unlock(&p->tx_lock);
+			ctx->want_sweep = true;
+			break;
+		}
+		h.op = NTBV_OP_SEND;
+		h.flags = NTBV_F_FIRST | NTBV_F_LAST | NTBV_F_UD;
+		if (w->opcode == IBV_WR_SEND_WITH_IMM)
+			h.flags |= NTBV_F_IMM;
+		if (w->send_flags & IBV_SEND_SOLICITED)
+			h.flags |= NTBV_F_SOLICITED;
+		h.ncells = ncells;
+		h.dst_qpn = w->remote_qpn;
+		h.src_qpn = qp->qpn;
+		h.psn = qp->next_psn;
+		h.len = w->length;
+		h.total = w->length;
+		h.imm = w->imm;
+		h.rkey = w->remote_qkey;
+		ntb_sg_copy_out((uint8_t *)m + NTBV_CELL, w->sg, w->num_sge, 0, w->length);
+		memcpy(m, &h, sizeof(h));
+		ntb_tx_commit(&p->req_tx, ncells);
+		ntb_tx_publish(p, NTBV_QUIET_REQ);
+		pthread_mutex_unlock(&p->tx_lock);
+		qp->next_psn = ntbv_psn_add(qp->next_psn, 1);
+		finish(qp, w, IBV_WC_SUCCESS);
+		qp->sq_tx++;
+	}
+}
+
+void ntb_qp_tx(struct ntb_qp *qp)
+{
+	if (qp->sq_tx == qp->sq_head || qp_state(qp) != IBV_QPS_RTS)
+		return;
+	if (qp->rnr_until) {
+		if (ntb_now() < qp->rnr_until)
+			return;
+		qp->rnr_until = 0;
+	}
+	if (qp->type == IBV_QPT_UD)
+		tx_ud(qp);
+	else
+		tx_connected(qp);
+}
+
+/* ---- retransmission --------------------------------------------------------------------------- */
+
+/* Go back to WQE index i: it and everything after it that was transmitted is sent again. */
+void ntb_qp_rewind(struct ntb_qp *qp, uint32_t i)
+{
+	uint32_t first = i, end = qp->sq_tx != qp->sq_head ? qp->sq_tx + 1 : qp->sq_tx;
+
+	/* up to and including a WQE whose first segments are out */
+	for (; i != end; i++) {
+		struct ntb_swqe *w = &qp->sq[i & (qp->sq_size - 1)];
+
+		if (w->state == NTB_SWQE_DONE)
+			continue;
+		if (w->state == NTB_SWQE_SENT) {
+			qp->inflight--;
+			if (is_rd_atomic(w->opcode))
+				qp->rd_atomic--;
+		} else if (w->sent && is_rd_atomic(w->opcode)) {
+			qp->rd_atomic--;
+		}
+		w->state = NTB_SWQE_POSTED;
+		w->sent = 0;
+		w->got = 0;
+	}
+	qp->next_psn = qp->sq[first & (qp->sq_size - 1)].psn;
+	qp->sq_tx = first;
+}
+
+bool ntb_qp_timers(struct ntb_qp *qp, uint64_t now)
+{
+	struct ntb_swqe *w = NULL;
+	uint32_t i;
+
+	if (qp->type != IBV_QPT_RC || qp_state(qp) != IBV_QPS_RTS)
+		return false;
+	if (qp->rnr_until && now >= qp->rnr_until) {
+		qp->rnr_until = 0;
+		return true;	/* ntb_qp_tx retransmits */
+	}
+	if (!qp->deadline || now < qp->deadline)
+		return false;
+	for (i = qp->sq_tail; i != qp->sq_tx; i++) {
+		w = &qp->sq[i & (qp->sq_size - 1)];
+		if (w->state == NTB_SWQE_SENT)
+			break;
+		w = NULL;
+	}
+	if (!w) {
+		qp->deadline = 0;
+		return false;
+	}
+	/*
+	 * Lossless link: a request the responder has not consumed yet is merely queued (a slow
+	 * or sleeping peer), not lost. Only one it took without answering counts as a retry.
+	 */
+	if (qp->peer && ntb_slot_epoch(qp->ctx, qp->peer->slot) == qp->peer_epoch &&
+	    atomic_load_explicit(qp->peer->req_tx.cons, memory_order_acquire) < w->ring_end) {
+		qp->deadline = now + timeout_ns(qp->timeout);
+		ntb_timer(qp->ctx, qp->deadline);
+		return false;
+	}
+	if (!qp->retry_left) {
+		finish(qp, w, IBV_WC_RETRY_EXC_ERR);
+		qp->inflight--;
+		ntb_qp_to_error(qp, true);
+		return true;
+	}
+	qp->retry_left--;
+	ntb_qp_rewind(qp, i);
+	qp->deadline = now + timeout_ns(qp->timeout);
+	ntb_timer(qp->ctx, qp->deadline);
+	return true;
+}

@@ -1,0 +1,83 @@
+# shellcheck shell=bash
+# Shared by the ntb integration tests: one link (ntb_0 <-> ntb_1) per hardware profile.
+NTB_ALL_PROFILES="intel-gen1 intel-gen3 intel-gen4 amd idt switchtec epf"
+NTB_PROFILES=${NTB_PROFILES:-$NTB_ALL_PROFILES}
+
+# ntb_up PROFILE: take down whatever runs, bring up a link of that profile.
+ntb_up() {
+	local cfg="$BV_RUNDIR/ntb-$1.conf"
+	cat >"$cfg" <<EOC
+[device ntb_0]
+kind = ntb
+link = ntbt
+side = 0
+profile = $1
+ip = 127.0.2.1
+
+[device ntb_1]
+kind = ntb
+link = ntbt
+side = 1
+profile = $1
+ip = 127.0.2.2
+EOC
+	"$BVCTL" down >/dev/null 2>&1
+	bv_up "$cfg"
+	# the port is ACTIVE once both daemons finished the link handshake
+	for _ in $(seq 100); do
+		bv_run ibv_devinfo -d ntb_1 2>/dev/null | grep -q PORT_ACTIVE &&
+			bv_run ibv_devinfo -d ntb_0 2>/dev/null | grep -q PORT_ACTIVE && return 0
+		sleep 0.1
+	done
+	bv_fail "$1: the link did not come up"
+}
+
+# ntb_gid DEV: the index of the RoCE v2 IPv4 GID (for -g / -x)
+ntb_gid() {
+	bv_run ibv_devinfo -v -d "$1" | sed -n 's/.*GID\[ *\([0-9]*\)\]:.*::ffff:.*RoCE v2.*/\1/p' |
+		head -n1
+}
+
+# ntb_wait_port PORT: until something listens on the TCP port (the server side of a pair).
+ntb_wait_port() {
+	for _ in $(seq 200); do
+		ss -ltn 2>/dev/null | grep -q ":$1 " && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+# ntb_pair NAME PORT CMD...: CMD -p PORT -d ntb_0 as the server, CMD -p PORT -d ntb_1 localhost
+# as the client, both unmodified binaries through bvctl run; both must succeed. Output in
+# $BV_RUNDIR/NAME.{server,client}.
+ntb_pair() {
+	local name=$1 port=$2 spid rc src
+	shift 2
+	bv_run "$@" -p "$port" -d ntb_0 >"$BV_RUNDIR/$name.server" 2>&1 &
+	spid=$!
+	ntb_wait_port "$port" || { kill "$spid" 2>/dev/null; bv_fail "$name: no server"; }
+	bv_run "$@" -p "$port" -d ntb_1 localhost >"$BV_RUNDIR/$name.client" 2>&1
+	rc=$?
+	wait "$spid"
+	src=$?
+	if [ $rc != 0 ] || [ $src != 0 ]; then
+		echo "--- $name server (exit $src)" >&2
+		tail -n 15 "$BV_RUNDIR/$name.server" >&2
+		echo "--- $name client (exit $rc)" >&2
+		tail -n 15 "$BV_RUNDIR/$name.client" >&2
+		return 1
+	fi
+	return 0
+}
+
+# ntb_check_counters WHAT: the model's counters on both ends (bvctl status): no read across
+# the link (the data path pushes everything) and no IOMMU fault (every placement was checked
+# against the peer's keys before it was made).
+ntb_check_counters() {
+	local st
+	st=$("$BVCTL" status 2>&1)
+	echo "$st" | grep -q "counters:" || { echo "$st" >&2; bv_fail "$1: no counters"; }
+	echo "$st" | grep "counters:" | grep -qv "xlink_reads 0, iommu_faults 0," &&
+		{ echo "$st" >&2; bv_fail "$1: reads across the link or IOMMU faults"; }
+	return 0
+}

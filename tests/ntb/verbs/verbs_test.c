@@ -1,0 +1,1435 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ntb_verbs_test: the ntb provider's data paths and error semantics, through libibverbs.
+ *
+ * One process opens both ends of the link (two contexts, each attached to its own ntbd) and
+ * connects QPs between them, so every byte on both sides can be checked, and the target side
+ * can be left alone (never polled) to show that its progress thread answers one-sided
+ * operations. Every data test fills buffers with a pattern that depends on the test, the size
+ * and the byte offset, and checks every byte moved and the guard bytes around it.
+ *
+ * Usage: ntb_verbs_test [-a DEV] [-b DEV] [-v] [TEST...]   (default ntb_0 ntb_1, all tests)
+ * Exit status 0 when every test selected passed.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <infiniband/verbs.h>
+
+#define GUARD		64
+#define MAXWC		64
+
+static int verbose;
+static const char *cur_test;
+static int failures;
+
+/* In a test: report and clean up (every test ends in "out:"). */
+#define FAIL(...)                                                                            \
+	do {                                                                                 \
+		fprintf(stderr, "FAIL %s:%d [%s] ", __FILE__, __LINE__, cur_test);           \
+		fprintf(stderr, __VA_ARGS__);                                                \
+		fputc('\n', stderr);                                                         \
+		goto out;                                                                    \
+	} while (0)
+
+#define CHECK(cond, ...)                                                                     \
+	do {                                                                                 \
+		if (!(cond))                                                                 \
+			FAIL(__VA_ARGS__);                                                   \
+	} while (0)
+
+/* In a helper: report and return -1. */
+#define ENSURE(cond, ...)                                                                    \
+	do {                                                                                 \
+		if (!(cond)) {                                                               \
+			fprintf(stderr, "FAIL %s:%d [%s] ", __FILE__, __LINE__, cur_test);   \
+			fprintf(stderr, __VA_ARGS__);                                        \
+			fputc('\n', stderr);                                                 \
+			return -1;                                                           \
+		}                                                                            \
+	} while (0)
+
+static void note(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!verbose)
+		return;
+	va_start(ap, fmt);
+	fprintf(stderr, "  ");
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000ull + ts.tv_nsec / 1000000;
+}
+
+/* ---- ends, buffers, QPs --------------------------------------------------------------------- */
+
+struct end {
+	const char *name;
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_comp_channel *ch;
+	struct ibv_cq *scq, *rcq;
+	union ibv_gid gid;
+	int gid_index;
+};
+
+struct buf {
+	uint8_t *mem;		/* GUARD bytes, len bytes, GUARD bytes */
+	uint8_t *p;
+	size_t len;
+	struct ibv_mr *mr;
+};
+
+static struct end A, B;
+
+static int open_end(struct end *e, const char *name)
+{
+	struct ibv_device **list = ibv_get_device_list(NULL);
+	struct ibv_port_attr pa;
+
+	e->name = name;
+	for (int i = 0; list && list[i]; i++)
+		if (!strcmp(ibv_get_device_name(list[i]), name))
+			e->ctx = ibv_open_device(list[i]);
+	ibv_free_device_list(list);
+	if (!e->ctx) {
+		fprintf(stderr, "cannot open %s\n", name);
+		return -1;
+	}
+	e->pd = ibv_alloc_pd(e->ctx);
+	e->ch = ibv_create_comp_channel(e->ctx);
+	e->scq = ibv_create_cq(e->ctx, 4096, NULL, e->ch, 0);
+	e->rcq = ibv_create_cq(e->ctx, 4096, NULL, e->ch, 0);
+	if (!e->pd || !e->ch || !e->scq || !e->rcq || ibv_query_port(e->ctx, 1, &pa)) {
+		fprintf(stderr, "%s: setup failed: %s\n", name, strerror(errno));
+		return -1;
+	}
+	/* the RoCE v2 IPv4 GID */
+	e->gid_index = 0;
+	for (int i = 0; i < pa.gid_tbl_len; i++) {
+		union ibv_gid g;
+
+		if (!ibv_query_gid(e->ctx, 1, i, &g) && g.raw[10] == 0xff && g.raw[11] == 0xff) {
+			e->gid = g;
+			e->gid_index = i;
+		}
+	}
+	return 0;
+}
+
+static void close_end(struct end *e)
+{
+	if (!e->ctx)
+		return;
+	ibv_destroy_cq(e->scq);
+	ibv_destroy_cq(e->rcq);
+	ibv_destroy_comp_channel(e->ch);
+	ibv_dealloc_pd(e->pd);
+	ibv_close_device(e->ctx);
+}
+
+static uint8_t pat(uint32_t seed, size_t i)
+{
+	uint32_t x = seed * 2654435761u + (uint32_t)i * 40503u;
+
+	return (uint8_t)(x ^ (x >> 13) ^ (x >> 7));
+}
+
+static void fill(struct buf *b, uint32_t seed)
+{
+	for (size_t i = 0; i < b->len + 2 * GUARD; i++)
+		b->mem[i] = pat(seed, i);
+}
+
+static int buf_new(struct end *e, struct buf *b, size_t len, int access)
+{
+	b->len = len;
+	b->mem = malloc(len + 2 * GUARD);
+	if (!b->mem)
+		return -1;
+	b->p = b->mem + GUARD;
+	fill(b, 0x5a5a);
+	b->mr = ibv_reg_mr(e->pd, b->p, len ? len : 1, access);
+	if (!b->mr) {
+		fprintf(stderr, "reg_mr %zu on %s: %s\n", len, e->name, strerror(errno));
+		free(b->mem);
+		return -1;
+	}
+	return 0;
+}
+
+static void buf_free(struct buf *b)
+{
+	if (b->mr)
+		ibv_dereg_mr(b->mr);
+	free(b->mem);
+	memset(b, 0, sizeof(*b));
+}
+
+#define ALL_ACCESS (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | \
+		    IBV_ACCESS_REMOTE_ATOMIC)
+
+/* Every byte of b: off..off+n must equal what src held at soff..; the rest is what seed made. */
+static int check_bytes(const struct buf *b, uint32_t seed, size_t off, const uint8_t *src,
+		       size_t n, const char *what)
+{
+	for (size_t i = 0; i < b->len + 2 * GUARD; i++) {
+		size_t pos = i - GUARD;
+		uint8_t want = (src && i >= GUARD && pos >= off && pos < off + n) ?
+				       src[pos - off] : pat(seed, i);
+
+		if (b->mem[i] != want) {
+			fprintf(stderr, "FAIL [%s] %s: byte %zd is 0x%02x, want 0x%02x\n",
+				cur_test, what, (ssize_t)pos, b->mem[i], want);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+struct qpcfg {
+	enum ibv_qp_type type;
+	uint32_t max_send_wr, max_recv_wr, max_sge, max_inline;
+	struct ibv_srq *srq;
+	uint8_t rnr_retry, min_rnr_timer, timeout, retry_cnt;
+	int access;
+};
+
+static const struct qpcfg RC = { IBV_QPT_RC, 256, 256, 4, 64, NULL, 7, 1, 14, 7, ALL_ACCESS };
+
+static struct ibv_qp *make_qp(struct end *e, const struct qpcfg *c)
+{
+	struct ibv_qp_init_attr ia = {
+		.send_cq = e->scq, .recv_cq = e->rcq, .srq = c->srq, .qp_type = c->type,
+		.cap = { .max_send_wr = c->max_send_wr, .max_recv_wr = c->max_recv_wr,
+			 .max_send_sge = c->max_sge, .max_recv_sge = c->max_sge,
+			 .max_inline_data = c->max_inline },
+	};
+	struct ibv_qp *qp = ibv_create_qp(e->pd, &ia);
+
+	if (!qp)
+		fprintf(stderr, "create_qp on %s: %s\n", e->name, strerror(errno));
+	return qp;
+}
+
+static int to_init(struct ibv_qp *qp, const struct qpcfg *c)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1, .pkey_index = 0,
+				 .qp_access_flags = c->access, .qkey = 0x11111111 };
+	int mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT;
+
+	mask |= c->type == IBV_QPT_UD ? IBV_QP_QKEY : IBV_QP_ACCESS_FLAGS;
+	return ibv_modify_qp(qp, &a, mask);
+}
+
+static int to_rtr_rts(struct ibv_qp *qp, const struct qpcfg *c, struct end *peer,
+		      uint32_t dest)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_4096,
+				 .dest_qp_num = dest, .rq_psn = 0x123, .max_dest_rd_atomic = 4,
+				 .min_rnr_timer = c->min_rnr_timer };
+	int mask = IBV_QP_STATE;
+
+	if (c->type != IBV_QPT_UD) {
+		a.ah_attr.is_global = 1;
+		a.ah_attr.port_num = 1;
+		a.ah_attr.grh.dgid = peer->gid;
+		a.ah_attr.grh.sgid_index = 0;
+		a.ah_attr.grh.hop_limit = 1;
+		mask |= IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
+		if (c->type == IBV_QPT_RC)
+			mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+	}
+	if (ibv_modify_qp(qp, &a, mask))
+		return -1;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = 0x123;
+	a.timeout = c->timeout;
+	a.retry_cnt = c->retry_cnt;
+	a.rnr_retry = c->rnr_retry;
+	a.max_rd_atomic = 4;
+	mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
+	if (c->type == IBV_QPT_RC)
+		mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+			IBV_QP_MAX_QP_RD_ATOMIC;
+	return ibv_modify_qp(qp, &a, mask);
+}
+
+struct conn {
+	struct ibv_qp *a, *b;
+	struct qpcfg cfg;
+};
+
+static int connect_pair(struct conn *c, const struct qpcfg *ca, const struct qpcfg *cb)
+{
+	memset(c, 0, sizeof(*c));
+	c->cfg = *ca;
+	c->a = make_qp(&A, ca);
+	c->b = make_qp(&B, cb);
+	if (!c->a || !c->b)
+		return -1;
+	if (to_init(c->a, ca) || to_init(c->b, cb))
+		return -1;
+	if (to_rtr_rts(c->a, ca, &B, c->b->qp_num) || to_rtr_rts(c->b, cb, &A, c->a->qp_num)) {
+		fprintf(stderr, "connect: %s\n", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static void disconnect(struct conn *c)
+{
+	if (c->a)
+		ibv_destroy_qp(c->a);
+	if (c->b)
+		ibv_destroy_qp(c->b);
+	c->a = c->b = NULL;
+}
+
+/* Poll cq until n completions (or timeout_ms). Returns how many. */
+static int wait_wc(struct ibv_cq *cq, int n, struct ibv_wc *wc, int timeout_ms)
+{
+	uint64_t end = now_ms() + timeout_ms;
+	int got = 0;
+
+	while (got < n && now_ms() < end) {
+		int r = ibv_poll_cq(cq, n - got, wc + got);
+
+		if (r < 0)
+			return -1;
+		got += r;
+	}
+	return got;
+}
+
+/* Drain both CQs of an end (completions a failed test left behind). */
+static void drain(struct end *e)
+{
+	struct ibv_wc wc[MAXWC];
+
+	while (ibv_poll_cq(e->scq, MAXWC, wc) > 0)
+		;
+	while (ibv_poll_cq(e->rcq, MAXWC, wc) > 0)
+		;
+}
+
+static int post_recv(struct ibv_qp *qp, struct buf *b, size_t off, size_t len, uint64_t id)
+{
+	struct ibv_sge sge = { (uintptr_t)(b->p + off), (uint32_t)len, b->mr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = id, .sg_list = &sge, .num_sge = 1 }, *bad;
+
+	return ibv_post_recv(qp, &wr, &bad);
+}
+
+static int post_one(struct ibv_qp *qp, enum ibv_wr_opcode op, struct buf *b, size_t off,
+		    size_t len, uint64_t raddr, uint32_t rkey, uint64_t id, unsigned int flags)
+{
+	struct ibv_sge sge = { (uintptr_t)(b->p + off), (uint32_t)len, b->mr->lkey };
+	struct ibv_send_wr wr = { .wr_id = id, .sg_list = &sge, .num_sge = 1, .opcode = op,
+				  .send_flags = flags | IBV_SEND_SIGNALED,
+				  .imm_data = htonl(0xc0de0000u | (uint32_t)len) }, *bad;
+
+	wr.wr.rdma.remote_addr = raddr;
+	wr.wr.rdma.rkey = rkey;
+	return ibv_post_send(qp, &wr, &bad);
+}
+
+static int expect_wc(struct ibv_cq *cq, enum ibv_wc_status st, int opcode, uint64_t id,
+		     const char *what)
+{
+	struct ibv_wc wc;
+
+	if (wait_wc(cq, 1, &wc, 5000) != 1) {
+		fprintf(stderr, "FAIL [%s] %s: no completion\n", cur_test, what);
+		return -1;
+	}
+	if (wc.status != st || wc.wr_id != id || (opcode >= 0 && (int)wc.opcode != opcode)) {
+		fprintf(stderr, "FAIL [%s] %s: completion %s (%d) opcode %d id %llu, want %s "
+			"opcode %d id %llu\n", cur_test, what, ibv_wc_status_str(wc.status),
+			wc.status, wc.opcode, (unsigned long long)wc.wr_id,
+			ibv_wc_status_str(st), opcode, (unsigned long long)id);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- data tests -------------------------------------------------------------------------------- */
+
+static const size_t sizes[] = { 0, 1, 7, 8, 63, 64, 65, 500, 4095, 4096, 4097, 12000, 65536,
+				100003, 1 << 20 };
+#define NSIZES (sizeof(sizes) / sizeof(sizes[0]))
+#define MAXSZ (1 << 20)
+
+static int t_rc_ops_kind(enum ibv_qp_type type)
+{
+	struct qpcfg cfg = RC;
+	struct buf sa = { 0 }, sb = { 0 }, ra = { 0 }, rb = { 0 };
+	struct conn c = { 0 };
+	struct ibv_wc wc;
+	int ret = -1;
+
+	cfg.type = type;
+	if (connect_pair(&c, &cfg, &cfg) || buf_new(&A, &sa, MAXSZ, ALL_ACCESS) ||
+	    buf_new(&B, &sb, MAXSZ, ALL_ACCESS) || buf_new(&A, &ra, MAXSZ, ALL_ACCESS) ||
+	    buf_new(&B, &rb, MAXSZ, ALL_ACCESS))
+		FAIL("setup");
+	for (size_t i = 0; i < NSIZES; i++) {
+		size_t n = sizes[i];
+		uint32_t s1 = 1000 + (uint32_t)i, s2 = 2000 + (uint32_t)i;
+
+		/* SEND and SEND_WITH_IMM: b's receive gets every byte */
+		for (int imm = 0; imm < 2; imm++) {
+			fill(&sa, s1);
+			fill(&rb, s2);
+			CHECK(!post_recv(c.b, &rb, 0, MAXSZ, 77), "post_recv");
+			CHECK(!post_one(c.a, imm ? IBV_WR_SEND_WITH_IMM : IBV_WR_SEND, &sa, 0, n, 0,
+					0, 5, 0), "post send %zu", n);
+			if (expect_wc(A.scq, IBV_WC_SUCCESS, IBV_WC_SEND, 5, "send"))
+				goto out;
+			CHECK(wait_wc(A.rcq, 0, &wc, 0) == 0, "-");
+			CHECK(wait_wc(B.rcq, 1, &wc, 5000) == 1, "recv completion %zu", n);
+			CHECK(wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_RECV &&
+				      wc.byte_len == n && wc.wr_id == 77 && wc.qp_num == c.b->qp_num,
+			      "recv wc %s len %u", ibv_wc_status_str(wc.status), wc.byte_len);
+			if (type == IBV_QPT_RC || type == IBV_QPT_UC)
+				CHECK(wc.src_qp == c.a->qp_num, "src_qp");
+			CHECK(!!(wc.wc_flags & IBV_WC_WITH_IMM) == imm &&
+				      (!imm || wc.imm_data == htonl(0xc0de0000u | (uint32_t)n)),
+			      "imm");
+			if (check_bytes(&rb, s2, 0, sa.p, n, "send data"))
+				goto out;
+		}
+		/* RDMA WRITE (and WITH_IMM) at an offset of b's region */
+		for (int imm = 0; imm < 2; imm++) {
+			size_t off = n < MAXSZ - 3 ? 3 : 0;
+
+			fill(&sa, s1 + 7);
+			fill(&sb, s2 + 7);
+			if (imm)
+				CHECK(!post_recv(c.b, &rb, 0, 0, 88), "post_recv");
+			CHECK(!post_one(c.a, imm ? IBV_WR_RDMA_WRITE_WITH_IMM : IBV_WR_RDMA_WRITE,
+					&sa, 0, n, (uintptr_t)sb.p + off, sb.mr->rkey, 6, 0),
+			      "post write");
+			if (expect_wc(A.scq, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE, 6, "write"))
+				goto out;
+			if (imm) {
+				CHECK(wait_wc(B.rcq, 1, &wc, 5000) == 1, "write imm recv");
+				CHECK(wc.status == IBV_WC_SUCCESS &&
+					      wc.opcode == IBV_WC_RECV_RDMA_WITH_IMM &&
+					      wc.byte_len == n && (wc.wc_flags & IBV_WC_WITH_IMM) &&
+					      wc.imm_data == htonl(0xc0de0000u | (uint32_t)n),
+				      "write imm wc %s op %d len %u",
+				      ibv_wc_status_str(wc.status), wc.opcode, wc.byte_len);
+			} else if (type == IBV_QPT_UC) {
+				/* UC completes on sending: wait until b's side placed it */
+				uint64_t end = now_ms() + 5000;
+
+				while (n && memcmp(sb.p + off, sa.p, n) && now_ms() < end)
+					usleep(100);
+			}
+			if (check_bytes(&sb, s2 + 7, off, sa.p, n, "write data"))
+				goto out;
+		}
+		if (type != IBV_QPT_RC)
+			continue;
+		/* RDMA READ of b's region into a's */
+		fill(&sb, s1 + 9);
+		fill(&ra, s2 + 9);
+		CHECK(!post_one(c.a, IBV_WR_RDMA_READ, &ra, n < MAXSZ ? 1 : 0, n, (uintptr_t)sb.p,
+				sb.mr->rkey, 7, 0), "post read");
+		CHECK(wait_wc(A.scq, 1, &wc, 5000) == 1, "read completion %zu", n);
+		CHECK(wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_RDMA_READ &&
+			      wc.byte_len == n,
+		      "read wc %s len %u", ibv_wc_status_str(wc.status), wc.byte_len);
+		if (check_bytes(&ra, s2 + 9, n < MAXSZ ? 1 : 0, sb.p, n, "read data"))
+			goto out;
+		note("%s size %zu ok", type == IBV_QPT_RC ? "rc" : "uc", n);
+	}
+	ret = 0;
+out:
+	disconnect(&c);
+	buf_free(&sa);
+	buf_free(&sb);
+	buf_free(&ra);
+	buf_free(&rb);
+	drain(&A);
+	drain(&B);
+	return ret;
+}
+
+static int t_rc_ops(void)
+{
+	return t_rc_ops_kind(IBV_QPT_RC);
+}
+
+static int t_uc_ops(void)
+{
+	return t_rc_ops_kind(IBV_QPT_UC);
+}
+
+static int post_atomic(struct ibv_qp *qp, enum ibv_wr_opcode op, struct buf *lb, size_t loff,
+		       uint64_t raddr, uint32_t rkey, uint64_t cmp_add, uint64_t swap, uint64_t id)
+{
+	struct ibv_sge sge = { (uintptr_t)(lb->p + loff), 8, lb->mr->lkey };
+	struct ibv_send_wr wr = { .wr_id = id, .sg_list = &sge, .num_sge = 1, .opcode = op,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+
+	wr.wr.atomic.remote_addr = raddr;
+	wr.wr.atomic.rkey = rkey;
+	wr.wr.atomic.compare_add = cmp_add;
+	wr.wr.atomic.swap = swap;
+	return ibv_post_send(qp, &wr, &bad);
+}
+
+static int t_atomics(void)
+{
+	struct buf l = { 0 }, r = { 0 };
+	struct conn c = { 0 };
+	uint64_t *tgt, got;
+	int ret = -1;
+
+	if (connect_pair(&c, &RC, &RC) || buf_new(&A, &l, 64, ALL_ACCESS) ||
+	    buf_new(&B, &r, 64, ALL_ACCESS))
+		FAIL("setup");
+	tgt = (uint64_t *)(r.p + 16);
+	*tgt = 1000;
+	for (int i = 1; i <= 20; i++) {
+		CHECK(!post_atomic(c.a, IBV_WR_ATOMIC_FETCH_AND_ADD, &l, 8, (uintptr_t)tgt,
+				   r.mr->rkey, (uint64_t)i, 0, i), "post fadd");
+		if (expect_wc(A.scq, IBV_WC_SUCCESS, IBV_WC_FETCH_ADD, i, "fadd"))
+			goto out;
+		memcpy(&got, l.p + 8, 8);
+		CHECK(got == 1000ull + (uint64_t)(i - 1) * i / 2, "fadd returned %llu",
+		      (unsigned long long)got);
+	}
+	CHECK(*tgt == 1210, "target %llu", (unsigned long long)*tgt);
+	/* compare and swap: a miss returns the value and leaves it, a hit swaps */
+	CHECK(!post_atomic(c.a, IBV_WR_ATOMIC_CMP_AND_SWP, &l, 0, (uintptr_t)tgt, r.mr->rkey, 5,
+			   77, 100), "post cas");
+	if (expect_wc(A.scq, IBV_WC_SUCCESS, IBV_WC_COMP_SWAP, 100, "cas miss"))
+		goto out;
+	memcpy(&got, l.p, 8);
+	CHECK(got == 1210 && *tgt == 1210, "cas miss: got %llu target %llu",
+	      (unsigned long long)got, (unsigned long long)*tgt);
+	CHECK(!post_atomic(c.a, IBV_WR_ATOMIC_CMP_AND_SWP, &l, 0, (uintptr_t)tgt, r.mr->rkey,
+			   1210, 0xfeedfacecafebeefull, 101), "post cas");
+	if (expect_wc(A.scq, IBV_WC_SUCCESS, IBV_WC_COMP_SWAP, 101, "cas hit"))
+		goto out;
+	memcpy(&got, l.p, 8);
+	CHECK(got == 1210 && *tgt == 0xfeedfacecafebeefull, "cas hit");
+	ret = 0;
+out:
+	disconnect(&c);
+	buf_free(&l);
+	buf_free(&r);
+	drain(&A);
+	drain(&B);
+	return ret;
+}
+
+/* Scatter/gather: 4 pieces out, 3 pieces in, uneven. */
+static int t_sg(void)
+{
+	struct buf sa = { 0 }, rb = { 0 }, sb = { 0 }, ra = { 0 };
+	struct conn c = { 0 };
+	struct ibv_wc wc;
+	uint8_t expect[9000];
+	int ret = -1;
+	const uint32_t out[4] = { 1, 4000, 7, 2992 }, in[3] = { 3000, 5, 6995 };
+
+	if (connect_pair(&c, &RC, &RC) || buf_new(&A, &sa, 20000, ALL_ACCESS) ||
+	    buf_new(&B, &rb, 20000, ALL_ACCESS) || buf_new(&B, &sb, 20000, ALL_ACCESS) ||
+	    buf_new(&A, &ra, 20000, ALL_ACCESS))
+		FAIL("setup");
+	fill(&sa, 31);
+	fill(&rb, 32);
+	{
+		struct ibv_sge s[4], r[3];
+		struct ibv_send_wr wr = { .wr_id = 1, .sg_list = s, .num_sge = 4,
+					  .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED },
+				   *bad;
+		struct ibv_recv_wr rw = { .wr_id = 2, .sg_list = r, .num_sge = 3 }, *rbad;
+		size_t so = 0, ro = 0, e = 0;
+
+		for (int i = 0; i < 4; i++) {
+			s[i] = (struct ibv_sge){ (uintptr_t)(sa.p + so), out[i], sa.mr->lkey };
+			memcpy(expect + e, sa.p + so, out[i]);
+			e += out[i];
+			so += out[i] + 100;
+		}
+		for (int i = 0; i < 3; i++) {
+			r[i] = (struct ibv_sge){ (uintptr_t)(rb.p + ro), in[i], rb.mr->lkey };
+			ro += in[i] + 50;
+		}
+		CHECK(!ibv_post_recv(c.b, &rw, &rbad), "recv");
+		CHECK(!ibv_post_send(c.a, &wr, &bad), "send");
+		if (expect_wc(A.scq, IBV_WC_SUCCESS, IBV_WC_SEND, 1, "sg send"))
+			goto out;
+		CHECK(wait_wc(B.rcq, 1, &wc, 5000) == 1 && wc.status == IBV_WC_SUCCESS &&
+			      wc.byte_len == 7000, "sg recv");
+		/* the received bytes, in order, spread over the 3 pieces */
+		{
+			uint8_t got[3000 + 5 + 6995];
+			size_t g = 0;
+
+			ro = 0;
+			for (int i = 0; i < 3; i++) {
+				memcpy(got + g, rb.p + ro, in[i]);
+				g += in[i];
+				ro += in[i] + 50;
+			}
+			for (int k = 0; k < 7000; k++)
+				CHECK(got[k] == expect[k], "sg data: byte %d is %02x, want %02x", k,
+				      got[k], expect[k]);
+		}
+	}
+	/* gather WRITE and scatter READ */
+	{
+		struct ibv_sge s[3] = {
+			{ (uintptr_t)sa.p, 10, sa.mr->lkey },
+			{ (uintptr_t)(sa.p + 5000), 5000, sa.mr->lkey },
+			{ (uintptr_t)(sa.p + 100), 3, sa.mr->lkey },
+		};
+		struct ibv_send_wr wr = { .wr_id = 3, .sg_list = s, .num_sge = 3,
+					  .opcode = IBV_WR_RDMA_WRITE,
+					  .send_flags = IBV_SEND_SIGNALED }, *bad;
+		uint8_t e2[5013];
+
+		fill(&sb, 41);
+		memcpy(e2, sa.p, 10);
+		memcpy(e2 + 10, sa.p + 5000, 5000);
+		memcpy(e2 + 5010, sa.p + 100, 3);
+		wr.wr.rdma.remote_addr = (uintptr_t)sb.p + 11;
+		wr.wr.rdma.rkey = sb.mr->rkey;
+		CHECK(!ibv_post_send(c.a, &wr, &bad), "write");
+		if (expect_wc(A.scq, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE, 3, "sg write") ||
+		    check_bytes(&sb, 41, 11, e2, 5013, "gather write"))
+			goto out;
+		/* read those 5013 bytes back, scattered into 2 pieces */
+		fill(&ra, 42);
+		s[0] = (struct ibv_sge){ (uintptr_t)ra.p, 13, ra.mr->lkey };
+		s[1] = (struct ibv_sge){ (uintptr_t)(ra.p + 13), 5000, ra.mr->lkey };
+		wr.num_sge = 2;
+		wr.opcode = IBV_WR_RDMA_READ;
+		wr.wr_id = 4;
+		CHECK(!ibv_post_send(c.a, &wr, &bad), "read");
+		if (expect_wc(A.scq, IBV_WC_SUCCESS, IBV_WC_RDMA_READ, 4, "sg read") ||
+		    check_bytes(&ra, 42, 0, e2, 5013, "scatter read"))
+			goto out;
+	}
+	ret = 0;
+out:
+	disconnect(&c);
+	buf_free(&sa);
+	buf_free(&rb);
+	buf_free(&sb);
+	buf_free(&ra);
+	drain(&A);
+	drain(&B);
+	return ret;
+}
+
+/* Inline data is taken at post time: the buffer may change right after. */
+static int t_inline(void)
+{
+	struct buf sa = { 0 }, rb = { 0 }, sb = { 0 };
+	struct conn c = { 0 };
+	struct ibv_wc wc;
+	uint8_t copy[64];
+	int ret = -1;
+
+	if (connect_pair(&c, &RC, &RC) || buf_new(&A, &sa, 64, ALL_ACCESS) ||
+	    buf_new(&B, &rb, 64, ALL_ACCESS) || buf_new(&B, &sb, 64, ALL_ACCESS))
+		FAIL("setup");
+	fill(&sa, 51);
+	fill(&rb, 52);
+	fill(&sb, 53);
+	memcpy(copy, sa.p, 64);
+	CHECK(!post_recv(c.b, &rb, 0, 64, 1), "recv");
+	CHECK(!post_one(c.a, IBV_WR_SEND, &sa, 0, 64, 0, 0, 1, IBV_SEND_INLINE), "inline send");
+	CHECK(!post_one(c.a, IBV_WR_RDMA_WRITE, &sa, 0, 64, (uintptr_t)sb.p, sb.mr->rkey, 2,
+			IBV_SEND_INLINE), "inline write");
+	memset(sa.p, 0xee, 64);
+	if (expect_wc(A.scq, IBV_WC_SUCCESS, IBV_WC_SEND, 1, "inline send") ||
+	    expect_wc(A.scq, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE, 2, "inline write"))
+		goto out;
+	CHECK(wait_wc(B.rcq, 1, &wc, 5000) == 1 && wc.byte_len == 64, "recv");
+	if (check_bytes(&rb, 52, 0, copy, 64, "inline send") ||
+	    check_bytes(&sb, 53, 0, copy, 64, "inline write"))
+		goto out;
+	/* too long for the QP's inline limit: an immediate error */
+	{
+		struct ibv_sge sge = { (uintptr_t)sa.p, 65, 0 };
+		struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
+					  .send_flags = IBV_SEND_INLINE }, *bad;
+
+		CHECK(ibv_post_send(c.a, &wr, &bad) == EINVAL && bad == &wr, "inline too long");
+	}
+	ret = 0;
+out:
+	disconnect(&c);
+	buf_free(&sa);
+	buf_free(&rb);
+	buf_free(&sb);
+	drain(&A);
+	drain(&B);
+	return ret;
+}
+
+/* Unsignaled WRs complete silently; a signaled one after them completes them all. */
+static int t_unsignaled(void)
+{
+	struct buf sa = { 0 }, sb = { 0 };
+	struct conn c = { 0 };
+	struct ibv_wc wc[4];
+	int ret = -1;
+
+	if (connect_pair(&c, &RC, &RC) || buf_new(&A, &sa, 8192, ALL_ACCESS) ||
+	    buf_new(&B, &sb, 8192 * 11, ALL_ACCESS))
+		FAIL("setup");
+	for (int i = 0; i < 10; i++) {
+		struct ibv_sge sge = { (uintptr_t)sa.p, 8192, sa.mr->lkey };
+		struct ibv_send_wr wr = { .wr_id = i, .sg_list = &sge, .num_sge = 1,
+					  .opcode = IBV_WR_RDMA_WRITE }, *bad;
+
+		wr.wr.rdma.remote_addr = (uintptr_t)sb.p + i * 8192;
+		wr.wr.rdma.rkey = sb.mr->rkey;
+		CHECK(!ibv_post_send(c.a, &wr, &bad), "post %d", i);
+	}
+	CHECK(!post_one(c.a, IBV_WR_RDMA_WRITE, &sa, 0, 100, (uintptr_t)sb.p + 10 * 8192,
+			sb.mr->rkey, 10, 0), "post signaled");
+	CHECK(wait_wc(A.scq, 4, wc, 1000) == 1 && wc[0].wr_id == 10 &&
+		      wc[0].status == IBV_WC_SUCCESS, "exactly one completion");
+	for (int i = 0; i < 10; i++)
+		CHECK(!memcmp(sb.p + i * 8192, sa.p, 8192), "write %d", i);
+	ret = 0;
+out:
+	disconnect(&c);
+	buf_free(&sa);
+	buf_free(&sb);
+	drain(&A);
+	drain(&B);
+	return ret;
+}
+
+/* UD: datagrams up to the MTU, with the 40-byte GRH in front; a wrong Q_Key is dropped. */
+static int t_ud(void)
+{
+	struct qpcfg cfg = RC;
+	struct buf sa = { 0 }, rb = { 0 };
+	struct conn c = { 0 };
+	struct ibv_ah *ah = NULL;
+	struct ibv_wc wc;
+	struct ibv_port_attr pa;
+	int ret = -1;
+	size_t mtu;
+
+	cfg.type = IBV_QPT_UD;
+	cfg.max_inline = 0;
+	ibv_query_port(A.ctx, 1, &pa);
+	mtu = 128u << pa.active_mtu;
+	if (connect_pair(&c, &cfg, &cfg) || buf_new(&A, &sa, 4096, ALL_ACCESS) ||
+	    buf_new(&B, &rb, 4096 + 40, ALL_ACCESS))
+		FAIL("setup");
+	{
+		struct ibv_ah_attr aa = { .is_global = 1, .port_num = 1,
+					  .grh = { .dgid = B.gid, .sgid_index = A.gid_index,
+						   .hop_limit = 1 } };
+
+		ah = ibv_create_ah(A.pd, &aa);
+		CHECK(ah, "create_ah");
+	}
+	for (size_t k = 0; k < NSIZES + 1; k++) {
+		size_t n = k < NSIZES ? sizes[k] : mtu;
+
+		if (n > mtu)
+			continue;
+		struct ibv_sge sge = { (uintptr_t)sa.p, (uint32_t)n, sa.mr->lkey };
+		struct ibv_send_wr wr = { .wr_id = n, .sg_list = &sge, .num_sge = 1,
+					  .opcode = IBV_WR_SEND_WITH_IMM, .imm_data = htonl(7),
+					  .send_flags = IBV_SEND_SIGNALED }, *bad;
+
+		fill(&sa, (uint32_t)n);
+		fill(&rb, (uint32_t)n + 1);
+		wr.wr.ud.ah = ah;
+		wr.wr.ud.remote_qpn = c.b->qp_num;
+		wr.wr.ud.remote_qkey = 0x11111111;
+		CHECK(!post_recv(c.b, &rb, 0, 4096 + 40, n), "recv");
+		CHECK(!ibv_post_send(c.a, &wr, &bad), "send");
+		if (expect_wc(A.scq, IBV_WC_SUCCESS, IBV_WC_SEND, n, "ud send"))
+			goto out;
+		CHECK(wait_wc(B.rcq, 1, &wc, 5000) == 1, "ud recv %zu", n);
+		CHECK(wc.status == IBV_WC_SUCCESS && wc.byte_len == sge.length + 40 &&
+			      (wc.wc_flags & IBV_WC_GRH) && (wc.wc_flags & IBV_WC_WITH_IMM) &&
+			      wc.imm_data == htonl(7) && wc.src_qp == c.a->qp_num,
+		      "ud wc %s len %u flags %x", ibv_wc_status_str(wc.status), wc.byte_len,
+		      wc.wc_flags);
+		/* RoCE v2 over IPv4: the IPv4 header sits in the last 20 bytes of the GRH */
+		CHECK((rb.p[20] >> 4) == 4, "GRH holds no IPv4 header");
+		{
+			uint8_t want[4096 + 40];
+
+			memcpy(want, rb.p, 40);
+			memcpy(want + 40, sa.p, sge.length);
+			if (check_bytes(&rb, (uint32_t)n + 1, 0, want, sge.length + 40, "ud data"))
+				goto out;
+		}
+	}
+	/* a wrong Q_Key: dropped at the receiver, the sender completes all the same */
+	{
+		struct ibv_sge sge = { (uintptr_t)sa.p, 16, sa.mr->lkey };
+		struct ibv_send_wr wr = { .wr_id = 9, .sg_list = &sge, .num_sge = 1,
+					  .opcode = IBV_WR_SEND,
+					  .send_flags = IBV_SEND_SIGNALED }, *bad;
+
+		wr.wr.ud.ah = ah;
+		wr.wr.ud.remote_qpn = c.b->qp_num;
+		wr.wr.ud.remote_qkey = 0x22222222;
+		CHECK(!post_recv(c.b, &rb, 0, 4096 + 40, 9), "recv");
+		CHECK(!ibv_post_send(c.a, &wr, &bad), "send");
+		if (expect_wc(A.scq, IBV_WC_SUCCESS, IBV_WC_SEND, 9, "bad qkey send"))
+			goto out;
+		CHECK(wait_wc(B.rcq, 1, &wc, 300) == 0, "a datagram with a wrong Q_Key arrived");
+		/* longer than the MTU: a local length error */
+		sge.length = (uint32_t)mtu + 1;
+		wr.wr.ud.remote_qkey = 0x11111111;
+		if (mtu + 1 <= 4096) {
+			CHECK(!ibv_post_send(c.a, &wr, &bad), "send");
+			if (expect_wc(A.scq, IBV_WC_LOC_LEN_ERR, -1, 9, "datagram over the MTU"))
+				goto out;
+		}
+	}
+	ret = 0;
+out:
+	if (ah)
+		ibv_destroy_ah(ah);
+	disconnect(&c);
+	buf_free(&sa);
+	buf_free(&rb);
+	drain(&A);
+	drain(&B);
+	return ret;
+}
+
+/* A shared receive queue fed by two connections; the limit event fires. */
+static int t_srq(void)
+{
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 64, .max_sge = 1, .srq_limit = 0 } };
+	struct ibv_srq *srq = ibv_create_srq(B.pd, &sa);
+	struct qpcfg cb = RC;
+	struct conn c1 = { 0 }, c2 = { 0 };
+	struct buf s = { 0 }, r = { 0 };
+	struct ibv_wc wc[16];
+	int ret = -1, got;
+
+	CHECK(srq, "create_srq: %s", strerror(errno));
+	cb.srq = srq;
+	if (connect_pair(&c1, &RC, &cb) || connect_pair(&c2, &RC, &cb) ||
+	    buf_new(&A, &s, 4096, ALL_ACCESS) || buf_new(&B, &r, 16 * 256, ALL_ACCESS))
+		FAIL("setup");
+	for (int i = 0; i < 16; i++) {
+		struct ibv_sge sge = { (uintptr_t)(r.p + i * 256), 256, r.mr->lkey };
+		struct ibv_recv_wr wr = { .wr_id = 100 + i, .sg_list = &sge, .num_sge = 1 }, *bad;
+
+		CHECK(!ibv_post_srq_recv(srq, &wr, &bad), "post_srq_recv");
+	}
+	{
+		struct ibv_srq_attr at = { .srq_limit = 10 };
+
+		CHECK(!ibv_modify_srq(srq, &at, IBV_SRQ_LIMIT), "arm srq limit");
+	}
+	for (int i = 0; i < 8; i++) {
+		memset(s.p + i * 8, i, 8);
+		CHECK(!post_one(i & 1 ? c2.a : c1.a, IBV_WR_SEND, &s, i * 8, 8, 0, 0, i, 0), "send");
+	}
+	CHECK(wait_wc(A.scq, 8, wc, 5000) == 8, "sends");
+	got = wait_wc(B.rcq, 8, wc, 5000);
+	CHECK(got == 8, "srq receives: %d", got);
+	for (int i = 0; i < 8; i++) {
+		int slot = (int)wc[i].wr_id - 100;
+
+		CHECK(wc[i].status == IBV_WC_SUCCESS && wc[i].byte_len == 8 && slot >= 0 &&
+			      slot < 16, "srq wc");
+		CHECK(wc[i].qp_num == (r.p[slot * 256] & 1 ? c2.b : c1.b)->qp_num,
+		      "qp_num of an srq completion");
+	}
+	{
+		struct ibv_async_event ev;
+		struct pollfd pfd = { .fd = B.ctx->async_fd, .events = POLLIN };
+
+		CHECK(poll(&pfd, 1, 3000) == 1, "no SRQ limit event");
+		CHECK(!ibv_get_async_event(B.ctx, &ev), "get_async_event");
+		CHECK(ev.event_type == IBV_EVENT_SRQ_LIMIT_REACHED && ev.element.srq == srq,
+		      "event %s", ibv_event_type_str(ev.event_type));
+		ibv_ack_async_event(&ev);
+	}
+	ret = 0;
+out:
+	disconnect(&c1);
+	disconnect(&c2);
+	buf_free(&s);
+	buf_free(&r);
+	drain(&A);
+	drain(&B);
+	if (srq)
+		ibv_destroy_srq(srq);
+	return ret;
+}
+
+/* ---- completion channels and cq_ex ------------------------------------------------------------- */
+
+static int wait_event(struct end *e, struct ibv_cq *want, int timeout_ms)
+{
+	struct pollfd pfd = { .fd = e->ch->fd, .events = POLLIN };
+	struct ibv_cq *cq;
+	void *cqctx;
+
+	if (poll(&pfd, 1, timeout_ms) != 1)
+		return -1;
+	if (ibv_get_cq_event(e->ch, &cq, &cqctx) || cq != want)
+		return -2;
+	ibv_ack_cq_events(cq, 1);
+	return 0;
+}
+
+static int t_events(void)
+{
+	struct buf sa = { 0 }, rb = { 0 };
+	struct conn c = { 0 };
+	struct ibv_wc wc;
+	int ret = -1;
+
+	if (connect_pair(&c, &RC, &RC) || buf_new(&A, &sa, 64, ALL_ACCESS) ||
+	    buf_new(&B, &rb, 4096, ALL_ACCESS))
+		FAIL("setup");
+	/* armed for any completion: the send wakes b's channel */
+	CHECK(!ibv_req_notify_cq(B.rcq, 0), "arm");
+	CHECK(!post_recv(c.b, &rb, 0, 64, 1), "recv");
+	CHECK(!post_one(c.a, IBV_WR_SEND, &sa, 0, 16, 0, 0, 1, 0), "send");
+	CHECK(wait_event(&B, B.rcq, 5000) == 0, "no completion event");
+	CHECK(wait_wc(B.rcq, 1, &wc, 1000) == 1, "recv");
+	CHECK(wait_wc(A.scq, 1, &wc, 5000) == 1, "send");
+	/* solicited only: an ordinary send does not wake it, a solicited one does */
+	CHECK(!ibv_req_notify_cq(B.rcq, 1), "arm solicited");
+	CHECK(!post_recv(c.b, &rb, 0, 64, 2) && !post_recv(c.b, &rb, 64, 64, 3), "recv");
+	CHECK(!post_one(c.a, IBV_WR_SEND, &sa, 0, 16, 0, 0, 2, 0), "send");
+	CHECK(wait_wc(A.scq, 1, &wc, 5000) == 1, "send");
+	CHECK(wait_event(&B, B.rcq, 300) == -1, "an unsolicited send woke a solicited-only CQ");
+	CHECK(!post_one(c.a, IBV_WR_SEND, &sa, 0, 16, 0, 0, 3, IBV_SEND_SOLICITED), "send");
+	CHECK(wait_event(&B, B.rcq, 5000) == 0, "the solicited send did not wake it");
+	{
+		struct ibv_wc two[2];
+
+		CHECK(wait_wc(B.rcq, 2, two, 1000) == 2, "recvs");
+	}
+	ret = 0;
+out:
+	disconnect(&c);
+	buf_free(&sa);
+	buf_free(&rb);
+	drain(&A);
+	drain(&B);
+	return ret;
+}
+
+static int t_cq_ex(void)
+{
+	struct ibv_cq_init_attr_ex ca = {
+		.cqe = 64,
+		.wc_flags = IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_IMM | IBV_WC_EX_WITH_QP_NUM |
+			    IBV_WC_EX_WITH_SRC_QP,
+	};
+	struct ibv_cq_ex *cq = ibv_create_cq_ex(B.ctx, &ca);
+	struct ibv_qp_init_attr ia = { .qp_type = IBV_QPT_RC,
+				       .cap = { 16, 16, 1, 1, 0 } };
+	struct ibv_poll_cq_attr pa = { 0 };
+	struct ibv_qp *qb;
+	struct conn c = { 0 };
+	struct buf sa = { 0 }, rb = { 0 };
+	int ret = -1, r;
+	uint64_t end;
+
+	CHECK(cq, "create_cq_ex: %s", strerror(errno));
+	ia.send_cq = B.scq;
+	ia.recv_cq = ibv_cq_ex_to_cq(cq);
+	qb = ibv_create_qp(B.pd, &ia);
+	c.a = make_qp(&A, &RC);
+	CHECK(qb && c.a, "qps");
+	c.b = qb;
+	if (to_init(c.a, &RC) || to_init(qb, &RC) || to_rtr_rts(c.a, &RC, &B, qb->qp_num) ||
+	    to_rtr_rts(qb, &RC, &A, c.a->qp_num) || buf_new(&A, &sa, 64, ALL_ACCESS) ||
+	    buf_new(&B, &rb, 64, ALL_ACCESS))
+		FAIL("setup");
+	CHECK(!post_recv(qb, &rb, 0, 64, 9), "recv");
+	CHECK(!post_one(c.a, IBV_WR_SEND_WITH_IMM, &sa, 0, 33, 0, 0, 1, 0), "send");
+	end = now_ms() + 5000;
+	while ((r = ibv_start_poll(cq, &pa)) == ENOENT && now_ms() < end)
+		;
+	CHECK(!r, "start_poll %d", r);
+	CHECK(cq->status == IBV_WC_SUCCESS && cq->wr_id == 9 &&
+		      ibv_wc_read_opcode(cq) == IBV_WC_RECV && ibv_wc_read_byte_len(cq) == 33 &&
+		      ibv_wc_read_imm_data(cq) == htonl(0xc0de0000u | 33) &&
+		      ibv_wc_read_qp_num(cq) == qb->qp_num &&
+		      ibv_wc_read_src_qp(cq) == c.a->qp_num &&
+		      (ibv_wc_read_wc_flags(cq) & IBV_WC_WITH_IMM),
+	      "cq_ex fields");
+	CHECK(ibv_next_poll(cq) == ENOENT, "one completion only");
+	ibv_end_poll(cq);
+	ret = 0;
+out:
+	disconnect(&c);
+	buf_free(&sa);
+	buf_free(&rb);
+	drain(&A);
+	drain(&B);
+	if (cq)
+		ibv_destroy_cq(ibv_cq_ex_to_cq(cq));
+	return ret;
+}
+
+/* ---- error semantics ----------------------------------------------------------------------- */
+
+static int qp_state_of(struct ibv_qp *qp)
+{
+	struct ibv_qp_attr a;
+	struct ibv_qp_init_attr ia;
+
+	if (ibv_query_qp(qp, &a, IBV_QP_STATE, &ia))
+		return -1;
+	return a.qp_state;
+}
+
+/* After an error completion: everything else posted flushes, and the QP is in ERROR. */
+static int after_error(struct ibv_qp *qp, struct ibv_cq *cq, struct buf *b)
+{
+	ENSURE(qp_state_of(qp) == IBV_QPS_ERR, "QP not in ERROR: %d", qp_state_of(qp));
+	ENSURE(!post_one(qp, IBV_WR_SEND, b, 0, 1, 0, 0, 999, 0), "post to a QP in error");
+	if (expect_wc(cq, IBV_WC_WR_FLUSH_ERR, -1, 999, "flush"))
+		return -1;
+	return 0;
+}
+
+/* One request with a bad remote key, range or right: the requester gets the error, the
+ * target memory is untouched, both QPs end in error, later work flushes. */
+static int remote_error(enum ibv_wr_opcode op, size_t len, int target_access, int qp_access,
+			int key_delta, long range_delta, enum ibv_wc_status want, const char *what)
+{
+	struct qpcfg cb = RC;
+	struct buf sa = { 0 }, tb = { 0 }, rb = { 0 };
+	struct conn c = { 0 };
+	int ret = -1;
+	uint64_t raddr;
+
+	cb.access = qp_access;
+	if (connect_pair(&c, &RC, &cb) || buf_new(&A, &sa, len, ALL_ACCESS) ||
+	    buf_new(&B, &tb, len, target_access) || buf_new(&B, &rb, 4096, ALL_ACCESS))
+		FAIL("setup");
+	fill(&sa, 61);
+	fill(&tb, 62);
+	CHECK(!post_recv(c.b, &rb, 0, 4096, 5), "recv");
+	raddr = (uintptr_t)tb.p + range_delta;
+	if (op == IBV_WR_ATOMIC_FETCH_AND_ADD)
+		CHECK(!post_atomic(c.a, op, &sa, 0, raddr, tb.mr->rkey + key_delta, 1, 0, 1),
+		      "post");
+	else
+		CHECK(!post_one(c.a, op, &sa, 0, len, raddr, tb.mr->rkey + key_delta, 1, 0),
+		      "post");
+	CHECK(!post_one(c.a, IBV_WR_SEND, &sa, 0, 1, 0, 0, 2, 0), "post after");
+	if (expect_wc(A.scq, want, -1, 1, what) ||
+	    expect_wc(A.scq, IBV_WC_WR_FLUSH_ERR, -1, 2, "the next WR flushes"))
+		goto out;
+	if (check_bytes(&tb, 62, 0, NULL, 0, "target memory must be untouched"))
+		goto out;
+	if (after_error(c.a, A.scq, &sa))
+		goto out;
+	/* the responder QP went to error too: its posted receive flushes */
+	{
+		struct ibv_wc wc;
+		uint64_t end = now_ms() + 5000;
+
+		while (qp_state_of(c.b) != IBV_QPS_ERR && now_ms() < end)
+			ibv_poll_cq(B.rcq, 1, &wc);
+		CHECK(qp_state_of(c.b) == IBV_QPS_ERR, "responder QP not in ERROR");
+	}
+	ret = 0;
+out:
+	disconnect(&c);
+	buf_free(&sa);
+	buf_free(&tb);
+	buf_free(&rb);
+	drain(&A);
+	drain(&B);
+	return ret;
+}
+
+static int t_err_rkey(void)
+{
+	/* short (ring) and long (direct placement) writes, reads, atomics */
+	return remote_error(IBV_WR_RDMA_WRITE, 100, ALL_ACCESS, ALL_ACCESS, 0x100, 0,
+			    IBV_WC_REM_ACCESS_ERR, "write, bad rkey") ||
+	       remote_error(IBV_WR_RDMA_WRITE, 1 << 16, ALL_ACCESS, ALL_ACCESS, 1, 0,
+			    IBV_WC_REM_ACCESS_ERR, "long write, bad rkey") ||
+	       remote_error(IBV_WR_RDMA_READ, 100, ALL_ACCESS, ALL_ACCESS, 0x300, 0,
+			    IBV_WC_REM_ACCESS_ERR, "read, bad rkey") ||
+	       remote_error(IBV_WR_ATOMIC_FETCH_AND_ADD, 8, ALL_ACCESS, ALL_ACCESS, 0x100, 0,
+			    IBV_WC_REM_ACCESS_ERR, "atomic, bad rkey");
+}
+
+static int t_err_range(void)
+{
+	return remote_error(IBV_WR_RDMA_WRITE, 100, ALL_ACCESS, ALL_ACCESS, 0, 1,
+			    IBV_WC_REM_ACCESS_ERR, "write past the end") ||
+	       remote_error(IBV_WR_RDMA_WRITE, 1 << 16, ALL_ACCESS, ALL_ACCESS, 0, 4096,
+			    IBV_WC_REM_ACCESS_ERR, "long write past the end") ||
+	       remote_error(IBV_WR_RDMA_WRITE, 100, ALL_ACCESS, ALL_ACCESS, 0, -1,
+			    IBV_WC_REM_ACCESS_ERR, "write before the start") ||
+	       remote_error(IBV_WR_RDMA_READ, 100, ALL_ACCESS, ALL_ACCESS, 0, 8,
+			    IBV_WC_REM_ACCESS_ERR, "read past the end") ||
+	       remote_error(IBV_WR_ATOMIC_FETCH_AND_ADD, 8, ALL_ACCESS, ALL_ACCESS, 0, 8,
+			    IBV_WC_REM_ACCESS_ERR, "atomic past the end") ||
+	       remote_error(IBV_WR_ATOMIC_FETCH_AND_ADD, 16, ALL_ACCESS, ALL_ACCESS, 0, 4,
+			    IBV_WC_REM_INV_REQ_ERR, "misaligned atomic");
+}
+
+static int t_err_access(void)
+{
+	const int lw = IBV_ACCESS_LOCAL_WRITE;
+
+	return remote_error(IBV_WR_RDMA_WRITE, 100, lw | IBV_ACCESS_REMOTE_READ, ALL_ACCESS, 0, 0,
+			    IBV_WC_REM_ACCESS_ERR, "write to a read-only region") ||
+	       remote_error(IBV_WR_RDMA_WRITE, 1 << 16, lw | IBV_ACCESS_REMOTE_READ, ALL_ACCESS, 0,
+			    0, IBV_WC_REM_ACCESS_ERR, "long write to a read-only region") ||
+	       remote_error(IBV_WR_RDMA_READ, 100, lw | IBV_ACCESS_REMOTE_WRITE, ALL_ACCESS, 0, 0,
+			    IBV_WC_REM_ACCESS_ERR, "read of a write-only region") ||
+	       remote_error(IBV_WR_ATOMIC_FETCH_AND_ADD, 8, lw | IBV_ACCESS_REMOTE_WRITE,
+			    ALL_ACCESS, 0, 0, IBV_WC_REM_ACCESS_ERR, "atomic without the right") ||
+	       remote_error(IBV_WR_RDMA_WRITE, 100, ALL_ACCESS, lw | IBV_ACCESS_REMOTE_READ, 0, 0,
+			    IBV_WC_REM_ACCESS_ERR, "write to a QP that does not allow it") ||
+	       remote_error(IBV_WR_RDMA_WRITE, 1 << 16, ALL_ACCESS, lw | IBV_ACCESS_REMOTE_READ, 0,
+			    0, IBV_WC_REM_ACCESS_ERR, "long write to a QP that does not allow it");
+}
+
+static int t_err_lkey(void)
+{
+	struct buf sa = { 0 }, sb = { 0 };
+	struct conn c = { 0 };
+	int ret = -1;
+
+	if (connect_pair(&c, &RC, &RC) || buf_new(&A, &sa, 256, ALL_ACCESS) ||
+	    buf_new(&B, &sb, 256, ALL_ACCESS))
+		FAIL("setup");
+	fill(&sb, 71);
+	{
+		struct ibv_sge sge = { (uintptr_t)sa.p, 100, sa.mr->lkey + 0x100 };
+		struct ibv_send_wr wr = { .wr_id = 1, .sg_list = &sge, .num_sge = 1,
+					  .opcode = IBV_WR_RDMA_WRITE,
+					  .send_flags = IBV_SEND_SIGNALED }, *bad;
+
+		wr.wr.rdma.remote_addr = (uintptr_t)sb.p;
+		wr.wr.rdma.rkey = sb.mr->rkey;
+		CHECK(!ibv_post_send(c.a, &wr, &bad), "post");
+		CHECK(!post_one(c.a, IBV_WR_SEND, &sa, 0, 1, 0, 0, 2, 0), "post after");
+		if (expect_wc(A.scq, IBV_WC_LOC_PROT_ERR, -1, 1, "bad lkey") ||
+		    expect_wc(A.scq, IBV_WC_WR_FLUSH_ERR, -1, 2, "flush") ||
+		    check_bytes(&sb, 71, 0, NULL, 0, "target untouched") ||
+		    after_error(c.a, A.scq, &sa))
+			goto out;
+	}
+	disconnect(&c);
+	/* out of the region's range, and a READ into a region without local write */
+	if (connect_pair(&c, &RC, &RC))
+		FAIL("setup");
+	CHECK(!post_one(c.a, IBV_WR_SEND, &sa, 200, 100, 0, 0, 3, 0), "post");
+	if (expect_wc(A.scq, IBV_WC_LOC_PROT_ERR, -1, 3, "sge past the region"))
+		goto out;
+	disconnect(&c);
+	{
+		struct buf ro = { 0 };
+
+		if (connect_pair(&c, &RC, &RC) || buf_new(&A, &ro, 256, IBV_ACCESS_REMOTE_READ))
+			FAIL("setup");
+		CHECK(!post_one(c.a, IBV_WR_RDMA_READ, &ro, 0, 64, (uintptr_t)sb.p, sb.mr->rkey, 4, 0),
+		      "post");
+		ret = expect_wc(A.scq, IBV_WC_LOC_PROT_ERR, -1, 4, "read into a read-only region");
+		buf_free(&ro);
+	}
+out:
+	disconnect(&c);
+	buf_free(&sa);
+	buf_free(&sb);
+	drain(&A);
+	drain(&B);
+	return ret;
+}
+
+/* A receive too short for the message: the sender sees an invalid request, the receiver a
+ * local length error, both QPs go to error. */
+static int t_err_len(void)
+{
+	struct buf sa = { 0 }, rb = { 0 };
+	struct conn c = { 0 };
+	struct ibv_wc wc;
+	int ret = -1;
+
+	if (connect_pair(&c, &RC, &RC) || buf_new(&A, &sa, 200, ALL_ACCESS) ||
+	    buf_new(&B, &rb, 200, ALL_ACCESS))
+		FAIL("setup");
+	fill(&rb, 81);
+	CHECK(!post_recv(c.b, &rb, 0, 50, 7), "recv");
+	CHECK(!post_recv(c.b, &rb, 100, 100, 8), "recv");
+	CHECK(!post_one(c.a, IBV_WR_SEND, &sa, 0, 100, 0, 0, 1, 0), "send");
+	if (expect_wc(A.scq, IBV_WC_REM_INV_REQ_ERR, -1, 1, "too long for the receive"))
+		goto out;
+	CHECK(wait_wc(B.rcq, 1, &wc, 5000) == 1 && wc.wr_id == 7 &&
+		      wc.status == IBV_WC_LOC_LEN_ERR, "receiver: %s", ibv_wc_status_str(wc.status));
+	CHECK(wait_wc(B.rcq, 1, &wc, 5000) == 1 && wc.wr_id == 8 &&
+		      wc.status == IBV_WC_WR_FLUSH_ERR, "the next receive flushes");
+	CHECK(qp_state_of(c.b) == IBV_QPS_ERR && qp_state_of(c.a) == IBV_QPS_ERR, "states");
+	ret = 0;
+out:
+	disconnect(&c);
+	buf_free(&sa);
+	buf_free(&rb);
+	drain(&A);
+	drain(&B);
+	return ret;
+}
+
+/* No receive posted: rnr_retry < 7 gives up, 7 waits for one. */
+static int t_rnr(void)
+{
+	struct qpcfg ca = RC;
+	struct buf sa = { 0 }, rb = { 0 };
+	struct conn c = { 0 };
+	struct ibv_wc wc;
+	int ret = -1;
+	uint64_t t0;
+
+	ca.rnr_retry = 2;
+	ca.min_rnr_timer = 1;	/* 0.01 ms */
+	if (connect_pair(&c, &ca, &ca) || buf_new(&A, &sa, 64, ALL_ACCESS) ||
+	    buf_new(&B, &rb, 64, ALL_ACCESS))
+		FAIL("setup");
+	CHECK(!post_one(c.a, IBV_WR_SEND, &sa, 0, 8, 0, 0, 1, 0), "send");
+	if (expect_wc(A.scq, IBV_WC_RNR_RETRY_EXC_ERR, -1, 1, "rnr retries exceeded"))
+		goto out;
+	CHECK(qp_state_of(c.a) == IBV_QPS_ERR, "requester in ERROR");
+	disconnect(&c);
+
+	ca.rnr_retry = 7;
+	ca.min_rnr_timer = 12;	/* 0.64 ms */
+	if (connect_pair(&c, &ca, &ca))
+		FAIL("setup");
+	fill(&sa, 91);
+	CHECK(!post_one(c.a, IBV_WR_SEND, &sa, 0, 64, 0, 0, 2, 0), "send");
+	t0 = now_ms();
+	CHECK(wait_wc(A.scq, 1, &wc, 200) == 0, "completed without a receive");
+	CHECK(!post_recv(c.b, &rb, 0, 64, 3), "recv");
+	if (expect_wc(A.scq, IBV_WC_SUCCESS, IBV_WC_SEND, 2, "rnr_retry 7 waits"))
+		goto out;
+	CHECK(wait_wc(B.rcq, 1, &wc, 5000) == 1 && wc.status == IBV_WC_SUCCESS, "recv");
+	CHECK(!memcmp(rb.p, sa.p, 64), "data after RNR");
+	note("waited %llu ms for the receive", (unsigned long long)(now_ms() - t0));
+	ret = 0;
+out:
+	disconnect(&c);
+	buf_free(&sa);
+	buf_free(&rb);
+	drain(&A);
+	drain(&B);
+	return ret;
+}
+
+/* The peer QP is gone: requests go unanswered, the transport timer retries and gives up. */
+static int t_retry(void)
+{
+	struct qpcfg ca = RC;
+	struct buf sa = { 0 };
+	struct conn c = { 0 };
+	int ret = -1;
+
+	ca.timeout = 8;		/* ~1 ms */
+	ca.retry_cnt = 2;
+	if (connect_pair(&c, &ca, &ca) || buf_new(&A, &sa, 64, ALL_ACCESS))
+		FAIL("setup");
+	ibv_destroy_qp(c.b);
+	c.b = NULL;
+	CHECK(!post_one(c.a, IBV_WR_SEND, &sa, 0, 8, 0, 0, 1, 0), "send");
+	if (expect_wc(A.scq, IBV_WC_RETRY_EXC_ERR, -1, 1, "transport retries exceeded"))
+		goto out;
+	ret = after_error(c.a, A.scq, &sa);
+out:
+	disconnect(&c);
+	buf_free(&sa);
+	drain(&A);
+	drain(&B);
+	return ret;
+}
+
+/* IB's QP state machine: invalid transitions and missing attributes are EINVAL. */
+static int t_states(void)
+{
+	struct ibv_qp *qp = make_qp(&A, &RC);
+	struct ibv_qp_attr a = { 0 };
+	struct buf b = { 0 };
+	int ret = -1;
+
+	CHECK(qp, "qp");
+	if (buf_new(&A, &b, 64, ALL_ACCESS))
+		FAIL("setup");
+	CHECK(qp_state_of(qp) == IBV_QPS_RESET, "starts in RESET");
+	CHECK(post_one(qp, IBV_WR_SEND, &b, 0, 1, 0, 0, 1, 0) == EINVAL, "send in RESET");
+	a.qp_state = IBV_QPS_RTS;
+	CHECK(ibv_modify_qp(qp, &a, IBV_QP_STATE) == EINVAL, "RESET -> RTS");
+	a.qp_state = IBV_QPS_INIT;
+	CHECK(ibv_modify_qp(qp, &a, IBV_QP_STATE) == EINVAL, "INIT without its attributes");
+	CHECK(!to_init(qp, &RC), "RESET -> INIT");
+	a.qp_state = IBV_QPS_RTR;
+	CHECK(ibv_modify_qp(qp, &a, IBV_QP_STATE) == EINVAL, "RTR without its attributes");
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = 2;
+	CHECK(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PORT) == EINVAL, "port 2");
+	a.qp_state = IBV_QPS_ERR;
+	CHECK(!ibv_modify_qp(qp, &a, IBV_QP_STATE), "-> ERR");
+	CHECK(qp_state_of(qp) == IBV_QPS_ERR, "in ERR");
+	a.qp_state = IBV_QPS_RTS;
+	CHECK(ibv_modify_qp(qp, &a, IBV_QP_STATE) == EINVAL, "ERR -> RTS");
+	a.qp_state = IBV_QPS_RESET;
+	CHECK(!ibv_modify_qp(qp, &a, IBV_QP_STATE), "ERR -> RESET");
+	CHECK(qp_state_of(qp) == IBV_QPS_RESET, "back in RESET");
+	ret = 0;
+out:
+	buf_free(&b);
+	ibv_destroy_qp(qp);
+	return ret;
+}
+
+/* A fenced WR waits for the READ before it: the READ sees the data from before. */
+static int t_fence(void)
+{
+	struct buf la = { 0 }, tb = { 0 };
+	struct conn c = { 0 };
+	int ret = -1;
+	uint8_t before[64];
+
+	if (connect_pair(&c, &RC, &RC) || buf_new(&A, &la, 128, ALL_ACCESS) ||
+	    buf_new(&B, &tb, 64, ALL_ACCESS))
+		FAIL("setup");
+	fill(&tb, 101);
+	fill(&la, 102);
+	memcpy(before, tb.p, 64);
+	CHECK(!post_one(c.a, IBV_WR_RDMA_READ, &la, 64, 64, (uintptr_t)tb.p, tb.mr->rkey, 1, 0),
+	      "read");
+	CHECK(!post_one(c.a, IBV_WR_RDMA_WRITE, &la, 0, 64, (uintptr_t)tb.p, tb.mr->rkey, 2,
+			IBV_SEND_FENCE), "fenced write");
+	if (expect_wc(A.scq, IBV_WC_SUCCESS, IBV_WC_RDMA_READ, 1, "read") ||
+	    expect_wc(A.scq, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE, 2, "write"))
+		goto out;
+	CHECK(!memcmp(la.p + 64, before, 64), "the read saw the later write");
+	CHECK(!memcmp(tb.p, la.p, 64), "write");
+	ret = 0;
+out:
+	disconnect(&c);
+	buf_free(&la);
+	buf_free(&tb);
+	drain(&A);
+	drain(&B);
+	return ret;
+}
+
+/* ---- main --------------------------------------------------------------------------------------- */
+
+static const struct test {
+	const char *name;
+	int (*fn)(void);
+} tests[] = {
+	{ "rc_ops", t_rc_ops },
+	{ "uc_ops", t_uc_ops },
+	{ "atomics", t_atomics },
+	{ "sg", t_sg },
+	{ "inline", t_inline },
+	{ "unsignaled", t_unsignaled },
+	{ "ud", t_ud },
+	{ "srq", t_srq },
+	{ "events", t_events },
+	{ "cq_ex", t_cq_ex },
+	{ "fence", t_fence },
+	{ "states", t_states },
+	{ "err_lkey", t_err_lkey },
+	{ "err_rkey", t_err_rkey },
+	{ "err_range", t_err_range },
+	{ "err_access", t_err_access },
+	{ "err_len", t_err_len },
+	{ "rnr", t_rnr },
+	{ "retry", t_retry },
+};
+
+int main(int argc, char **argv)
+{
+	const char *da = "ntb_0", *db = "ntb_1";
+	int opt, ran = 0;
+
+	while ((opt = getopt(argc, argv, "a:b:v")) != -1) {
+		switch (opt) {
+		case 'a':
+			da = optarg;
+			break;
+		case 'b':
+			db = optarg;
+			break;
+		case 'v':
+			verbose = 1;
+			break;
+		default:
+			fprintf(stderr, "usage: %s [-a DEV] [-b DEV] [-v] [TEST...]\n", argv[0]);
+			return 2;
+		}
+	}
+	if (open_end(&A, da) || open_end(&B, db))
+		return 1;
+	for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
+		bool sel = optind == argc;
+		uint64_t t0;
+		int r;
+
+		for (int j = optind; j < argc; j++)
+			sel |= !strcmp(argv[j], tests[i].name);
+		if (!sel)
+			continue;
+		cur_test = tests[i].name;
+		t0 = now_ms();
+		r = tests[i].fn();
+		printf("%s %s (%llu ms)\n", r ? "FAIL" : "ok  ", tests[i].name,
+		       (unsigned long long)(now_ms() - t0));
+		fflush(stdout);
+		failures += r != 0;
+		ran++;
+	}
+	close_end(&A);
+	close_end(&B);
+	if (!ran) {
+		fprintf(stderr, "no such test\n");
+		return 2;
+	}
+	printf("%d of %d tests failed\n", failures, ran);
+	return failures ? 1 : 0;
+}
