@@ -90,13 +90,13 @@
 #define CX4_CAP_GEN_WOL_U			CX4_FLD(0x38, 1, 1)
 #define CX4_CAP_GEN_WOL_P			CX4_FLD(0x38, 0, 1)
 #define CX4_CAP_GEN_STAT_RATE_SUPPORT		CX4_FLD(0x3c, 16, 16)
-#define CX4_CAP_GEN_CQE_VERSION			CX4_FLD(0x3c, 0, 4)	/* 1: CQE carries user_index */
+#define CX4_CAP_GEN_CQE_VERSION			CX4_FLD(0x3c, 0, 4)	/* 1: CQE has user_index */
 #define CX4_CAP_GEN_COMPACT_ADDRESS_VECTOR	CX4_FLD(0x40, 31, 1)
 #define CX4_CAP_GEN_STRIDING_RQ			CX4_FLD(0x40, 30, 1)
 #define CX4_CAP_GEN_IPOIB_ENHANCED_OFFLOADS	CX4_FLD(0x40, 28, 1)
 #define CX4_CAP_GEN_IPOIB_BASIC_OFFLOADS	CX4_FLD(0x40, 27, 1)
 #define CX4_CAP_GEN_DRAIN_SIGERR		CX4_FLD(0x40, 16, 1)
-#define CX4_CAP_GEN_CMDIF_CHECKSUM		CX4_FLD(0x40, 14, 2)	/* 0 off, 3 on; drivers set 0 */
+#define CX4_CAP_GEN_CMDIF_CHECKSUM		CX4_FLD(0x40, 14, 2)	/* 0 off, 3 on */
 #define CX4_CAP_GEN_SIGERR_CQE			CX4_FLD(0x40, 13, 1)
 #define CX4_CAP_GEN_WQ_SIGNATURE		CX4_FLD(0x40, 11, 1)
 #define CX4_CAP_GEN_SCTR_DATA_CQE		CX4_FLD(0x40, 10, 1)
@@ -121,8 +121,8 @@
 #define CX4_CAP_GEN_VECTOR_CALC			CX4_FLD(0x44, 16, 1)
 #define CX4_CAP_GEN_UMR_PTR_RLKY		CX4_FLD(0x44, 15, 1)
 #define CX4_CAP_GEN_IMAICL			CX4_FLD(0x44, 14, 1)
-#define CX4_CAP_GEN_QKV				CX4_FLD(0x44, 9, 1)	/* Q_Key violation counter */
-#define CX4_CAP_GEN_PKV				CX4_FLD(0x44, 8, 1)	/* P_Key violation counter */
+#define CX4_CAP_GEN_QKV				CX4_FLD(0x44, 9, 1)	/* Q_Key viol. counter */
+#define CX4_CAP_GEN_PKV				CX4_FLD(0x44, 8, 1)	/* P_Key viol. counter */
 #define CX4_CAP_GEN_SET_DETH_SQPN		CX4_FLD(0x44, 7, 1)
 #define CX4_CAP_GEN_XRC				CX4_FLD(0x44, 3, 1)
 #define CX4_CAP_GEN_UD				CX4_FLD(0x44, 2, 1)
@@ -130,7 +130,7 @@
 #define CX4_CAP_GEN_RC				CX4_FLD(0x44, 0, 1)
 #define CX4_CAP_GEN_UAR_4K			CX4_FLD(0x48, 31, 1)
 #define CX4_CAP_GEN_UAR_SZ			CX4_FLD(0x48, 16, 6)	/* log2 of UAR area in MB */
-#define CX4_CAP_GEN_UMEM_UID_0			CX4_FLD(0x48, 13, 1)	/* DevX; rdma-core VFIO needs it */
+#define CX4_CAP_GEN_UMEM_UID_0			CX4_FLD(0x48, 13, 1)	/* DevX (rdma-core VFIO) */
 #define CX4_CAP_GEN_LOG_PG_SZ			CX4_FLD(0x48, 0, 8)	/* minimum page shift */
 #define CX4_CAP_GEN_BF				CX4_FLD(0x4c, 31, 1)	/* BlueFlame supported */
 #define CX4_CAP_GEN_DRIVER_VERSION		CX4_FLD(0x4c, 30, 1)
@@ -181,7 +181,7 @@
 /* ---- RoCE capabilities, type 4 ([ifc] roce_cap) ------------------------------------------ */
 #define CX4_CAP_ROCE_ROCE_APM			CX4_FLD(0x00, 31, 1)
 #define CX4_CAP_ROCE_SW_R_ROCE_SRC_UDP_PORT	CX4_FLD(0x00, 27, 1)	/* ads.udp_sport honoured */
-#define CX4_CAP_ROCE_L3_TYPE			CX4_FLD(0x10, 16, 4)	/* bit set per supported L3 */
+#define CX4_CAP_ROCE_L3_TYPE			CX4_FLD(0x10, 16, 4)	/* bit per L3 type */
 #define CX4_CAP_ROCE_ROCE_VERSION		CX4_FLD(0x10, 0, 8)	/* bit n = RoCE version n */
 #define CX4_CAP_ROCE_R_ROCE_DEST_UDP_PORT	CX4_FLD(0x14, 0, 16)	/* 4791 */
 #define CX4_CAP_ROCE_R_ROCE_MAX_SRC_UDP_PORT	CX4_FLD(0x18, 16, 16)

@@ -28,14 +28,14 @@
 #define CX4_ADS_HOP_LIMIT		CX4_FLD(0x08, 0, 8)
 #define CX4_ADS_TCLASS			CX4_FLD(0x0c, 20, 8)
 #define CX4_ADS_FLOW_LABEL		CX4_FLD(0x0c, 0, 20)
-#define CX4_ADS_RGID_RIP_OFF		0x10	/* 16 bytes: remote GID / IP (IPv4 as ::ffff:a.b.c.d) */
+#define CX4_ADS_RGID_RIP_OFF		0x10	/* 16 B remote GID/IP, v4 mapped */
 #define CX4_ADS_RGID_RIP_LEN		0x10
 #define CX4_ADS_F_DSCP			CX4_FLD(0x20, 27, 1)
 #define CX4_ADS_F_ECN			CX4_FLD(0x20, 26, 1)
 #define CX4_ADS_F_ETH_PRIO		CX4_FLD(0x20, 24, 1)
 #define CX4_ADS_ECN			CX4_FLD(0x20, 22, 2)
 #define CX4_ADS_DSCP			CX4_FLD(0x20, 16, 6)
-#define CX4_ADS_UDP_SPORT		CX4_FLD(0x20, 0, 16)	/* RoCE v2 source port, 0 = HW picks */
+#define CX4_ADS_UDP_SPORT		CX4_FLD(0x20, 0, 16)	/* RoCE v2 src port, 0: HW */
 #define CX4_ADS_DEI_CFI			CX4_FLD(0x24, 31, 1)
 #define CX4_ADS_ETH_PRIO		CX4_FLD(0x24, 28, 3)
 #define CX4_ADS_SL			CX4_FLD(0x24, 24, 4)
@@ -68,13 +68,13 @@
 #define CX4_QPC_ULP_STATELESS_OFFLOAD_MODE CX4_FLD(0x08, 0, 4)
 #define CX4_QPC_COUNTER_SET_ID		CX4_FLD(0x0c, 24, 8)
 #define CX4_QPC_UAR_PAGE		CX4_FLD(0x0c, 0, 24)
-#define CX4_QPC_USER_INDEX		CX4_FLD(0x10, 0, 24)	/* -> CQE srqn_uidx (cqe_version 1) */
+#define CX4_QPC_USER_INDEX		CX4_FLD(0x10, 0, 24)	/* -> CQE srqn_uidx */
 #define CX4_QPC_LOG_PAGE_SIZE		CX4_FLD(0x14, 24, 5)	/* PAS page = 4 KB << n */
 #define CX4_QPC_REMOTE_QPN		CX4_FLD(0x14, 0, 24)
 #define CX4_QPC_PRIMARY_ADDRESS_PATH	0x18	/* struct ads: CX4_AT(this, CX4_ADS_*) */
 #define CX4_QPC_SECONDARY_ADDRESS_PATH	0x44
 #define CX4_QPC_LOG_ACK_REQ_FREQ	CX4_FLD(0x70, 28, 4)
-#define CX4_QPC_LOG_SRA_MAX		CX4_FLD(0x70, 21, 3)	/* outstanding RDMA read/atomic as requester */
+#define CX4_QPC_LOG_SRA_MAX		CX4_FLD(0x70, 21, 3)	/* reads/atomics out, log2 */
 #define CX4_QPC_RETRY_COUNT		CX4_FLD(0x70, 16, 3)
 #define CX4_QPC_RNR_RETRY		CX4_FLD(0x70, 13, 3)	/* 7 = infinite */
 #define CX4_QPC_FRE			CX4_FLD(0x70, 11, 1)	/* fast registration enable */
@@ -85,7 +85,7 @@
 #define CX4_QPC_DETH_SQPN		CX4_FLD(0x80, 0, 24)
 #define CX4_QPC_LAST_ACKED_PSN		CX4_FLD(0x88, 0, 24)
 #define CX4_QPC_SSN			CX4_FLD(0x8c, 0, 24)
-#define CX4_QPC_LOG_RRA_MAX		CX4_FLD(0x90, 21, 3)	/* outstanding read/atomic as responder */
+#define CX4_QPC_LOG_RRA_MAX		CX4_FLD(0x90, 21, 3)	/* reads/atomics in, log2 */
 #define CX4_QPC_ATOMIC_MODE		CX4_FLD(0x90, 16, 4)
 #define CX4_QPC_RRE			CX4_FLD(0x90, 15, 1)	/* remote read enable */
 #define CX4_QPC_RWE			CX4_FLD(0x90, 14, 1)	/* remote write enable */
@@ -120,7 +120,7 @@
 #define CX4_CQC_SIZE			0x40
 #define CX4_CQC_STATUS			CX4_FLD(0x00, 28, 4)	/* CX4_CQC_STATUS_* */
 #define CX4_CQC_CQE_SZ			CX4_FLD(0x00, 21, 3)	/* 0 = 64 B, 1 = 128 B */
-#define CX4_CQC_CC			CX4_FLD(0x00, 20, 1)	/* collapsed: every CQE in entry 0 */
+#define CX4_CQC_CC			CX4_FLD(0x00, 20, 1)	/* collapsed: all in entry 0 */
 #define CX4_CQC_SCQE_BREAK_MODERATION_EN CX4_FLD(0x00, 18, 1)
 #define CX4_CQC_OI			CX4_FLD(0x00, 17, 1)	/* overrun ignore */
 #define CX4_CQC_CQ_PERIOD_MODE		CX4_FLD(0x00, 15, 2)
@@ -183,7 +183,7 @@
 #define CX4_MKC_LR			CX4_FLD(0x00, 10, 1)	/* local read */
 #define CX4_MKC_ACCESS_MODE_1_0		CX4_FLD(0x00, 8, 2)	/* CX4_MKC_ACCESS_MODE_* */
 #define CX4_MKC_QPN			CX4_FLD(0x04, 8, 24)	/* 0xFFFFFF = any QP */
-#define CX4_MKC_MKEY_7_0		CX4_FLD(0x04, 0, 8)	/* key byte: lkey = index << 8 | this */
+#define CX4_MKC_MKEY_7_0		CX4_FLD(0x04, 0, 8)	/* lkey = index << 8 | this */
 #define CX4_MKC_LENGTH64		CX4_FLD(0x0c, 31, 1)	/* whole 2^64 space (PA keys) */
 #define CX4_MKC_BSF_EN			CX4_FLD(0x0c, 30, 1)
 #define CX4_MKC_SYNC_UMR		CX4_FLD(0x0c, 29, 1)

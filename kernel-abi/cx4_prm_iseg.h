@@ -18,7 +18,7 @@
  *   [rc-ifc]   rdma-core providers/mlx5/mlx5_ifc.h.
  *   [dv]       rdma-core /usr/include/infiniband/mlx5dv.h (Debian libibverbs-dev 44.0).
  *   [snabb]    Snabb src/apps/mellanox/connectx.lua (and the seed connectx4.lua).
- *   [trace]    shared/data/mlx5_core-trace-cx4lx.txt.gz, Linux 4.4 mlx5_core + CX4 Lx FW 14.12.1220.
+ *   [trace]    shared/data/mlx5_core-trace-cx4lx.txt.gz: Linux 4.4 mlx5_core, CX4 Lx FW 14.12.1220.
  * docs/cx4-prm.md lists each layout with its source and every guess.
  */
 #ifndef CX4_PRM_ISEG_H
@@ -30,7 +30,7 @@
 #define CX4_PCI_VENDOR_MELLANOX		0x15b3
 #define CX4_PCI_DEVICE_CX4		0x1013	/* ConnectX-4 "MT27700", FW major 12 */
 #define CX4_PCI_DEVICE_CX4_VF		0x1014
-#define CX4_PCI_DEVICE_CX4LX		0x1015	/* ConnectX-4 Lx, FW major 14 (the [trace] device) */
+#define CX4_PCI_DEVICE_CX4LX		0x1015	/* ConnectX-4 Lx, FW 14.x ([trace]) */
 #define CX4_PCI_DEVICE_CX4LX_VF		0x1016
 
 /* ---- Initialization segment: BAR0 offset 0 ([dev.h]/[vfio.h] struct mlx5_init_seg) ------- */
@@ -86,7 +86,7 @@
 #define CX4_ISEG_HEALTH_COUNTER		CX4_FLD(0x1010, 0, 24)
 #define CX4_ISEG_IEEE1588_CLK		CX4_FLD64(0x2000)
 #define CX4_ISEG_IEEE1588_CLK_TYPE	CX4_FLD32(0x2008)
-#define CX4_ISEG_CLR_INTX		CX4_FLD32(0x200c)	/* legacy INTx clear ([snabb]'s 0x100C is wrong) */
+#define CX4_ISEG_CLR_INTX		CX4_FLD32(0x200c)	/* INTx clear (not 0x100C) */
 
 #define CX4_CMDIF_REV			5	/* the only revision Linux/rdma-core accept */
 
@@ -116,9 +116,9 @@
 #define CX4_CMD_OUTPUT_INLINE		0x20	/* 16 bytes: output bytes 0x00..0x0F */
 #define CX4_CMD_OUTPUT_MAILBOX_PTR	CX4_FLD64(0x30)
 #define CX4_CMD_OUTPUT_LENGTH		CX4_FLD32(0x38)
-#define CX4_CMD_TOKEN			CX4_FLD(0x3c, 24, 8)	/* byte 0x3C, copied to every block */
+#define CX4_CMD_TOKEN			CX4_FLD(0x3c, 24, 8)	/* byte 0x3C, also in blocks */
 #define CX4_CMD_SIGNATURE		CX4_FLD(0x3c, 16, 8)	/* byte 0x3D */
-#define CX4_CMD_STATUS			CX4_FLD(0x3c, 1, 7)	/* byte 0x3F [7:1]: delivery status */
+#define CX4_CMD_STATUS			CX4_FLD(0x3c, 1, 7)	/* 0x3F [7:1]: delivery status */
 #define CX4_CMD_OWNERSHIP		CX4_FLD(0x3c, 0, 1)	/* byte 0x3F [0]: 1 = owned by HW */
 #define CX4_CMD_STATUS_OWN_BYTE		0x3f
 
@@ -134,8 +134,8 @@
 #define CX4_CMD_DELIVERY_SIGNAT_ERR		0x01	/* "signature error" */
 #define CX4_CMD_DELIVERY_TOK_ERR		0x02	/* "token error" */
 #define CX4_CMD_DELIVERY_BAD_BLK_NUM_ERR	0x03	/* "bad block number" */
-#define CX4_CMD_DELIVERY_OUT_PTR_ALIGN_ERR	0x04	/* "output pointer not aligned to block size" */
-#define CX4_CMD_DELIVERY_IN_PTR_ALIGN_ERR	0x05	/* "input pointer not aligned to block size" */
+#define CX4_CMD_DELIVERY_OUT_PTR_ALIGN_ERR	0x04	/* output pointer not aligned */
+#define CX4_CMD_DELIVERY_IN_PTR_ALIGN_ERR	0x05	/* input pointer not aligned */
 #define CX4_CMD_DELIVERY_FW_ERR			0x06	/* "firmware internal error" */
 #define CX4_CMD_DELIVERY_IN_LENGTH_ERR		0x07	/* "command input length error" */
 #define CX4_CMD_DELIVERY_OUT_LENGTH_ERR		0x08	/* "command ouput length error" (sic) */
@@ -193,8 +193,8 @@ static inline uint8_t cx4_xor8(const void *buf, size_t len)
 #define CX4_UAR_PAGE_SIZE		0x1000
 /* 64-bit CQ arm doorbell: hi = sn << 28 | cmd | ci[23:0], lo = cqn ([dv] MLX5_CQ_DOORBELL). */
 #define CX4_UAR_CQ_DOORBELL		0x020
-#define CX4_CQ_DB_REQ_NOT		(0u << 24)	/* [dv] MLX5_CQ_DB_REQ_NOT: next completion */
-#define CX4_CQ_DB_REQ_NOT_SOL		(1u << 24)	/* [dv] MLX5_CQ_DB_REQ_NOT_SOL: solicited only */
+#define CX4_CQ_DB_REQ_NOT		(0u << 24)	/* [dv]: next completion */
+#define CX4_CQ_DB_REQ_NOT_SOL		(1u << 24)	/* [dv]: solicited only */
 /*
  * EQ doorbells, 32-bit value eqn << 24 | ci[23:0] ([rc-ifc] MLX5_EQ_DOORBEL_OFFSET = 0x40;
  * mlx5_vfio.c/Linux eq_update_ci write doorbell + (arm ? 0 : 2 dwords)).
@@ -210,7 +210,7 @@ static inline uint8_t cx4_xor8(const void *buf, size_t len)
 #define CX4_UAR_BF_REGS_PER_PAGE	4	/* Linux MLX5_BF_REGS_PER_PAGE */
 #define CX4_UAR_NON_FP_BF_REGS_PER_PAGE	2	/* Linux MLX5_NON_FP_BF_REGS_PER_PAGE */
 
-#define CX4_ADAPTER_PAGE_SHIFT		12	/* FW pages, PAS entries: 4 KB (MLX5_ADAPTER_PAGE_SHIFT) */
+#define CX4_ADAPTER_PAGE_SHIFT		12	/* FW pages and PAS: 4 KB */
 #define CX4_ADAPTER_PAGE_SIZE		(1u << CX4_ADAPTER_PAGE_SHIFT)
 
 #endif /* CX4_PRM_ISEG_H */

@@ -106,7 +106,7 @@
 
 /* ---- HOST_ENDIANNESS, 0x10 bytes (rdma-core struct mlx5_reg_host_endianness) ------------- */
 #define CX4_HOST_ENDIANNESS_SIZE	0x10
-#define CX4_HOST_ENDIANNESS_HE		CX4_FLD(0x00, 24, 8)	/* byte 0: 0 LE host, 0x80 BE host */
+#define CX4_HOST_ENDIANNESS_HE		CX4_FLD(0x00, 24, 8)	/* byte 0: 0 LE, 0x80 BE host */
 #define CX4_HOST_ENDIANNESS_LE		0x00
 #define CX4_HOST_ENDIANNESS_BE		0x80
 

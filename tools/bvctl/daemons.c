@@ -119,6 +119,32 @@ static void show_log_tail(const struct bv_dev_conf *dev)
 	fclose(f);
 }
 
+/*
+ * Exec the daemon, under $BV_DAEMON_WRAPPER if set (words split on spaces, e.g.
+ * "valgrind -q --error-exitcode=99"): the tests run the daemons under valgrind that way.
+ */
+static void exec_daemon(const char *exe, const char *daemon, const char *name)
+{
+	const char *wrapper = getenv("BV_DAEMON_WRAPPER");
+	char *argv[32], *words, *save = NULL;
+	int n = 0;
+
+	if (wrapper && *wrapper && (words = strdup(wrapper))) {
+		for (char *w = strtok_r(words, " ", &save); w && n < 24;
+		     w = strtok_r(NULL, " ", &save))
+			argv[n++] = w;
+		argv[n++] = (char *)exe;
+	} else {
+		argv[n++] = (char *)daemon;
+	}
+	argv[n++] = "--device";
+	argv[n++] = (char *)name;
+	argv[n++] = "--rundir";
+	argv[n++] = (char *)bv_rundir();
+	argv[n] = NULL;
+	execvp(argv[0], argv);
+}
+
 int bvctl_start_daemon(const struct bvctl *b, const struct bv_dev_conf *dev)
 {
 	char exe[BV_PATH_MAX * 2], log[BV_PATH_MAX], daemon[24];
@@ -154,7 +180,7 @@ int bvctl_start_daemon(const struct bvctl *b, const struct bv_dev_conf *dev)
 			dup2(fd, 1);
 			dup2(fd, 2);
 		}
-		execl(exe, daemon, "--device", dev->name, "--rundir", bv_rundir(), (char *)NULL);
+		exec_daemon(exe, daemon, dev->name);
 		fprintf(stderr, "exec %s: %s\n", exe, strerror(errno));
 		_exit(127);
 	}

@@ -68,10 +68,12 @@ static int put(const char *dir, const char *file, const char *fmt, ...)
 	return fclose(f);
 }
 
-static void gid_str(const uint8_t g[16], char *buf)
+/* "xxxx:xxxx:...:xxxx", 39 characters and the NUL */
+static void gid_str(const uint8_t g[16], char buf[40])
 {
 	for (int i = 0; i < 8; i++)
-		sprintf(buf + 5 * i, "%02x%02x%c", g[2 * i], g[2 * i + 1], i < 7 ? ':' : 0);
+		snprintf(buf + 5 * i, 40 - 5 * i, i < 7 ? "%02x%02x:" : "%02x%02x", g[2 * i],
+			 g[2 * i + 1]);
 }
 
 static int write_device(const char *root, const struct bv_dev_conf *dev)

@@ -22,20 +22,16 @@
 #include <immintrin.h>
 #endif
 
-#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
-#error "slice-by-8 below assumes a little-endian host"
-#endif
-
-#define CRC32_POLY_REFLECTED	0xedb88320u
+#define CRC32_POLY_REFLECTED 0xedb88320u
 /* Polynomials in the reflected representation: bit 31 is x^0, bit 0 is x^31. */
-#define X0			0x80000000u	/* 1 */
-#define X8			0x00800000u	/* x^8 */
-#define XINV			0xdb710641u	/* x^-1 mod P: (P - 1) / x, reflected */
+#define X0 0x80000000u	 /* 1 */
+#define X8 0x00800000u	 /* x^8 */
+#define XINV 0xdb710641u /* x^-1 mod P: (P - 1) / x, reflected */
 
 static uint32_t crc_tab[8][256];
-static uint8_t crc_top_inv[256];	/* crc_tab[0][crc_top_inv[b]] >> 24 == b */
-static uint32_t xpow8_tab[64];		/* x^(8 * 2^k) mod P */
-static uint32_t xpow8_inv_tab[64];	/* x^(-8 * 2^k) mod P */
+static uint8_t crc_top_inv[256];   /* crc_tab[0][crc_top_inv[b]] >> 24 == b */
+static uint32_t xpow8_tab[64];	   /* x^(8 * 2^k) mod P */
+static uint32_t xpow8_inv_tab[64]; /* x^(-8 * 2^k) mod P */
 static uint32_t (*crc_bulk)(uint32_t reg, const uint8_t *p, size_t len);
 static const char *crc_impl_name = "slice-by-8";
 static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
@@ -56,6 +52,18 @@ static uint32_t multmodp(uint32_t a, uint32_t b)
 	return prod;
 }
 
+/* 8 bytes as a little-endian word: slice-by-8 consumes the lowest-addressed byte first. */
+static inline uint64_t load_le64(const uint8_t *p)
+{
+	uint64_t w;
+
+	memcpy(&w, p, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	w = __builtin_bswap64(w);
+#endif
+	return w;
+}
+
 /* Slice-by-8 on the raw register: reg is the CRC state (already inverted). */
 static uint32_t crc_sb8(uint32_t reg, const uint8_t *p, size_t len)
 {
@@ -64,10 +72,8 @@ static uint32_t crc_sb8(uint32_t reg, const uint8_t *p, size_t len)
 		len--;
 	}
 	while (len >= 8) {
-		uint64_t w;
+		uint64_t w = load_le64(p) ^ reg;
 
-		memcpy(&w, p, 8);
-		w ^= reg;
 		reg = crc_tab[7][w & 0xff] ^ crc_tab[6][(w >> 8) & 0xff] ^
 		      crc_tab[5][(w >> 16) & 0xff] ^ crc_tab[4][(w >> 24) & 0xff] ^
 		      crc_tab[3][(w >> 32) & 0xff] ^ crc_tab[2][(w >> 40) & 0xff] ^
@@ -162,8 +168,8 @@ static void crc_init(void)
 	}
 	for (i = 0; i < 256; i++)
 		for (k = 1; k < 8; k++)
-			crc_tab[k][i] = (crc_tab[k - 1][i] >> 8) ^
-					crc_tab[0][crc_tab[k - 1][i] & 0xff];
+			crc_tab[k][i] =
+			    (crc_tab[k - 1][i] >> 8) ^ crc_tab[0][crc_tab[k - 1][i] & 0xff];
 	/* The top bytes of the 256 table entries are a permutation (the property byte-wise CRC
 	 * reversal relies on); the test suite checks it. */
 	for (i = 0; i < 256; i++)
@@ -172,7 +178,7 @@ static void crc_init(void)
 	xpow8_tab[0] = X8;
 	x = XINV;
 	for (k = 0; k < 3; k++)
-		x = multmodp(x, x);		/* x^-8 */
+		x = multmodp(x, x); /* x^-8 */
 	xpow8_inv_tab[0] = x;
 	for (k = 1; k < 64; k++) {
 		xpow8_tab[k] = multmodp(xpow8_tab[k - 1], xpow8_tab[k - 1]);
@@ -239,10 +245,10 @@ uint32_t roce_crc32_unshift(uint32_t reg, uint64_t nbytes)
 /* ---- ICRC ---------------------------------------------------------------------------------- */
 
 /* Offsets inside the masked pseudo-header: 8 x 0xFF, IPv4 (20), UDP (8), BTH (12). */
-#define PH_IP		8
-#define PH_UDP		(PH_IP + 20)
-#define PH_BTH		(PH_UDP + 8)
-#define PH_LEN		(PH_BTH + 12)
+#define PH_IP 8
+#define PH_UDP (PH_IP + 20)
+#define PH_BTH (PH_UDP + 8)
+#define PH_LEN (PH_BTH + 12)
 
 uint32_t roce_icrc_ipv4(const uint8_t *ipudp, const struct iovec *iov, int iovcnt)
 {
@@ -251,13 +257,13 @@ uint32_t roce_icrc_ipv4(const uint8_t *ipudp, const struct iovec *iov, int iovcn
 	uint32_t crc;
 	int i;
 
-	memset(ph, 0xff, 8);			/* masked LRH stand-in */
+	memset(ph, 0xff, 8); /* masked LRH stand-in */
 	memcpy(ph + PH_IP, ipudp, 28);
-	ph[PH_IP + 1] = 0xff;			/* TOS: DSCP + ECN */
-	ph[PH_IP + 8] = 0xff;			/* TTL */
-	ph[PH_IP + 10] = 0xff;			/* header checksum */
+	ph[PH_IP + 1] = 0xff;  /* TOS: DSCP + ECN */
+	ph[PH_IP + 8] = 0xff;  /* TTL */
+	ph[PH_IP + 10] = 0xff; /* header checksum */
 	ph[PH_IP + 11] = 0xff;
-	ph[PH_UDP + 6] = 0xff;			/* UDP checksum */
+	ph[PH_UDP + 6] = 0xff; /* UDP checksum */
 	ph[PH_UDP + 7] = 0xff;
 
 	/* Gather the BTH, which the caller may have split. */
@@ -268,9 +274,9 @@ uint32_t roce_icrc_ipv4(const uint8_t *ipudp, const struct iovec *iov, int iovcn
 		have += n;
 		skip = n;
 	}
-	if (have < 12)				/* caller error: no BTH; CRC what there is */
+	if (have < 12) /* caller error: no BTH; CRC what there is */
 		memset(ph + PH_BTH + have, 0, 12 - have);
-	ph[PH_BTH + 4] = 0xff;			/* FECN, BECN, resv6a */
+	ph[PH_BTH + 4] = 0xff; /* FECN, BECN, resv6a */
 
 	crc = roce_crc32(0, ph, have < 12 ? PH_BTH + have : PH_LEN);
 	/* i now indexes the piece after the one the BTH ended in; finish that one first. */
@@ -284,7 +290,7 @@ uint32_t roce_icrc_ipv4(const uint8_t *ipudp, const struct iovec *iov, int iovcn
 
 uint32_t roce_icrc_ipv4_buf(const uint8_t *ipudp, const uint8_t *tpkt, size_t tlen)
 {
-	struct iovec iov = { .iov_base = (void *)tpkt, .iov_len = tlen };
+	struct iovec iov = {.iov_base = (void *)tpkt, .iov_len = tlen};
 
 	return roce_icrc_ipv4(ipudp, &iov, 1);
 }
@@ -299,8 +305,8 @@ uint32_t roce_icrc_ipv4_buf(const uint8_t *ipudp, const uint8_t *tpkt, size_t tl
  * remaining 24 bits must equal r1 >> 8 = T[b0] >> 8, which selects b0 by its top byte and must
  * then match in all 24 bits: that last comparison is the 16 bits of residual strength.
  */
-int roce_icrc_solve_ipv4_id(uint32_t computed, uint32_t received, uint16_t assumed_id,
-			    size_t tlen, uint16_t *id)
+int roce_icrc_solve_ipv4_id(uint32_t computed, uint32_t received, uint16_t assumed_id, size_t tlen,
+			    uint16_t *id)
 {
 	uint32_t r2, hi24;
 	uint8_t i1, b0, b1;
@@ -308,7 +314,7 @@ int roce_icrc_solve_ipv4_id(uint32_t computed, uint32_t received, uint16_t assum
 	crc_ready();
 	r2 = roce_crc32_unshift(computed ^ received, 22 + (uint64_t)tlen);
 	i1 = crc_top_inv[r2 >> 24];
-	hi24 = r2 ^ crc_tab[0][i1];		/* == r1 >> 8, top byte now 0 */
+	hi24 = r2 ^ crc_tab[0][i1]; /* == r1 >> 8, top byte now 0 */
 	b0 = crc_top_inv[(hi24 >> 16) & 0xff];
 	if ((crc_tab[0][b0] >> 8) != hi24)
 		return -1;

@@ -85,8 +85,8 @@ static inline uint32_t roce_icrc_get(const uint8_t *p)
  * -1 if no ID makes the ICRC match.  The check then has 16 bits of strength instead of 32
  * (a random corruption passes with probability 2^-16); see docs/roce-wire.md.
  */
-int roce_icrc_solve_ipv4_id(uint32_t computed, uint32_t received, uint16_t assumed_id,
-			    size_t tlen, uint16_t *id);
+int roce_icrc_solve_ipv4_id(uint32_t computed, uint32_t received, uint16_t assumed_id, size_t tlen,
+			    uint16_t *id);
 
 /* For the test suite: 0 if the byte-reversal table used by the solver is a permutation. */
 int roce_crc32_selftest_top_inv(void);

@@ -14,14 +14,14 @@
 
 #include "pcap.h"
 
-#define PCAP_MAGIC_NSEC		0xa1b23c4du
-#define PCAP_SNAPLEN		262144u
-#define ETH_HDR_LEN		14
+#define PCAP_MAGIC_NSEC 0xa1b23c4du
+#define PCAP_SNAPLEN 262144u
+#define ETH_HDR_LEN 14
 
 struct roce_pcap {
 	FILE *f;
 	int linktype;
-	int err;		/* first write error, reported by flush/close */
+	int err; /* first write error, reported by flush/close */
 	pthread_mutex_t lock;
 };
 
@@ -48,11 +48,11 @@ _Static_assert(sizeof(struct pcap_rec_hdr) == 16, "pcap record header is 16 byte
 struct roce_pcap *roce_pcap_open(const char *path, int linktype)
 {
 	struct pcap_file_hdr fh = {
-		.magic = PCAP_MAGIC_NSEC,
-		.version_major = 2,
-		.version_minor = 4,
-		.snaplen = PCAP_SNAPLEN,
-		.linktype = (uint32_t)linktype,
+	    .magic = PCAP_MAGIC_NSEC,
+	    .version_major = 2,
+	    .version_minor = 4,
+	    .snaplen = PCAP_SNAPLEN,
+	    .linktype = (uint32_t)linktype,
 	};
 	struct roce_pcap *pc;
 
@@ -118,7 +118,7 @@ static int write_rec(struct roce_pcap *pc, const uint8_t *ipudp, const struct io
 		memcpy(&daddr, ip + 16, 4);
 		mac_of(eth, daddr);
 		mac_of(eth + 6, saddr);
-		eth[12] = 0x08;				/* EtherType IPv4 */
+		eth[12] = 0x08; /* EtherType IPv4 */
 		eth[13] = 0x00;
 		link = ETH_HDR_LEN;
 	}
@@ -131,8 +131,7 @@ static int write_rec(struct roce_pcap *pc, const uint8_t *ipudp, const struct io
 	rh.incl_len = rh.orig_len = (uint32_t)(len + link);
 
 	pthread_mutex_lock(&pc->lock);
-	if (fwrite(&rh, sizeof(rh), 1, pc->f) != 1 ||
-	    (link && fwrite(eth, link, 1, pc->f) != 1) ||
+	if (fwrite(&rh, sizeof(rh), 1, pc->f) != 1 || (link && fwrite(eth, link, 1, pc->f) != 1) ||
 	    (ipudp && fwrite(ipudp, ROCE_IPUDP_LEN, 1, pc->f) != 1))
 		ret = -(errno ? errno : EIO);
 	for (i = 0; !ret && i < iovcnt; i++)
@@ -146,7 +145,7 @@ static int write_rec(struct roce_pcap *pc, const uint8_t *ipudp, const struct io
 
 int roce_pcap_write_ipv4(struct roce_pcap *pc, const uint8_t *frame, size_t len)
 {
-	struct iovec iov = { .iov_base = (void *)frame, .iov_len = len };
+	struct iovec iov = {.iov_base = (void *)frame, .iov_len = len};
 
 	return write_rec(pc, NULL, &iov, 1);
 }

@@ -25,8 +25,8 @@
 
 #include "roce_pkt.h"
 
-#define ROCE_PCAP_LINKTYPE_ETHERNET	1
-#define ROCE_PCAP_LINKTYPE_IPV4		228
+#define ROCE_PCAP_LINKTYPE_ETHERNET 1
+#define ROCE_PCAP_LINKTYPE_IPV4 228
 
 struct roce_pcap;
 

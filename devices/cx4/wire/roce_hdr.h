@@ -23,7 +23,10 @@
 #include <stdint.h>
 #include <string.h>
 
-/* ---- big-endian loads/stores on unaligned byte pointers ---------------------------------------- */
+/* One-line accessors, aligned by hand: keep clang-format away. */
+/* clang-format off */
+
+/* ---- big-endian loads/stores on unaligned byte pointers -------------------------------------- */
 
 static inline uint16_t roce_get_be16(const uint8_t *p)
 {
@@ -76,7 +79,7 @@ static inline void roce_put_be64(uint8_t *p, uint64_t v)
 	memcpy(p, &v, 8);
 }
 
-/* ---- encapsulation constants (Annex A17) ------------------------------------------------------- */
+/* ---- encapsulation constants (Annex A17) ----------------------------------------------------- */
 
 #define ROCE_V2_UDP_PORT	4791	/* IANA "roce", Annex A17 */
 #define ROCE_IPV4_HDR_LEN	20	/* we never send IPv4 options; see roce_pkt.h */
@@ -95,7 +98,7 @@ static inline void roce_put_be64(uint8_t *p, uint64_t v)
 #define ROCE_ATMACK_LEN		8
 #define ROCE_IMMDT_LEN		4
 #define ROCE_IETH_LEN		4
-#define ROCE_CNP_LEN		16	/* CNP: 16 reserved bytes after the BTH (Annex A17 CNP format) */
+#define ROCE_CNP_LEN		16	/* CNP: 16 reserved bytes after the BTH (Annex A17) */
 
 /* Largest BTH + extension headers of any opcode we know (CMP_SWAP / FETCH_ADD: 12 + 28). */
 #define ROCE_MAX_HDR_LEN	(ROCE_BTH_LEN + ROCE_ATMETH_LEN)
@@ -141,13 +144,14 @@ static inline void roce_bth_put(uint8_t *bth, uint8_t opcode, bool se, bool mig,
 	roce_put_be24(bth + 9, psn & ROCE_PSN_MASK);
 }
 
-/* PSNs are 24-bit and compared modulo 2^24 (IBTA ch. 9 PSN rules; rxe psn_compare): result < 0 if a is before b. */
+/* PSNs are 24-bit and compared modulo 2^24 (IBTA ch. 9 PSN rules; rxe psn_compare):
+ * result < 0 if a is before b. */
 static inline int32_t roce_psn_cmp(uint32_t a, uint32_t b)
 {
 	return (int32_t)((a - b) << 8) >> 8;
 }
 
-/* ---- DETH: Datagram ETH, 8 bytes (§9.3.2): Q_Key, resv8, SrcQP(24) ---------------------------- */
+/* ---- DETH: Datagram ETH, 8 bytes (§9.3.2): Q_Key, resv8, SrcQP(24) --------------------------- */
 #define ROCE_GSI_QKEY		0x80010000u	/* well-known Q_Key of QP1 (GSI, IBTA ch. 13) */
 
 static inline uint32_t roce_deth_qkey(const uint8_t *d)	{ return roce_get_be32(d); }
@@ -160,7 +164,7 @@ static inline void roce_deth_put(uint8_t *d, uint32_t qkey, uint32_t sqpn)
 	roce_put_be24(d + 5, sqpn & ROCE_QPN_MASK);
 }
 
-/* ---- RETH: RDMA ETH, 16 bytes (§9.3.3): VA(64), R_Key(32), DMA Length(32) --------------------- */
+/* ---- RETH: RDMA ETH, 16 bytes (§9.3.3): VA(64), R_Key(32), DMA Length(32) -------------------- */
 static inline uint64_t roce_reth_va(const uint8_t *r)		{ return roce_get_be64(r); }
 static inline uint32_t roce_reth_rkey(const uint8_t *r)	{ return roce_get_be32(r + 8); }
 static inline uint32_t roce_reth_len(const uint8_t *r)		{ return roce_get_be32(r + 12); }
@@ -216,7 +220,7 @@ static inline void roce_aeth_put(uint8_t *a, uint8_t syndrome, uint32_t msn)
 	roce_put_be24(a + 1, msn & 0xffffff);
 }
 
-/* ---- AtomicAckETH, 8 bytes (§9.3.6): original remote data (64) --------------------------------- */
+/* ---- AtomicAckETH, 8 bytes (§9.3.6): original remote data (64) ------------------------------- */
 static inline uint64_t roce_atmack_orig(const uint8_t *a)	{ return roce_get_be64(a); }
 static inline void roce_atmack_put(uint8_t *a, uint64_t orig)	{ roce_put_be64(a, orig); }
 
@@ -231,8 +235,10 @@ static inline uint32_t roce_immdt_raw(const uint8_t *i)
 
 static inline void roce_immdt_put_raw(uint8_t *i, uint32_t raw)	{ memcpy(i, &raw, 4); }
 
-/* ---- IETH: Invalidate ETH, 4 bytes (§9.3.8): R_Key to invalidate -------------------------------- */
+/* ---- IETH: Invalidate ETH, 4 bytes (§9.3.8): R_Key to invalidate ----------------------------- */
 static inline uint32_t roce_ieth_rkey(const uint8_t *i)	{ return roce_get_be32(i); }
 static inline void roce_ieth_put(uint8_t *i, uint32_t rkey)	{ roce_put_be32(i, rkey); }
+
+/* clang-format on */
 
 #endif /* BV_ROCE_HDR_H */

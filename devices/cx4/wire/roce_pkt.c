@@ -18,24 +18,24 @@
 #include "roce_pkt.h"
 
 static const char *const err_names[] = {
-	[0] = "ok",
-	[-ROCE_ETRUNC] = "truncated packet",
-	[-ROCE_EIPVER] = "IP version is not 4",
-	[-ROCE_EIPHDR] = "IPv4 header with options",
-	[-ROCE_EIPLEN] = "IPv4 total length disagrees with the frame",
-	[-ROCE_EIPFRAG] = "IPv4 fragment",
-	[-ROCE_EIPPROTO] = "IPv4 protocol is not UDP",
-	[-ROCE_EIPCSUM] = "IPv4 header checksum wrong",
-	[-ROCE_EUDPPORT] = "UDP destination port is not 4791",
-	[-ROCE_EUDPLEN] = "UDP length disagrees with the IPv4 length",
-	[-ROCE_EUDPCSUM] = "UDP checksum wrong",
-	[-ROCE_ETVER] = "BTH TVer is not 0",
-	[-ROCE_EOPCODE] = "unknown or unsupported opcode",
-	[-ROCE_ELEN] = "bad transport length for the opcode",
-	[-ROCE_EPAD] = "bad BTH PadCnt",
-	[-ROCE_EICRC] = "ICRC mismatch",
-	[-ROCE_ENOSPC] = "buffer too small",
-	[-ROCE_EINVAL] = "invalid argument",
+    [0] = "ok",
+    [-ROCE_ETRUNC] = "truncated packet",
+    [-ROCE_EIPVER] = "IP version is not 4",
+    [-ROCE_EIPHDR] = "IPv4 header with options",
+    [-ROCE_EIPLEN] = "IPv4 total length disagrees with the frame",
+    [-ROCE_EIPFRAG] = "IPv4 fragment",
+    [-ROCE_EIPPROTO] = "IPv4 protocol is not UDP",
+    [-ROCE_EIPCSUM] = "IPv4 header checksum wrong",
+    [-ROCE_EUDPPORT] = "UDP destination port is not 4791",
+    [-ROCE_EUDPLEN] = "UDP length disagrees with the IPv4 length",
+    [-ROCE_EUDPCSUM] = "UDP checksum wrong",
+    [-ROCE_ETVER] = "BTH TVer is not 0",
+    [-ROCE_EOPCODE] = "unknown or unsupported opcode",
+    [-ROCE_ELEN] = "bad transport length for the opcode",
+    [-ROCE_EPAD] = "bad BTH PadCnt",
+    [-ROCE_EICRC] = "ICRC mismatch",
+    [-ROCE_ENOSPC] = "buffer too small",
+    [-ROCE_EINVAL] = "invalid argument",
 };
 
 const char *roce_strerror(int err)
@@ -69,13 +69,13 @@ void roce_ipv4_udp_hdr(uint8_t *out, const struct roce_addr *a, size_t udp_paylo
 {
 	uint8_t *ip = out, *udp = out + ROCE_IPV4_HDR_LEN;
 
-	ip[0] = 0x45;					/* version 4, IHL 5 */
+	ip[0] = 0x45; /* version 4, IHL 5 */
 	ip[1] = a->tos;
 	roce_put_be16(ip + 2, (uint16_t)(ROCE_IPUDP_LEN + udp_payload_len));
 	roce_put_be16(ip + 4, a->ip_id);
-	roce_put_be16(ip + 6, 0x4000);			/* DF, offset 0 */
+	roce_put_be16(ip + 6, 0x4000); /* DF, offset 0 */
 	ip[8] = a->ttl;
-	ip[9] = 17;					/* UDP */
+	ip[9] = 17; /* UDP */
 	ip[10] = ip[11] = 0;
 	memcpy(ip + 12, &a->saddr, 4);
 	memcpy(ip + 16, &a->daddr, 4);
@@ -84,7 +84,7 @@ void roce_ipv4_udp_hdr(uint8_t *out, const struct roce_addr *a, size_t udp_paylo
 	roce_put_be16(udp, a->sport);
 	roce_put_be16(udp + 2, a->dport);
 	roce_put_be16(udp + 4, (uint16_t)(ROCE_UDP_HDR_LEN + udp_payload_len));
-	roce_put_be16(udp + 6, 0);			/* no checksum (SO_NO_CHECK) */
+	roce_put_be16(udp + 6, 0); /* no checksum (SO_NO_CHECK) */
 }
 
 int roce_hdr_len(uint8_t opcode)
@@ -123,26 +123,23 @@ int roce_write_hdrs(uint8_t *hdr, size_t size, const struct roce_tx_hdr *h, size
 		return (int)total;
 	if (size < i->hdr_len)
 		return ROCE_ENOSPC;
-	if (h->dqpn > ROCE_QPN_MASK || h->psn > ROCE_PSN_MASK)
+	/* 24-bit fields: refuse rather than silently truncate, before writing anything */
+	if (h->dqpn > ROCE_QPN_MASK || h->psn > ROCE_PSN_MASK ||
+	    ((i->hdrs & ROCE_HM(DETH)) && h->deth.sqpn > ROCE_QPN_MASK) ||
+	    ((i->hdrs & ROCE_HM(AETH)) && h->aeth.msn > 0xffffff))
 		return ROCE_EINVAL;
 
 	roce_bth_put(hdr, h->opcode, h->se, h->mig, (uint8_t)pad_of(payload_len), h->pkey, h->fecn,
 		     h->becn, h->dqpn, h->ackreq, h->psn);
-	if (i->hdrs & ROCE_HM(DETH)) {
-		if (h->deth.sqpn > ROCE_QPN_MASK)
-			return ROCE_EINVAL;
+	if (i->hdrs & ROCE_HM(DETH))
 		roce_deth_put(hdr + i->off[ROCE_HDR_DETH], h->deth.qkey, h->deth.sqpn);
-	}
 	if (i->hdrs & ROCE_HM(RETH))
 		roce_reth_put(hdr + i->off[ROCE_HDR_RETH], h->reth.va, h->reth.rkey, h->reth.len);
 	if (i->hdrs & ROCE_HM(ATMETH))
 		roce_atmeth_put(hdr + i->off[ROCE_HDR_ATMETH], h->atomic.va, h->atomic.rkey,
 				h->atomic.swap_add, h->atomic.compare);
-	if (i->hdrs & ROCE_HM(AETH)) {
-		if (h->aeth.msn > 0xffffff)
-			return ROCE_EINVAL;
+	if (i->hdrs & ROCE_HM(AETH))
 		roce_aeth_put(hdr + i->off[ROCE_HDR_AETH], h->aeth.syndrome, h->aeth.msn);
-	}
 	if (i->hdrs & ROCE_HM(ATMACK))
 		roce_atmack_put(hdr + i->off[ROCE_HDR_ATMACK], h->atomic_ack_orig);
 	if (i->hdrs & ROCE_HM(IMMDT))
@@ -154,8 +151,7 @@ int roce_write_hdrs(uint8_t *hdr, size_t size, const struct roce_tx_hdr *h, size
 	return i->hdr_len;
 }
 
-int roce_write_tail(uint8_t *tail, const struct roce_addr *a, const struct iovec *iov,
-		    int iovcnt)
+int roce_write_tail(uint8_t *tail, const struct roce_addr *a, const struct iovec *iov, int iovcnt)
 {
 	uint8_t ipudp[ROCE_IPUDP_LEN];
 	struct iovec v[ROCE_MAX_IOV + 1];
@@ -189,8 +185,8 @@ int roce_write_tail(uint8_t *tail, const struct roce_addr *a, const struct iovec
 	return (int)(pad + ROCE_ICRC_LEN);
 }
 
-ssize_t roce_build_udp(uint8_t *buf, size_t size, const struct roce_tx_hdr *h,
-		       const void *payload, size_t payload_len, const struct roce_addr *a)
+ssize_t roce_build_udp(uint8_t *buf, size_t size, const struct roce_tx_hdr *h, const void *payload,
+		       size_t payload_len, const struct roce_addr *a)
 {
 	ssize_t total = roce_udp_len(h->opcode, payload_len);
 	struct iovec iov;
@@ -215,15 +211,14 @@ ssize_t roce_build_udp(uint8_t *buf, size_t size, const struct roce_tx_hdr *h,
 	return hl + (ssize_t)payload_len + tl;
 }
 
-ssize_t roce_build_ipv4(uint8_t *buf, size_t size, const struct roce_tx_hdr *h,
-			const void *payload, size_t payload_len, const struct roce_addr *a)
+ssize_t roce_build_ipv4(uint8_t *buf, size_t size, const struct roce_tx_hdr *h, const void *payload,
+			size_t payload_len, const struct roce_addr *a)
 {
 	ssize_t n;
 
 	if (size < ROCE_IPUDP_LEN)
 		return ROCE_ENOSPC;
-	n = roce_build_udp(buf + ROCE_IPUDP_LEN, size - ROCE_IPUDP_LEN, h, payload, payload_len,
-			   a);
+	n = roce_build_udp(buf + ROCE_IPUDP_LEN, size - ROCE_IPUDP_LEN, h, payload, payload_len, a);
 	if (n < 0)
 		return n;
 	roce_ipv4_udp_hdr(buf, a, (size_t)n);
@@ -272,7 +267,7 @@ static int parse_transport(const uint8_t *buf, size_t len, uint8_t *ipudp, unsig
 	if (len & 3)
 		return ROCE_ELEN;
 
-	body = len - info->hdr_len - ROCE_ICRC_LEN;	/* payload + pad */
+	body = len - info->hdr_len - ROCE_ICRC_LEN; /* payload + pad */
 	pkt->padcnt = roce_bth_padcnt(buf);
 	if (!(info->flags & ROCE_F_PAYLOAD)) {
 		if (body)
@@ -330,7 +325,7 @@ int roce_parse_ipv4(const uint8_t *frame, size_t len, unsigned int flags, struct
 	if (csum_fold(csum_add(0, ip, ROCE_IPV4_HDR_LEN)) != 0xffff)
 		return ROCE_EIPCSUM;
 	frag = roce_get_be16(ip + 6);
-	if (frag & 0x3fff)				/* MF or fragment offset */
+	if (frag & 0x3fff) /* MF or fragment offset */
 		return ROCE_EIPFRAG;
 	if (ip[9] != 17)
 		return ROCE_EIPPROTO;
@@ -342,7 +337,8 @@ int roce_parse_ipv4(const uint8_t *frame, size_t len, unsigned int flags, struct
 		return ROCE_EUDPPORT;
 	ucsum = roce_get_be16(udp + 6);
 	if (ucsum) {
-		/* RFC 768 pseudo-header: addresses, protocol, UDP length; then UDP header + data. */
+		/* RFC 768 pseudo-header: addresses, protocol, UDP length; then UDP header + data.
+		 */
 		sum = csum_add(0, ip + 12, 8) + 17 + ulen;
 		sum = csum_add(sum, udp, ulen);
 		if (csum_fold(sum) != 0xffff)

@@ -2,8 +2,8 @@
 /*
  * Building and parsing RoCE v2 packets over IPv4 (IBTA vol 1 Annex A17):
  *
- *   IPv4 (20, DF, proto 17) | UDP (8, dst 4791, checksum 0) | BTH (12) | ETHs | payload | pad | ICRC
- *   '------- written by the kernel when sent through a UDP socket -------'
+ *   IPv4 (20, DF, proto 17) | UDP (8, dst 4791, csum 0) | BTH (12) | ETHs | payload | pad | ICRC
+ *   '---- written by the kernel for a UDP socket ----'
  *
  * Two forms of every packet:
  *  - the "UDP form": the UDP payload, BTH..ICRC, which is what a UDP socket sends and receives;
@@ -36,33 +36,33 @@
 #include "roce_opcode.h"
 
 /* Largest UDP payload of one IPv4 datagram (65535 - 20 - 8). */
-#define ROCE_MAX_UDP_PAYLOAD	65507
+#define ROCE_MAX_UDP_PAYLOAD 65507
 
 /* Most iovec pieces roce_write_tail accepts (headers + scattered payload). */
-#define ROCE_MAX_IOV		64
+#define ROCE_MAX_IOV 64
 
 /* Errors (negative return values).  roce_strerror() names them. */
 enum roce_err {
-	ROCE_OK		= 0,
-	ROCE_ETRUNC	= -1,	/* buffer ends before a header or the ICRC */
-	ROCE_EIPVER	= -2,	/* IP version is not 4 */
-	ROCE_EIPHDR	= -3,	/* IPv4 header length is not 20 (options are not supported) */
-	ROCE_EIPLEN	= -4,	/* IPv4 total length disagrees with the buffer */
-	ROCE_EIPFRAG	= -5,	/* IPv4 fragment (MF set or fragment offset != 0) */
-	ROCE_EIPPROTO	= -6,	/* IPv4 protocol is not UDP */
-	ROCE_EIPCSUM	= -7,	/* IPv4 header checksum wrong */
-	ROCE_EUDPPORT	= -8,	/* UDP destination port is not 4791 */
-	ROCE_EUDPLEN	= -9,	/* UDP length disagrees with the IPv4 length */
-	ROCE_EUDPCSUM	= -10,	/* non-zero UDP checksum wrong */
-	ROCE_ETVER	= -11,	/* BTH transport header version is not 0 */
-	ROCE_EOPCODE	= -12,	/* opcode not defined or not supported (see roce_opcode.h) */
-	ROCE_ELEN	= -13,	/* transport length not a multiple of 4, or bytes after the headers
-				 * of an opcode that carries no payload */
-	ROCE_EPAD	= -14,	/* PadCnt larger than the payload, or non-zero without payload */
-	ROCE_EICRC	= -15,	/* ICRC mismatch */
-	ROCE_ENOSPC	= -16,	/* builder: output buffer too small */
-	ROCE_EINVAL	= -17,	/* builder: argument out of range (payload on a header-only opcode,
-				 * packet longer than one datagram, unknown opcode, bad iovec) */
+	ROCE_OK = 0,
+	ROCE_ETRUNC = -1,    /* buffer ends before a header or the ICRC */
+	ROCE_EIPVER = -2,    /* IP version is not 4 */
+	ROCE_EIPHDR = -3,    /* IPv4 header length is not 20 (options are not supported) */
+	ROCE_EIPLEN = -4,    /* IPv4 total length disagrees with the buffer */
+	ROCE_EIPFRAG = -5,   /* IPv4 fragment (MF set or fragment offset != 0) */
+	ROCE_EIPPROTO = -6,  /* IPv4 protocol is not UDP */
+	ROCE_EIPCSUM = -7,   /* IPv4 header checksum wrong */
+	ROCE_EUDPPORT = -8,  /* UDP destination port is not 4791 */
+	ROCE_EUDPLEN = -9,   /* UDP length disagrees with the IPv4 length */
+	ROCE_EUDPCSUM = -10, /* non-zero UDP checksum wrong */
+	ROCE_ETVER = -11,    /* BTH transport header version is not 0 */
+	ROCE_EOPCODE = -12,  /* opcode not defined or not supported (see roce_opcode.h) */
+	ROCE_ELEN = -13,     /* transport length not a multiple of 4, or bytes after the headers
+			      * of an opcode that carries no payload */
+	ROCE_EPAD = -14,     /* PadCnt larger than the payload, or non-zero without payload */
+	ROCE_EICRC = -15,    /* ICRC mismatch */
+	ROCE_ENOSPC = -16,   /* builder: output buffer too small */
+	ROCE_EINVAL = -17,   /* builder: argument out of range (payload on a header-only opcode,
+			      * packet longer than one datagram, unknown opcode, bad iovec) */
 };
 
 const char *roce_strerror(int err);
@@ -96,15 +96,27 @@ struct roce_tx_hdr {
 	uint8_t opcode;
 	bool se, mig, fecn, becn, ackreq;
 	uint16_t pkey;
-	uint32_t dqpn;			/* 24 bit */
-	uint32_t psn;			/* 24 bit */
-	struct { uint64_t va; uint32_t rkey, len; } reth;
-	struct { uint64_t va; uint32_t rkey; uint64_t swap_add, compare; } atomic;
-	struct { uint8_t syndrome; uint32_t msn; } aeth;
+	uint32_t dqpn; /* 24 bit */
+	uint32_t psn;  /* 24 bit */
+	struct {
+		uint64_t va;
+		uint32_t rkey, len;
+	} reth;
+	struct {
+		uint64_t va;
+		uint32_t rkey;
+		uint64_t swap_add, compare;
+	} atomic;
+	struct {
+		uint8_t syndrome;
+		uint32_t msn;
+	} aeth;
 	uint64_t atomic_ack_orig;
-	uint32_t imm_raw;		/* ImmDt, network byte order (as ibv_send_wr.imm_data) */
+	uint32_t imm_raw; /* ImmDt, network byte order (as ibv_send_wr.imm_data) */
 	uint32_t ieth_rkey;
-	struct { uint32_t qkey, sqpn; } deth;
+	struct {
+		uint32_t qkey, sqpn;
+	} deth;
 };
 
 /* BTH + extension header bytes of an opcode, ROCE_EOPCODE if unknown. */
@@ -125,8 +137,7 @@ int roce_write_hdrs(uint8_t *hdr, size_t size, const struct roce_tx_hdr *h, size
  * roce_ipv4_udp_hdr(a, ...) into tail (at most 3 + 4 bytes) and returns the tail length; the
  * datagram is iov followed by tail.
  */
-int roce_write_tail(uint8_t *tail, const struct roce_addr *a, const struct iovec *iov,
-		    int iovcnt);
+int roce_write_tail(uint8_t *tail, const struct roce_addr *a, const struct iovec *iov, int iovcnt);
 
 /*
  * One-shot builds into a contiguous buffer; payload may already sit at its place in buf (then
@@ -134,10 +145,10 @@ int roce_write_tail(uint8_t *tail, const struct roce_addr *a, const struct iovec
  *   roce_build_udp:  the UDP form, BTH..ICRC, for a kernel UDP socket.
  *   roce_build_ipv4: the IPv4 form: roce_ipv4_udp_hdr() + the UDP form.
  */
-ssize_t roce_build_udp(uint8_t *buf, size_t size, const struct roce_tx_hdr *h,
-		       const void *payload, size_t payload_len, const struct roce_addr *a);
-ssize_t roce_build_ipv4(uint8_t *buf, size_t size, const struct roce_tx_hdr *h,
-			const void *payload, size_t payload_len, const struct roce_addr *a);
+ssize_t roce_build_udp(uint8_t *buf, size_t size, const struct roce_tx_hdr *h, const void *payload,
+		       size_t payload_len, const struct roce_addr *a);
+ssize_t roce_build_ipv4(uint8_t *buf, size_t size, const struct roce_tx_hdr *h, const void *payload,
+			size_t payload_len, const struct roce_addr *a);
 
 /* A parsed, validated packet.  Pointers refer into the caller's buffer. */
 struct roce_pkt {
@@ -150,11 +161,11 @@ struct roce_pkt {
 	uint32_t dqpn;
 	uint32_t psn;
 	const uint8_t *payload;
-	uint32_t payload_len;		/* without pad */
-	uint32_t tlen;			/* BTH..ICRC inclusive */
+	uint32_t payload_len; /* without pad */
+	uint32_t tlen;	      /* BTH..ICRC inclusive */
 	uint32_t icrc;
-	struct roce_addr addr;		/* from the IPv4/UDP header, or as given for the UDP form */
-	bool ip_id_solved;		/* ICRC matched with a solved IP ID (now in addr.ip_id) */
+	struct roce_addr addr; /* from the IPv4/UDP header, or as given for the UDP form */
+	bool ip_id_solved;     /* ICRC matched with a solved IP ID (now in addr.ip_id) */
 };
 
 /* Pointer to extension header h of a parsed packet, NULL if the opcode does not carry it. */
@@ -165,12 +176,12 @@ static inline const uint8_t *roce_pkt_hdr(const struct roce_pkt *p, enum roce_hd
 
 enum {
 	/* Do not verify the ICRC (everything else still is). */
-	ROCE_PARSE_NO_ICRC	= 1u << 0,
+	ROCE_PARSE_NO_ICRC = 1u << 0,
 	/* UDP form: if the ICRC does not match with addr->ip_id, accept the packet when some other
 	 * IPv4 ID makes it match (peers that are not kernel-socket senders: rxe, real NICs). */
-	ROCE_PARSE_SOLVE_ID	= 1u << 1,
+	ROCE_PARSE_SOLVE_ID = 1u << 1,
 	/* IPv4 form: accept any UDP destination port (non-standard RoCE port). */
-	ROCE_PARSE_ANY_PORT	= 1u << 2,
+	ROCE_PARSE_ANY_PORT = 1u << 2,
 };
 
 /*

@@ -6,7 +6,7 @@
  * sendmmsg(2), recvmmsg(2).
  */
 #ifndef _GNU_SOURCE
-#define _GNU_SOURCE	/* sendmmsg, recvmmsg */
+#define _GNU_SOURCE /* sendmmsg, recvmmsg */
 #endif
 #include <errno.h>
 #include <netinet/in.h>
@@ -19,16 +19,16 @@
 #include "udp_port.h"
 
 #ifndef SO_NO_CHECK
-#define SO_NO_CHECK	11
+#define SO_NO_CHECK 11
 #endif
 #ifndef UDP_SEGMENT
-#define UDP_SEGMENT	103
+#define UDP_SEGMENT 103
 #endif
 #ifndef UDP_GRO
-#define UDP_GRO		104
+#define UDP_GRO 104
 #endif
 
-#define DEFAULT_SOCKBUF	(4 << 20)
+#define DEFAULT_SOCKBUF (4 << 20)
 
 static int set_int(int fd, int level, int opt, int val)
 {
@@ -45,7 +45,7 @@ static void set_buf(int fd, int force_opt, int opt, int bytes)
 int roce_udp_port_open(struct roce_udp_port *p, uint32_t addr, uint16_t port,
 		       const struct roce_udp_port_opts *opts)
 {
-	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(port) };
+	struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons(port)};
 	socklen_t sl = sizeof(sin);
 	int fd, err;
 
@@ -56,7 +56,9 @@ int roce_udp_port_open(struct roce_udp_port *p, uint32_t addr, uint16_t port,
 
 	/* The header-determinism options are mandatory: without them our ICRCs would be wrong. */
 	err = set_int(fd, IPPROTO_IP, IP_MTU_DISCOVER, IP_PMTUDISC_DO);
-	if (!err)
+	/* Linux refuses UDP_SEGMENT on SO_NO_CHECK sockets (udp_send_skb: -EINVAL), so a GSO port
+	 * sends real UDP checksums; the ICRC masks them and receivers accept both. */
+	if (!err && !(opts && opts->gso))
 		err = set_int(fd, SOL_SOCKET, SO_NO_CHECK, 1);
 	if (!err)
 		err = set_int(fd, IPPROTO_IP, IP_PKTINFO, 1);
@@ -83,6 +85,7 @@ int roce_udp_port_open(struct roce_udp_port *p, uint32_t addr, uint16_t port,
 	p->addr = addr;
 	p->port = ntohs(sin.sin_port);
 	p->gro = opts && opts->gro;
+	p->gso = opts && opts->gso;
 	return 0;
 fail:
 	close(fd);
@@ -97,8 +100,8 @@ void roce_udp_port_close(struct roce_udp_port *p)
 }
 
 /* Control space for the most we attach/receive per datagram. */
-#define TX_CMSG_SPACE	(CMSG_SPACE(sizeof(int)) * 2 + CMSG_SPACE(sizeof(uint16_t)))
-#define RX_CMSG_SPACE	(CMSG_SPACE(sizeof(struct in_pktinfo)) + CMSG_SPACE(sizeof(int)) * 3)
+#define TX_CMSG_SPACE (CMSG_SPACE(sizeof(int)) * 2 + CMSG_SPACE(sizeof(uint16_t)))
+#define RX_CMSG_SPACE (CMSG_SPACE(sizeof(struct in_pktinfo)) + CMSG_SPACE(sizeof(int)) * 3)
 
 union tx_cmsg {
 	struct cmsghdr align;
@@ -114,6 +117,7 @@ static size_t put_cmsg(char *at, int level, int type, const void *data, size_t l
 {
 	struct cmsghdr *c = (struct cmsghdr *)at;
 
+	memset(at, 0, CMSG_SPACE(len)); /* alignment padding goes to the kernel too */
 	c->cmsg_level = level;
 	c->cmsg_type = type;
 	c->cmsg_len = CMSG_LEN(len);
@@ -125,7 +129,7 @@ int roce_udp_send(struct roce_udp_port *p, const struct roce_udp_tx *tx, unsigne
 {
 	struct mmsghdr mm[ROCE_UDP_BATCH];
 	struct sockaddr_in to[ROCE_UDP_BATCH];
-	union tx_cmsg cm[ROCE_UDP_BATCH];
+	union tx_cmsg cm[ROCE_UDP_BATCH]; /* filled by put_cmsg before use */
 	unsigned int done = 0;
 
 	while (done < n) {
@@ -138,13 +142,14 @@ int roce_udp_send(struct roce_udp_port *p, const struct roce_udp_tx *tx, unsigne
 			size_t cl = 0;
 
 			to[k] = (struct sockaddr_in){
-				.sin_family = AF_INET,
-				.sin_port = htons(t->dport),
-				.sin_addr.s_addr = t->daddr,
+			    .sin_family = AF_INET,
+			    .sin_port = htons(t->dport),
+			    .sin_addr.s_addr = t->daddr,
 			};
 			if (t->tos) {
 				int v = t->tos;
 
+				// cppcheck-suppress legacyUninitvar ; put_cmsg writes it
 				cl += put_cmsg(cm[k].buf + cl, IPPROTO_IP, IP_TOS, &v, sizeof(v));
 			}
 			if (t->ttl) {
@@ -156,12 +161,12 @@ int roce_udp_send(struct roce_udp_port *p, const struct roce_udp_tx *tx, unsigne
 				cl += put_cmsg(cm[k].buf + cl, SOL_UDP, UDP_SEGMENT, &t->gso_size,
 					       sizeof(t->gso_size));
 			*m = (struct msghdr){
-				.msg_name = &to[k],
-				.msg_namelen = sizeof(to[k]),
-				.msg_iov = (struct iovec *)t->iov,
-				.msg_iovlen = (size_t)t->iovcnt,
-				.msg_control = cl ? cm[k].buf : NULL,
-				.msg_controllen = cl,
+			    .msg_name = &to[k],
+			    .msg_namelen = sizeof(to[k]),
+			    .msg_iov = (struct iovec *)t->iov,
+			    .msg_iovlen = (size_t)t->iovcnt,
+			    .msg_control = cl ? cm[k].buf : NULL,
+			    .msg_controllen = cl,
 			};
 		}
 		r = sendmmsg(p->fd, mm, batch, MSG_DONTWAIT);
@@ -192,12 +197,12 @@ int roce_udp_recv(struct roce_udp_port *p, struct roce_udp_rx *rx, unsigned int 
 		iov[k].iov_base = rx[k].buf;
 		iov[k].iov_len = rx[k].size;
 		mm[k].msg_hdr = (struct msghdr){
-			.msg_name = &from[k],
-			.msg_namelen = sizeof(from[k]),
-			.msg_iov = &iov[k],
-			.msg_iovlen = 1,
-			.msg_control = cm[k].buf,
-			.msg_controllen = sizeof(cm[k].buf),
+		    .msg_name = &from[k],
+		    .msg_namelen = sizeof(from[k]),
+		    .msg_iov = &iov[k],
+		    .msg_iovlen = 1,
+		    .msg_control = cm[k].buf,
+		    .msg_controllen = sizeof(cm[k].buf),
 		};
 	}
 	do
@@ -215,11 +220,11 @@ int roce_udp_recv(struct roce_udp_port *p, struct roce_udp_rx *rx, unsigned int 
 		x->truncated = m->msg_flags & MSG_TRUNC;
 		x->seg_size = 0;
 		x->addr = (struct roce_addr){
-			.saddr = from[k].sin_addr.s_addr,
-			.daddr = p->addr,
-			.sport = ntohs(from[k].sin_port),
-			.dport = p->port,
-			.ttl = 64,
+		    .saddr = from[k].sin_addr.s_addr,
+		    .daddr = p->addr,
+		    .sport = ntohs(from[k].sin_port),
+		    .dport = p->port,
+		    .ttl = 64,
 		};
 		for (c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c)) {
 			if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_PKTINFO) {
@@ -247,7 +252,7 @@ int roce_udp_recv(struct roce_udp_port *p, struct roce_udp_rx *rx, unsigned int 
 
 int roce_udp_wait(struct roce_udp_port *p, int timeout_ms)
 {
-	struct pollfd pfd = { .fd = p->fd, .events = POLLIN };
+	struct pollfd pfd = {.fd = p->fd, .events = POLLIN};
 	int r;
 
 	do

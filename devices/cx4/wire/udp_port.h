@@ -8,7 +8,7 @@
  *   - never connect()ed, and IP_MTU_DISCOVER = IP_PMTUDISC_DO: DF set and IP ID 0 on every
  *     datagram (Linux ip_select_ident_segs); also means oversize datagrams fail with EMSGSIZE
  *     instead of being fragmented (RoCE never fragments: the path MTU must fit the device MTU);
- *   - SO_NO_CHECK = 1: UDP checksum 0, as RoCE v2 NICs send;
+ *   - SO_NO_CHECK = 1: UDP checksum 0, as RoCE v2 NICs send (unless opts.gso);
  *   - IP_PKTINFO, IP_RECVTOS, IP_RECVTTL: each received datagram reports its destination address
  *     (needed for the ICRC), TOS (ECN marks for congestion control) and TTL;
  *   - O_NONBLOCK: the model's threads batch with sendmmsg/recvmmsg and block in poll() only when
@@ -27,19 +27,23 @@
 #include "roce_pkt.h"
 
 /* Most datagrams one roce_udp_send/recv call hands to the kernel in one system call. */
-#define ROCE_UDP_BATCH		64
+#define ROCE_UDP_BATCH 64
 
 struct roce_udp_port {
 	int fd;
-	uint32_t addr;		/* bound IPv4 address, network byte order */
-	uint16_t port;		/* bound UDP port, host order (4791, or ephemeral if asked for 0) */
-	bool gro;		/* UDP_GRO enabled: received buffers may hold several datagrams */
+	uint32_t addr; /* bound IPv4 address, network byte order */
+	uint16_t port; /* bound UDP port, host order (4791, or ephemeral if asked for 0) */
+	bool gro;      /* UDP_GRO enabled: received buffers may hold several datagrams */
+	bool gso;      /* UDP_SEGMENT allowed (UDP checksums on, see opts.gso) */
 };
 
 struct roce_udp_port_opts {
-	int rcvbuf;		/* socket buffer sizes in bytes; 0 = 4 MiB */
+	int rcvbuf; /* socket buffer sizes in bytes; 0 = 4 MiB */
 	int sndbuf;
-	bool gro;		/* enable UDP_GRO (receiver must split by roce_udp_rx.seg_size) */
+	bool gro; /* enable UDP_GRO (receiver must split by roce_udp_rx.seg_size) */
+	bool gso; /* allow roce_udp_tx.gso_size.  Linux refuses UDP GSO on a socket
+		   * with SO_NO_CHECK, so such a port sends real UDP checksums
+		   * instead of 0 (masked by the ICRC; legal per Annex A17). */
 };
 
 /*
@@ -52,17 +56,18 @@ void roce_udp_port_close(struct roce_udp_port *p);
 
 /* One datagram to send. */
 struct roce_udp_tx {
-	const struct iovec *iov;	/* the UDP payload, in pieces (e.g. headers, payload, tail) */
+	const struct iovec *iov; /* the UDP payload, in pieces (e.g. headers, payload, tail) */
 	int iovcnt;
-	uint32_t daddr;			/* network byte order */
-	uint16_t dport;			/* host order */
-	uint8_t tos;			/* 0: socket default (0) */
-	uint8_t ttl;			/* 0: socket default (64 on Linux) */
-	uint16_t gso_size;		/* 0: one datagram.  Otherwise UDP GSO (UDP_SEGMENT): the
-					 * kernel cuts the payload into datagrams of gso_size bytes
-					 * (the last may be shorter); segment i leaves with IPv4 ID i
-					 * (see docs/roce-wire.md), so build segment i's ICRC with
-					 * roce_addr.ip_id = i. */
+	uint32_t daddr;	   /* network byte order */
+	uint16_t dport;	   /* host order */
+	uint8_t tos;	   /* 0: socket default (0) */
+	uint8_t ttl;	   /* 0: socket default (64 on Linux) */
+	uint16_t gso_size; /* 0: one datagram.  Otherwise UDP GSO (UDP_SEGMENT, port
+			    * opened with opts.gso): the kernel cuts the payload into
+			    * datagrams of gso_size bytes (the last may be shorter), at
+			    * most 64; segment i leaves with IPv4 ID i (measured through
+			    * a TUN device, docs/roce-wire.md), so build segment i's ICRC
+			    * with roce_addr.ip_id = i. */
 };
 
 /*
@@ -74,14 +79,14 @@ int roce_udp_send(struct roce_udp_port *p, const struct roce_udp_tx *tx, unsigne
 
 /* One receive slot. */
 struct roce_udp_rx {
-	uint8_t *buf;			/* in: where to put the datagram */
-	size_t size;			/* in: buffer size */
-	size_t len;			/* out: bytes received */
-	struct roce_addr addr;		/* out: saddr/sport from the sender, daddr from IP_PKTINFO,
-					 * dport = the bound port, tos, ttl; ip_id = 0 (unknown) */
-	uint16_t seg_size;		/* out: with UDP_GRO, the size of each coalesced datagram
-					 * (all but the last), 0 if buf holds one datagram */
-	bool truncated;			/* out: the datagram was longer than size (data lost) */
+	uint8_t *buf;	       /* in: where to put the datagram */
+	size_t size;	       /* in: buffer size */
+	size_t len;	       /* out: bytes received */
+	struct roce_addr addr; /* out: saddr/sport from the sender, daddr from IP_PKTINFO,
+				* dport = the bound port, tos, ttl; ip_id = 0 (unknown) */
+	uint16_t seg_size;     /* out: with UDP_GRO, the size of each coalesced datagram
+				* (all but the last), 0 if buf holds one datagram */
+	bool truncated;	       /* out: the datagram was longer than size (data lost) */
 };
 
 /*
