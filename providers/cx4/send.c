@@ -112,24 +112,23 @@ static int set_inline(struct cx4_qp *qp, struct ibv_send_wr *wr, uint8_t *seg, i
 	return 0;
 }
 
-/* BlueFlame: the WQE itself into the register, 64 bytes at a time, wrapping the source. */
+/*
+ * BlueFlame: the WQE itself into the register. A WQE that wraps round the end of the send
+ * queue is gathered first: the register takes one contiguous copy.
+ */
 static void bf_copy(struct cx4_context *ctx, struct cx4_qp *qp, size_t off, const uint8_t *src,
 		    size_t bytes)
 {
-	volatile uint64_t *dst = (volatile uint64_t *)(ctx->uar.base + off);
+	uint64_t tmp[256 / 8];
 
-	while (bytes) {
-		const uint64_t *s = (const uint64_t *)src;
+	if (src + bytes > qp->sq_end) {
+		size_t first = (size_t)(qp->sq_end - src);
 
-		for (int i = 0; i < 8; i++)
-			dst[i] = s[i];
-		dst += 8;
-		src += 64;
-		bytes -= 64;
-		if (src == qp->sq_end)
-			src = qp->sq_start;
+		memcpy(tmp, src, first);
+		memcpy((uint8_t *)tmp + first, qp->sq_start, bytes - first);
+		src = (const uint8_t *)tmp;
 	}
-	cx4_kick(ctx->uar.kick);
+	cx4_mmio_bf_copy(&ctx->uar, off, src, bytes);
 }
 
 static void ring_doorbell(struct cx4_qp *qp, unsigned int nreq, bool inl, int ds, void *ctrl)

@@ -3,6 +3,10 @@
  * The backend behind the bus interface. The driver never looks past struct cx4_bus: it gets
  * BAR0, DMA mapping, reset and interrupt eventfds from whichever backend the configuration
  * names. The ConnectX-4 model is the default; a VFIO backend plugs in the same way.
+ *
+ * Configuration keys of a cx4 device section used here: backend (model, vfio), profile
+ * (cx4, cx4lx: which card the model presents), udp_port, port_mtu, pcap (capture file),
+ * spin_us (model engine polling), pci (VFIO).
  */
 #include <errno.h>
 #include <string.h>
@@ -25,10 +29,28 @@ int cx4d_bus_open(struct cx4d *d)
 
 	if (!strcmp(backend, "model")) {
 #ifdef HAVE_MODEL
-		d->bus = cx4_model_open(d->conf);
-		if (!d->bus) {
-			cx4d_log(d, "cannot start the ConnectX-4 model: %s", strerror(errno));
-			return errno ? errno : EIO;
+		const char *prof = bv_conf_get(d->conf, "profile", "cx4");
+		struct cx4_model_config mc = {
+			.name = d->conf->name,
+			.profile = !strcmp(prof, "cx4lx") ? CX4_MODEL_CX4LX : CX4_MODEL_CX4,
+			.ipv4 = d->conf->ip.s_addr,
+			.udp_port = (uint16_t)bv_conf_get_long(d->conf, "udp_port", 0),
+			.mtu = (uint32_t)bv_conf_get_long(d->conf, "port_mtu", 0),
+			.pcap_path = bv_conf_get(d->conf, "pcap", NULL),
+			.log = stderr,
+			.spin_us = (unsigned int)bv_conf_get_long(d->conf, "spin_us", 0),
+		};
+		int err;
+
+		if (strcmp(prof, "cx4") && strcmp(prof, "cx4lx")) {
+			cx4d_log(d, "unknown model profile '%s' (cx4, cx4lx)", prof);
+			return EINVAL;
+		}
+		memcpy(mc.mac, d->conf->mac, 6);
+		err = cx4_model_open(&mc, &d->bus);
+		if (err) {
+			cx4d_log(d, "cannot start the ConnectX-4 model: %s", strerror(-err));
+			return -err;
 		}
 		return 0;
 #else
