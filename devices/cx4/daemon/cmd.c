@@ -50,12 +50,13 @@ void cx4d_cmd_set_header(void *in, uint16_t opcode, uint16_t op_mod)
 int cx4d_cmd_init(struct cx4d *d)
 {
 	uint32_t l_sz = cx4_mmio_read32(&d->bus->bar0, CX4_FLD_OFF(CX4_ISEG_CMDQ_ADDR_L_SZ));
-	uint8_t tmp[4];
 	int err;
 
-	cx4_be32_store(tmp, l_sz);
-	d->log_cmdq_size = cx4_get(tmp, CX4_ISEG_LOG_CMDQ_SIZE);
-	d->log_cmdq_stride = cx4_get(tmp, CX4_ISEG_LOG_CMDQ_STRIDE);
+	/* [iseg] 0x14: log_cmdq_size [7:4], log_cmdq_stride [3:0] */
+	d->log_cmdq_size = (l_sz >> CX4_FLD_SHIFT(CX4_ISEG_LOG_CMDQ_SIZE)) &
+			   cx4_fld_mask(CX4_ISEG_LOG_CMDQ_SIZE);
+	d->log_cmdq_stride = (l_sz >> CX4_FLD_SHIFT(CX4_ISEG_LOG_CMDQ_STRIDE)) &
+			     cx4_fld_mask(CX4_ISEG_LOG_CMDQ_STRIDE);
 	/* Linux mlx5_cmd_init / rdma-core mlx5_vfio_init_cmd refuse the same */
 	if ((1u << d->log_cmdq_size) > CX4_CMDQ_MAX_ENTRIES ||
 	    d->log_cmdq_size + d->log_cmdq_stride > 12 || d->log_cmdq_stride < 6) {

@@ -228,6 +228,7 @@ struct cx4d {
 	uint32_t max_mtu_bytes, oper_mtu_bytes;
 	uint32_t eth_proto_oper;
 	uint32_t gid_tbl_len;
+	uint32_t gid_valid;		/* bit n: RoCE address n programmed */
 
 	/* health */
 	int health_tfd;

@@ -138,10 +138,9 @@ static void eui64_gid(const uint8_t mac[6], uint8_t gid[16])
 	gid[15] = mac[5];
 }
 
-int cx4d_gid_get(struct cx4d *d, unsigned int index, uint8_t gid[16], int *roce_v2)
+/* Entry `index` of the port's GID table (see the top of this file). */
+static void gid_of(struct cx4d *d, unsigned int index, uint8_t gid[16])
 {
-	if (index >= d->gid_tbl_len)
-		return EINVAL;
 	if (index < 2) {
 		eui64_gid(d->mac, gid);
 	} else {
@@ -149,6 +148,13 @@ int cx4d_gid_get(struct cx4d *d, unsigned int index, uint8_t gid[16], int *roce_
 		gid[10] = gid[11] = 0xff;
 		memcpy(gid + 12, &d->conf->ip.s_addr, 4);
 	}
+}
+
+int cx4d_gid_get(struct cx4d *d, unsigned int index, uint8_t gid[16], int *roce_v2)
+{
+	if (index >= d->gid_tbl_len || !(d->gid_valid & (1u << index)))
+		return EINVAL;
+	gid_of(d, index, gid);
 	if (roce_v2)
 		*roce_v2 = index & 1;
 	return 0;
@@ -160,9 +166,9 @@ static int set_roce_address(struct cx4d *d, unsigned int index)
 	uint8_t in[CX4_SET_ROCE_ADDRESS_IN_SIZE] = { 0 }, out[CX4_SET_ROCE_ADDRESS_OUT_SIZE];
 	uint8_t *a = in + CX4_SET_ROCE_ADDRESS_IN_ADDR;
 	uint8_t gid[16];
-	int v2;
+	int v2 = index & 1;
 
-	cx4d_gid_get(d, index, gid, &v2);
+	gid_of(d, index, gid);
 	cx4d_cmd_set_header(in, CX4_CMD_OP_SET_ROCE_ADDRESS, 0);
 	cx4_set(in, CX4_SET_ROCE_ADDRESS_IN_INDEX, index);
 	cx4_set(in, CX4_SET_ROCE_ADDRESS_IN_VHCA_PORT_NUM, 1);
@@ -229,10 +235,27 @@ int cx4d_port_init(struct cx4d *d)
 	d->gid_tbl_len = tbl < CX4D_GIDS ? tbl : CX4D_GIDS;
 	if (d->gid_tbl_len < CX4D_GIDS)
 		cx4d_log(d, "RoCE address table has %u entries, sysfs lists %u", tbl, CX4D_GIDS);
+	/*
+	 * Like the kernel's GID cache, program only the entries whose RoCE version and L3 type
+	 * the device supports (roce_cap.roce_version: bit 0 v1, bit 2 v2; l3_type: bit 1 IPv4,
+	 * bit 2 IPv6; Linux MLX5_ROCE_VERSION_*_CAP, MLX5_ROCE_L3_TYPE_*_CAP). The others stay
+	 * invalid in the device; a QP naming one is refused.
+	 */
 	for (unsigned int i = 0; i < d->gid_tbl_len; i++) {
+		unsigned int ver = cx4_get(d->cap_roce, CX4_CAP_ROCE_ROCE_VERSION);
+		unsigned int l3 = cx4_get(d->cap_roce, CX4_CAP_ROCE_L3_TYPE);
+		bool v2 = i & 1, ipv4 = i >= 2;
+
+		if (!(ver & (v2 ? 4 : 1)) || !(l3 & (ipv4 ? 2 : 4)))
+			continue;
 		err = set_roce_address(d, i);
 		if (err)
 			return err;
+		d->gid_valid |= 1u << i;
+	}
+	if (!d->gid_valid) {
+		cx4d_log(d, "the device supports none of the GID types of the port");
+		return EOPNOTSUPP;
 	}
 	d->port_state = IBV_PORT_DOWN;
 	cx4d_port_refresh(d);

@@ -338,11 +338,11 @@ static uint16_t transition_cmd(uint32_t cur, uint32_t next)
 static int set_path(struct cx4d *d, struct cx4d_qp *qp, const struct cx4_ah_attr *ah,
 		    uint8_t *ads)
 {
-	uint8_t dmac[6];
+	uint8_t dmac[6], sgid[16];
 	int err;
 
-	if (!ah->is_global || ah->sgid_index >= d->gid_tbl_len)
-		return EINVAL;	/* RoCE addresses are always global */
+	if (!ah->is_global || cx4d_gid_get(d, ah->sgid_index, sgid, NULL))
+		return EINVAL;	/* RoCE addresses are always global, from a valid GID */
 	err = cx4d_resolve_dmac(d, ah->dgid, dmac);
 	if (err)
 		return err;
