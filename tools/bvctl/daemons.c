@@ -142,7 +142,10 @@ static void exec_daemon(const char *exe, const char *daemon, const char *name)
 	argv[n++] = "--rundir";
 	argv[n++] = (char *)bv_rundir();
 	argv[n] = NULL;
-	execvp(argv[0], argv);
+	if (wrapper && *wrapper)
+		execvp(argv[0], argv);
+	else
+		execv(exe, argv);
 }
 
 int bvctl_start_daemon(const struct bvctl *b, const struct bv_dev_conf *dev)
