@@ -60,10 +60,13 @@ int cx4d_bus_open(struct cx4d *d)
 	}
 	if (!strcmp(backend, "vfio")) {
 #ifdef HAVE_VFIO
-		d->bus = cx4_vfio_open(bv_conf_get(d->conf, "pci", ""));
-		if (!d->bus) {
-			cx4d_log(d, "cannot open the VFIO device: %s", strerror(errno));
-			return errno ? errno : EIO;
+		int err = cx4_vfio_open(bv_conf_get(d->conf, "pci", ""), &d->bus);
+
+		if (err) {
+			cx4d_log(d, "cannot open the VFIO device %s: %s",
+				 bv_conf_get(d->conf, "pci", "(no pci = in the configuration)"),
+				 strerror(err < 0 ? -err : err));
+			return err < 0 ? -err : err;
 		}
 		return 0;
 #else

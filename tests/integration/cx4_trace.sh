@@ -1,0 +1,26 @@
+#!/bin/bash
+# The command trace: cx4d --trace prints every command as Linux mlx5_core's dump_command();
+# the bring-up is compared with the Linux trace of a ConnectX-4 Lx (model profile cx4lx, the
+# same card): inputs equal where the commands mean the same, every difference explained
+# (tests/cx4/driver/trace_diff.py, docs/cx4-driver.md).
+. "$BV_SOURCE_DIR/tests/lib/harness.sh"
+bv_isolate_net "$@"
+conf="$BV_RUNDIR/trace.conf"
+cat >"$conf" <<EOC
+[device cx4_0]
+kind = cx4
+ip = 127.0.1.1
+profile = cx4lx
+trace = $BV_RUNDIR/cx4_0.trace
+EOC
+bv_up "$conf"
+"$BVCTL" --config "$conf" down >/dev/null || bv_fail "bvctl down"
+[ -s "$BV_RUNDIR/cx4_0.trace" ] || bv_fail "no trace written"
+python3 "$BV_SOURCE_DIR/tests/cx4/trace_decode.py" -f "$BV_RUNDIR/cx4_0.trace" list \
+	>"$BV_RUNDIR/decoded" || bv_fail "trace_decode cannot read the trace"
+grep -q "ENABLE_HCA" "$BV_RUNDIR/decoded" || bv_fail "no ENABLE_HCA in the trace"
+grep -q "0x103 TEARDOWN_HCA" "$BV_RUNDIR/decoded" || bv_fail "no TEARDOWN_HCA in the trace"
+# the Linux trace: $CX4_TRACE, else shared/data found above the tree (trace_decode.py)
+python3 "$BV_SOURCE_DIR/tests/cx4/driver/trace_diff.py" "$BV_RUNDIR/cx4_0.trace" ||
+	bv_fail "trace differs"
+echo "PASS"
