@@ -74,9 +74,83 @@ static inline void cx4_kick(const struct cx4_kick *k)
 	}
 }
 
+/*
+ * Posted-write log (model only).
+ *
+ * BAR0 of the model is shared memory, and shared memory keeps only the last value stored to
+ * an address. A device sees every posted write: two CQs armed back to back through the same
+ * UAR register (UAR + 0x20), two EQs re-armed through UAR + 0x40, two QPs sharing BlueFlame
+ * register 0, two command slots rung through 0x18 — each is a separate doorbell to the card.
+ * A model that samples the register between its polls would lose all but the last (and a
+ * driver waiting for the lost CQ event hangs). So every store made through the accessors
+ * below is also appended, in order, to a small ring that lives in the reserved bytes
+ * 0x100..0x1EF of the 4 KB BAR0 page the store targets (reserved in the init segment page
+ * and in every UAR page: PRM "Initialization Segment" / "UAR Page Format"). The model drains
+ * each page's ring in order, so it sees exactly the sequence of writes a PCIe device would.
+ *
+ * Because the ring is in the page itself, a client that maps only its own UAR pages can only
+ * log writes to those pages: isolation between clients is the MMU's, as with real UARs.
+ * Writers on one page may be several threads: they claim slots with an atomic increment and
+ * publish each entry with its sequence number. A full ring makes the writer wait (kicking the
+ * model) until the model has drained it: back-pressure, like PCIe posted-write credits.
+ * Backends without a kick (VFIO) never touch the ring.
+ */
+#define CX4_PW_PAGE_SIZE	4096u
+#define CX4_PW_RING_OFF		0x100u	/* ring header + entries: 0x100..0x1EF */
+#define CX4_PW_RING_SLOTS	14u
+
+struct cx4_pw_entry {
+	_Atomic uint32_t seq;		/* slot number + 1 once published */
+	uint16_t off;			/* register offset inside the page */
+	uint16_t len;			/* bytes stored (4, 8, or a BlueFlame copy's length) */
+	uint8_t val[8];			/* first 8 bytes as stored (big-endian register image) */
+};
+
+struct cx4_pw_ring {
+	_Atomic uint32_t tail;		/* next slot a writer claims */
+	_Atomic uint32_t head;		/* next slot the model consumes */
+	uint32_t rsvd[2];
+	struct cx4_pw_entry e[CX4_PW_RING_SLOTS];
+};
+
+_Static_assert(CX4_PW_RING_OFF + sizeof(struct cx4_pw_ring) <= 0x1f0,
+	       "posted-write ring must stay below the initializing word at 0x1FC");
+
+/* The ring of the BAR0 page that holds `reg` (mappings are page aligned). */
+static inline struct cx4_pw_ring *cx4_pw_ring_of(volatile uint8_t *reg)
+{
+	uintptr_t page = (uintptr_t)reg & ~(uintptr_t)(CX4_PW_PAGE_SIZE - 1);
+
+	return (struct cx4_pw_ring *)(page + CX4_PW_RING_OFF);
+}
+
+/* Append one posted write to its page's ring; called after the store itself. */
+static inline void cx4_pw_log(const struct cx4_kick *k, volatile uint8_t *reg, const void *val8,
+			      uint16_t len)
+{
+	struct cx4_pw_ring *r = cx4_pw_ring_of(reg);
+	uint32_t t = atomic_fetch_add_explicit(&r->tail, 1, memory_order_relaxed);
+	struct cx4_pw_entry *e = &r->e[t % CX4_PW_RING_SLOTS];
+	unsigned int spins = 0;
+
+	/* Wait for the slot to be free; a device that stays away for ~1 s drops the write. */
+	while (t - atomic_load_explicit(&r->head, memory_order_acquire) >= CX4_PW_RING_SLOTS) {
+		cx4_kick(k);
+		if (++spins > 64) {
+			if (spins > 64 + 100000)
+				return;
+			usleep(10);
+		}
+	}
+	e->off = (uint16_t)((uintptr_t)reg & (CX4_PW_PAGE_SIZE - 1));
+	e->len = len;
+	__builtin_memcpy(e->val, val8, 8);
+	atomic_store_explicit(&e->seq, t + 1, memory_order_release);
+}
+
 /* A mapped register window: all of BAR0 (cx4d) or one UAR page (a provider). */
 struct cx4_mmio {
-	volatile uint8_t *base;
+	volatile uint8_t *base;		/* page aligned */
 	size_t len;
 	const struct cx4_kick *kick;	/* NULL on real hardware */
 };
@@ -84,8 +158,16 @@ struct cx4_mmio {
 /* PRM registers are big-endian; these take and return CPU-order values (iowrite32be). */
 static inline void cx4_mmio_write32(const struct cx4_mmio *m, size_t off, uint32_t val)
 {
-	*(volatile uint32_t *)(m->base + off) = __builtin_bswap32(val);
-	cx4_kick(m->kick);
+	uint32_t be = __builtin_bswap32(val);
+
+	*(volatile uint32_t *)(m->base + off) = be;
+	if (m->kick) {
+		uint8_t v[8] = { 0 };
+
+		__builtin_memcpy(v, &be, 4);
+		cx4_pw_log(m->kick, m->base + off, v, 4);
+		cx4_kick(m->kick);
+	}
 }
 
 static inline uint32_t cx4_mmio_read32(const struct cx4_mmio *m, size_t off)
@@ -97,7 +179,10 @@ static inline uint32_t cx4_mmio_read32(const struct cx4_mmio *m, size_t off)
 static inline void cx4_mmio_write64_be(const struct cx4_mmio *m, size_t off, uint64_t be_val)
 {
 	*(volatile uint64_t *)(m->base + off) = be_val;
-	cx4_kick(m->kick);
+	if (m->kick) {
+		cx4_pw_log(m->kick, m->base + off, &be_val, 8);
+		cx4_kick(m->kick);
+	}
 }
 
 /*
@@ -112,7 +197,10 @@ static inline void cx4_mmio_bf_copy(const struct cx4_mmio *m, size_t off, const 
 
 	for (size_t i = 0; i < bytes / 8; i++)
 		d[i] = s[i];
-	cx4_kick(m->kick);
+	if (m->kick) {
+		cx4_pw_log(m->kick, m->base + off, s, (uint16_t)bytes);
+		cx4_kick(m->kick);
+	}
 }
 
 struct cx4_bus;

@@ -1,0 +1,262 @@
+// SPDX-License-Identifier: MIT
+/*
+ * BAR0 of the model: the initialization segment (page 0..2) and the UAR pages.
+ *
+ * The registers live in the memfd that drivers map. Reads are plain loads of what the model
+ * keeps there (fw_rev, cmdif_rev, initializing, health buffer, internal timer, health
+ * counter). Writes are seen through the posted-write rings (cx4_bus.h): each page's ring is
+ * drained in order every pass, so the model acts on every store a driver makes, in the order
+ * a PCIe device would receive them:
+ *
+ *   page 0:   0x10 cmdq_addr_h, 0x14 cmdq_addr_l_sz (latches the queue; nic_interface),
+ *             0x18 command doorbell (1 << slot)                      [dev.h] mlx5_init_seg
+ *   UAR page: 0x20 CQ arm (64 bit), 0x40 EQ doorbell + arm, 0x48 EQ doorbell,
+ *             0x800..0xFFF send doorbell / BlueFlame                 [dv], research note 3.1
+ *
+ * Only UAR pages that ALLOC_UAR handed out are drained; writes to other pages go nowhere,
+ * as on a card where those pages are not backed.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <fcntl.h>
+
+#include "model.h"
+
+#define BOOT_DELAY_NS		(2 * 1000 * 1000)	/* firmware "boot" after reset */
+#define CMDIF_SETUP_NS		(100 * 1000)		/* command interface set-up after 0x14 */
+#define HEALTH_PERIOD_NS	(500ull * 1000 * 1000)	/* Linux polls every 2 s, rdma-core 1 s */
+#define STUCK_SLOT_NS		(100ull * 1000 * 1000)
+#define DRAIN_MAX		(2 * (int)CX4_PW_RING_SLOTS)
+
+static uint64_t stuck_since[MDEV_UAR_PAGES];	/* not per device: harmless, only a timeout */
+
+void bar0_set_timer(struct mdev *d)
+{
+	/*
+	 * internal_timer_h/l: free running at device_frequency_mhz (cmd_hca_cap; 0x113 = 275
+	 * MHz on the [trace] FW). Stored as one 64-bit big-endian word so a reader never sees
+	 * the halves of two different values ([dev.h] mlx5_read_internal_timer reads h, l, h).
+	 */
+	uint64_t ticks = (d->now - d->boot_ns) * 275 / 1000;
+
+	cx4_be64_store(d->bar0 + 0x1000, ticks);
+}
+
+void bar0_reset(struct mdev *d)
+{
+	const struct mprofile *p = d->prof;
+
+	/* Everything reads 0 after a reset, rings included: punch the whole BAR out. */
+	if (fallocate(d->bar0_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, MDEV_BAR0_SIZE))
+		memset(d->bar0, 0, MDEV_UAR_FIRST * CX4_UAR_PAGE_SIZE);
+	cx4_set(d->bar0, CX4_ISEG_FW_REV_MAJOR, p->fw_major);
+	cx4_set(d->bar0, CX4_ISEG_FW_REV_MINOR, p->fw_minor);
+	cx4_set(d->bar0, CX4_ISEG_FW_REV_SUBMINOR, p->fw_sub);
+	cx4_set(d->bar0, CX4_ISEG_CMDIF_REV, CX4_CMDIF_REV);
+	cx4_set(d->bar0, CX4_ISEG_LOG_CMDQ_SIZE, MDEV_LOG_CMDQ_SIZE);
+	cx4_set(d->bar0, CX4_ISEG_LOG_CMDQ_STRIDE, MDEV_LOG_CMDQ_STRIDE);
+	cx4_set(d->bar0, CX4_ISEG_INITIALIZING, 1);
+	/* health.fw_ver reads all ones only when the device is gone (rdma-core health check) */
+	cx4_set(d->bar0, CX4_ISEG_HEALTH_FW_VER,
+		(uint32_t)p->fw_major << 24 | (uint32_t)p->fw_minor << 16 | p->fw_sub);
+	cx4_set(d->bar0, CX4_ISEG_HEALTH_HW_ID, p->pci_device);
+	d->initializing = true;
+	d->fatal = false;
+	d->cmdq_h = 0;
+	d->cmdq_iova = 0;
+	d->cmdq_valid = false;
+	d->cmd_pending = 0;
+	d->nic_interface = CX4_NIC_IFC_FULL_DRIVER;
+	d->health_counter = 0;
+	d->boot_ns = d->now;
+	bar0_set_timer(d);
+	memset(stuck_since, 0, sizeof(stuck_since));
+	mtimer_arm(&d->timers, &d->boot_timer, d->now + BOOT_DELAY_NS);
+	mtimer_arm(&d->timers, &d->health_timer, d->now + HEALTH_PERIOD_NS);
+}
+
+void bar0_boot_done(struct mdev *d, struct mtimer *t)
+{
+	(void)t;
+	/* The firmware is up (after reset) or the command interface is set up (after 0x14). */
+	cx4_set(d->bar0, CX4_ISEG_INITIALIZING, 0);
+	d->initializing = false;
+}
+
+void bar0_health_tick(struct mdev *d, struct mtimer *t)
+{
+	/* The heartbeat drivers watch ([vfio.c]: dead after 3 polls without a change). */
+	if (!d->fatal) {
+		d->health_counter = (d->health_counter + 1) & 0xffffff;
+		cx4_set(d->bar0, CX4_ISEG_HEALTH_COUNTER, d->health_counter);
+	}
+	bar0_set_timer(d);
+	mtimer_arm(&d->timers, t, d->now + HEALTH_PERIOD_NS);
+}
+
+void bar0_health_fatal(struct mdev *d, uint8_t synd)
+{
+	if (d->fatal)
+		return;
+	mdev_log(d, "firmware fatal error, health syndrome 0x%02x", synd);
+	/* [vfio.c] health check: rfr && synd -> fatal; Linux health.c prints synd at 0x23D */
+	cx4_set(d->bar0, CX4_ISEG_HEALTH_SYND, synd);
+	cx4_set(d->bar0, CX4_ISEG_HEALTH_RFR, 1);
+	d->fatal = true;
+}
+
+void bar0_uar_activate(struct mdev *d, uint32_t uar, bool on)
+{
+	struct cx4_pw_ring *r = (struct cx4_pw_ring *)(d->bar0 + (size_t)uar * CX4_UAR_PAGE_SIZE +
+						       CX4_PW_RING_OFF);
+	uint32_t h = atomic_load(&r->head);
+
+	/* Writes made while the page was not ours are discarded, not replayed later. */
+	for (int n = 0; n < DRAIN_MAX; n++, h++) {
+		if (atomic_load(&r->e[h % CX4_PW_RING_SLOTS].seq) != h + 1)
+			break;
+		atomic_store(&r->head, h + 1);
+	}
+	if (on) {
+		d->uar_active[d->nuar_active++] = uar;
+		return;
+	}
+	for (uint32_t i = 0; i < d->nuar_active; i++) {
+		if (d->uar_active[i] == uar) {
+			d->uar_active[i] = d->uar_active[--d->nuar_active];
+			break;
+		}
+	}
+}
+
+/* A store to the init segment. */
+static void iseg_write(struct mdev *d, uint16_t off, const uint8_t *val)
+{
+	uint32_t v = cx4_be32_load(val);
+
+	switch (off) {
+	case 0x10:
+		d->cmdq_h = v;
+		break;
+	case 0x14: {
+		uint8_t nic = (v >> 8) & 7;
+		uint32_t l = v & 0xfffff000u;
+
+		/* log_cmdq_size/stride are read-only: put them back under the driver's store */
+		bar0_wr32(d, 0x14, l | (uint32_t)nic << 8 |
+			  MDEV_LOG_CMDQ_SIZE << 4 | MDEV_LOG_CMDQ_STRIDE);
+		if (nic == CX4_NIC_IFC_SW_RESET) {
+			mdev_log(d, "nic_interface = SW reset");
+			mdev_reset_state(d);
+			return;
+		}
+		if (nic == CX4_NIC_IFC_DISABLED) {
+			/* after fast teardown (rdma-core/Linux): the function stops for good */
+			d->nic_interface = nic;
+			mdev_destroy_objects(d);
+			d->hca = MHCA_DISABLED;
+			return;
+		}
+		if (nic != CX4_NIC_IFC_FULL_DRIVER)
+			return;
+		/*
+		 * The queue address is latched by this write, the high word having been written
+		 * before (PRM; [vfio.c] mlx5_vfio_init_cmd_interface, [snabb]). While the firmware
+		 * sets up the command interface it reports "initializing"; the bit clears once
+		 * the queue is usable (Linux 4.4 writes the address, then waits for it; newer
+		 * Linux and rdma-core also wait for the boot to end before writing it).
+		 */
+		d->nic_interface = nic;
+		d->cmdq_iova = (uint64_t)d->cmdq_h << 32 | l;
+		d->cmdq_valid = d->cmdq_iova != 0;
+		d->cmd_pending = 0;
+		cx4_set(d->bar0, CX4_ISEG_INITIALIZING, 1);
+		d->initializing = true;
+		if (!mtimer_armed(&d->boot_timer) || d->boot_timer.when < d->now + CMDIF_SETUP_NS)
+			mtimer_arm(&d->timers, &d->boot_timer, d->now + CMDIF_SETUP_NS);
+		break;
+	}
+	case 0x18:
+		d->cmd_pending |= v;
+		break;
+	default:
+		/* read-only or reserved registers: the store has no effect on the device */
+		break;
+	}
+}
+
+static void uar_write(struct mdev *d, uint32_t uar, uint16_t off, uint16_t len,
+		      const uint8_t *val)
+{
+	if (off == CX4_UAR_CQ_DOORBELL && len == 8)
+		cq_arm_doorbell(d, uar, val);
+	else if (off == CX4_UAR_EQ_DOORBELL_ARM && len >= 4)
+		eq_doorbell(d, uar, cx4_be32_load(val), true);
+	else if (off == CX4_UAR_EQ_DOORBELL_NOARM && len >= 4)
+		eq_doorbell(d, uar, cx4_be32_load(val), false);
+	else if (off >= CX4_UAR_BF_OFFSET && len >= 8)
+		qp_sq_doorbell(d, uar, val);
+}
+
+static int drain(struct mdev *d, uint32_t page)
+{
+	struct cx4_pw_ring *r = (struct cx4_pw_ring *)(d->bar0 + (size_t)page * CX4_UAR_PAGE_SIZE +
+						       CX4_PW_RING_OFF);
+	uint32_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
+	int n = 0;
+
+	while (n < DRAIN_MAX) {
+		struct cx4_pw_entry *e = &r->e[h % CX4_PW_RING_SLOTS];
+		uint8_t val[8];
+		uint16_t off, len;
+
+		if (atomic_load_explicit(&e->seq, memory_order_acquire) != h + 1) {
+			/*
+			 * Not published. If a writer claimed the slot and never finished (it died
+			 * between its claim and its publish), skip it after a while so that the
+			 * page's later writes are not stuck behind it forever.
+			 */
+			uint32_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
+
+			if (t == h || t - h > CX4_PW_RING_SLOTS) {
+				stuck_since[page] = 0;
+				break;
+			}
+			if (!stuck_since[page]) {
+				stuck_since[page] = d->now;
+				break;
+			}
+			if (d->now - stuck_since[page] < STUCK_SLOT_NS)
+				break;
+			mdev_log(d, "BAR0 page %u: posted write slot %u never published, skipped",
+				 page, h);
+			stuck_since[page] = 0;
+			atomic_store_explicit(&r->head, ++h, memory_order_release);
+			continue;
+		}
+		off = e->off;
+		len = e->len;
+		memcpy(val, e->val, sizeof(val));
+		atomic_store_explicit(&r->head, ++h, memory_order_release);
+		stuck_since[page] = 0;
+		n++;
+		if (off >= CX4_UAR_PAGE_SIZE)
+			continue;
+		if (page == 0)
+			iseg_write(d, off, val);
+		else if (page >= MDEV_UAR_FIRST && d->uar_used[page])
+			uar_write(d, page, off, len, val);
+	}
+	return n;
+}
+
+int bar0_poll(struct mdev *d)
+{
+	int n = drain(d, 0);
+
+	for (uint32_t i = 0; i < d->nuar_active; i++)
+		n += drain(d, d->uar_active[i]);
+	return n;
+}

@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The ConnectX-4 device model: the `model` backend of the bus (devices/cx4/bus/cx4_bus.h).
+ *
+ * cx4_model_open() builds one modelled PCI function with one Ethernet port that speaks RoCE v2
+ * on the IPv4 address it is given, and returns its bus. From then on a driver reaches the
+ * device only through that bus: BAR0 loads and stores with the cx4_mmio_* accessors, memory it
+ * maps for DMA with bus->ops->dma_map, and the interrupt eventfds bus->irq_fd[]. What the model
+ * implements, and where it differs from a real card, is documented in docs/cx4-model.md.
+ *
+ * BAR0 is a memfd (bus->bar0_fd, 32 MB as on the card: cmd_hca_cap.uar_sz = 5), so a client
+ * process can mmap the UAR pages cx4d allocates for it: UAR page n is at offset n * 4096. The
+ * client also needs the kick (bus->kick_page_fd, 4 KB, and bus->kick.efd) to wake the model
+ * after its doorbells. All three descriptors are close-on-exec; pass dups with SCM_RIGHTS.
+ */
+#ifndef CX4_MODEL_H
+#define CX4_MODEL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "cx4_bus.h"
+
+/* Which firmware/board the model presents (docs/cx4-model.md, "Identity and capabilities"). */
+enum cx4_model_profile {
+	/* ConnectX-4 (PCI 0x1013), FW 12.16.1020, PSID MT_2180110032: Snabb's benchmark card. */
+	CX4_MODEL_CX4 = 0,
+	/* ConnectX-4 Lx (PCI 0x1015), FW 14.12.1220, PSID MT_2430110027: the Linux trace card. */
+	CX4_MODEL_CX4LX = 1,
+};
+
+struct cx4_model_config {
+	/* Name used in log lines and the command trace prefix; NULL = "cx4model". */
+	const char *name;
+	enum cx4_model_profile profile;
+	/* The port's IPv4 address, network byte order (required; loopback addresses are fine). */
+	uint32_t ipv4;
+	/* UDP port the port listens on and sends to; 0 = 4791 (IANA RoCE v2). */
+	uint16_t udp_port;
+	/* Port MAC (RoCE address table default, pcap); all zero = 02:00:<IPv4 address>. */
+	uint8_t mac[6];
+	/*
+	 * Port MTU in bytes (the Ethernet MTU of the link, as PMTU.oper_mtu); 0 = 4200, which
+	 * carries RoCE path MTU 4096. A QP whose path MTU does not fit the port's is accepted, as
+	 * on the card, but its oversized packets are dropped by the network (EMSGSIZE).
+	 */
+	uint32_t mtu;
+	/* Capture every packet sent and received to this pcap file; NULL = off. */
+	const char *pcap_path;
+	/*
+	 * Print every command, input and output, in Linux mlx5_core's dump_command() hexdump
+	 * format (devices/cx4/trace) to this stream; NULL = off. trace_flags: enum
+	 * cx4_trace_flags of devices/cx4/trace/cmd_trace.h.
+	 */
+	FILE *cmd_trace;
+	unsigned int trace_flags;
+	/* Log device-side errors (DMA faults, dropped packets, error CQEs) to this stream. */
+	FILE *log;
+	/* MSI-X vectors (eventfds); 0 = 16, at most CX4_BUS_MAX_VECTORS. */
+	unsigned int num_vectors;
+	/* How long the engine thread polls for work before it sleeps, in us; 0 = 50. */
+	unsigned int spin_us;
+	/* Firmware pages asked for by QUERY_PAGES boot / init; 0 = 6 / 48 (see docs). */
+	unsigned int boot_pages;
+	unsigned int init_pages;
+	/* UDP source ports (sockets) used for per-QP entropy; 0 = 8, at most 64. */
+	unsigned int src_ports;
+};
+
+/*
+ * Create and start the device. The device comes up as after power-on: the init segment
+ * reports "initializing" for a few milliseconds, then waits for a driver. Returns 0 and the
+ * bus, or -errno (EINVAL for a bad config, EADDRINUSE if the address/port is taken...).
+ * bus->ops->close() stops the device and frees everything, including the bus.
+ */
+int cx4_model_open(const struct cx4_model_config *cfg, struct cx4_bus **bus);
+
+/*
+ * Outside-the-PCI-function controls, for tests and tools only (no driver code may call these:
+ * the driver sees their effect the way it would on a card, through events and registers).
+ */
+
+/* Pull or plug the cable: the port goes down/up with a PORT_CHANGE event. */
+int cx4_model_set_link(struct cx4_bus *bus, bool up);
+
+/* Device-side counters (what a card would count in its PPCNT / Q counters). */
+struct cx4_model_stats {
+	uint64_t cmds;			/* commands executed */
+	uint64_t tx_pkts, tx_bytes;	/* RoCE packets sent (UDP payload bytes) */
+	uint64_t rx_pkts, rx_bytes;
+	uint64_t rx_drop_icrc;		/* dropped: ICRC or framing error */
+	uint64_t rx_drop_qp;		/* dropped: no such QP / wrong state / bad PSN or opcode */
+	uint64_t retransmits;		/* requester packets sent again (timeout, NAK, RNR) */
+	uint64_t naks_sent, rnr_naks_sent;
+	uint64_t dma_faults;		/* DMA to an unmapped or forbidden IOVA */
+	uint64_t eqes, interrupts;
+	uint64_t wakeups;		/* engine went to sleep and was woken */
+};
+
+int cx4_model_get_stats(struct cx4_bus *bus, struct cx4_model_stats *st);
+
+/*
+ * Drop the next `n` received RoCE packets on purpose (tests of retransmission: a card on a
+ * lossy network). Only packets for QPs are counted, not stray datagrams.
+ */
+int cx4_model_drop_rx(struct cx4_bus *bus, unsigned int n);
+
+#endif /* CX4_MODEL_H */

@@ -1,0 +1,521 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The ConnectX-4 device model: creation, the bus operations and the engine thread.
+ *
+ * The engine runs passes (see model.h) while there is work. When a pass finds nothing to do
+ * it keeps polling for cfg.spin_us (a doorbell or a packet then costs no wake-up), then
+ * publishes "sleeping" in the kick page and blocks in epoll on: the kick eventfd (a driver
+ * store while we sleep), the port's UDP socket (a packet), and a timerfd set to the next
+ * device timer (retransmission, RNR, firmware boot, health heartbeat). An idle device
+ * therefore costs nothing, as the brief requires, and a busy one never makes a system call
+ * just to look for doorbells.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include "model.h"
+
+static const struct mprofile profiles[] = {
+	[CX4_MODEL_CX4] = {
+		.name = "ConnectX-4",
+		.pci_device = CX4_PCI_DEVICE_CX4,
+		/* Snabb's benchmark card (research note 1.7): FW 12.16.1020, MT_2180110032 */
+		.fw_major = 12, .fw_minor = 16, .fw_sub = 1020,
+		.psid = "MT_2180110032",
+	},
+	[CX4_MODEL_CX4LX] = {
+		.name = "ConnectX-4 Lx",
+		.pci_device = CX4_PCI_DEVICE_CX4LX,
+		/* the [trace] card: FW 14.12.1220, PSID MT_2430110027 (QUERY_ADAPTER) */
+		.fw_major = 14, .fw_minor = 12, .fw_sub = 1220,
+		.psid = "MT_2430110027",
+	},
+};
+
+
+void mdev_log(struct mdev *d, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!d->log)
+		return;
+	va_start(ap, fmt);
+	flockfile(d->log);
+	fprintf(d->log, "%s: ", d->name);
+	vfprintf(d->log, fmt, ap);
+	fputc('\n', d->log);
+	funlockfile(d->log);
+	va_end(ap);
+}
+
+/* ---- HCA-wide state -------------------------------------------------------------------------- */
+
+static void free_tables(struct mdev *d)
+{
+	idtab_free(&d->pds);
+	idtab_free(&d->tds);
+	idtab_free(&d->eqs);
+	idtab_free(&d->cqs);
+	idtab_free(&d->mkeys);
+	idtab_free(&d->qps);
+	idtab_free(&d->srqs);
+}
+
+/* INIT_HCA: the object tables, sized from the current capabilities; the port comes up. */
+int mdev_init_hca(struct mdev *d)
+{
+	const uint8_t *cap = d->cap_cur[0];
+
+	free_tables(d);
+	if (idtab_init(&d->pds, 1, 1u << cx4_get(cap, CX4_CAP_GEN_LOG_MAX_PD)) ||
+	    idtab_init(&d->tds, 1, 1u << cx4_get(cap, CX4_CAP_GEN_LOG_MAX_TRANSPORT_DOMAIN)) ||
+	    eq_tables_init(d) || cq_tables_init(d) || mkey_tables_init(d) || qp_tables_init(d) ||
+	    srq_tables_init(d)) {
+		free_tables(d);
+		return -ENOMEM;
+	}
+	memset(d->roce, 0, sizeof(d->roce));
+	d->roce_tbl_size = cx4_get(d->cap_cur[2], CX4_CAP_ROCE_ADDRESS_TABLE_SIZE);
+	if (d->roce_tbl_size > 256)
+		d->roce_tbl_size = 256;
+	d->hca = MHCA_INIT;
+	vport_init(d);
+	port_update(d);
+	return 0;
+}
+
+void mdev_destroy_objects(struct mdev *d)
+{
+	if (d->qps.l1)
+		qp_destroy_all(d);
+	if (d->srqs.l1)
+		srq_destroy_all(d);
+	if (d->cqs.l1)
+		cq_destroy_all(d);
+	if (d->mkeys.l1)
+		mkey_destroy_all(d);
+	if (d->eqs.l1)
+		eq_destroy_all(d);
+	free_tables(d);
+	for (uint32_t u = 0; u < MDEV_UAR_PAGES; u++)
+		d->uar_used[u] = 0;
+	d->nuar_active = 0;
+	d->ncqe_q = 0;
+	d->rx_dma.n = 0;
+	d->active_head = d->active_tail = NULL;
+	d->ack_head = NULL;
+	d->neq_fire = 0;
+	if (d->hca == MHCA_INIT)
+		d->hca = MHCA_ENABLED;
+	d->port_oper = CX4_PORT_STATUS_DOWN;
+	memset(d->nic_vport_ctx, 0, sizeof(d->nic_vport_ctx));
+}
+
+void mdev_reset_state(struct mdev *d)
+{
+	mdev_destroy_objects(d);
+	icm_reset(d);
+	cmdif_reset(d);
+	d->hca = MHCA_DISABLED;
+	d->issi = 0;
+	d->host_endianness = 0;
+	d->port_admin = CX4_PORT_STATUS_UP;
+	d->admin_mtu = 0;
+	d->port_mtu = d->cfg.mtu;
+	memset(d->cap_cur, 0, sizeof(d->cap_cur));
+	bar0_reset(d);
+}
+
+/* ---- the engine --------------------------------------------------------------------------- */
+
+static void lock_dev(struct mdev *d)
+{
+	atomic_fetch_add(&d->lock_waiters, 1);
+	pthread_mutex_lock(&d->lock);
+	atomic_fetch_sub(&d->lock_waiters, 1);
+}
+
+static void rx_fault(void *ctx, uint64_t tag)
+{
+	struct mdev *d = ctx;
+	struct mqp *qp = qp_get(d, (uint32_t)tag);
+
+	/* A responder write that the IOMMU / the remote process refused: the QP is broken. */
+	d->stats.dma_faults++;
+	if (qp)
+		qp_to_error(d, qp, CX4_EVENT_TYPE_WQ_CATAS_ERROR);
+}
+
+static int run_active(struct mdev *d)
+{
+	struct mqp *qp = d->active_head;
+	int work = 0;
+
+	d->active_head = d->active_tail = NULL;
+	while (qp) {
+		struct mqp *next = qp->active_next;
+		int w;
+
+		qp->on_active = false;
+		qp->active_next = NULL;
+		w = req_run(d, qp, 64) + resp_read_run(d, qp, 64);
+		work += w;
+		qp = next;
+	}
+	return work;
+}
+
+static int pass(struct mdev *d)
+{
+	int work;
+
+	while (atomic_load_explicit(&d->lock_waiters, memory_order_relaxed))
+		sched_yield();
+	pthread_mutex_lock(&d->lock);
+	d->now = mdev_now_ns();
+	work = bar0_poll(d);
+	work += cmdif_run(d);
+	if (d->hca == MHCA_INIT) {
+		work += net_rx(d);
+		work += run_active(d);
+	}
+	work += mtimer_run(d, &d->timers, d->now);
+	/* Data first, then the completions that report it, then acks and events. */
+	if (d->rx_dma.n)
+		dmab_flush(&d->rx_dma, rx_fault, d);
+	work += cq_flush(d);
+	work += resp_send_acks(d);
+	work += net_tx_flush(d);
+	eq_fire(d);
+	pthread_mutex_unlock(&d->lock);
+	return work;
+}
+
+static void set_timerfd(struct mdev *d)
+{
+	uint64_t next;
+	struct itimerspec its = { 0 };
+
+	pthread_mutex_lock(&d->lock);
+	next = mtimer_next(&d->timers);
+	pthread_mutex_unlock(&d->lock);
+	if (next != UINT64_MAX) {
+		if (!next)
+			next = 1;
+		its.it_value.tv_sec = (time_t)(next / 1000000000ull);
+		its.it_value.tv_nsec = (long)(next % 1000000000ull);
+	}
+	timerfd_settime(d->timerfd, TFD_TIMER_ABSTIME, &its, NULL);
+}
+
+static void *engine(void *arg)
+{
+	struct mdev *d = arg;
+	uint64_t spin_ns = (uint64_t)d->cfg.spin_us * 1000, idle_since = 0;
+
+	while (!atomic_load(&d->stop)) {
+		struct epoll_event ev[4];
+		uint64_t v;
+		int n;
+
+		if (pass(d)) {
+			idle_since = 0;
+			continue;
+		}
+		if (!idle_since)
+			idle_since = mdev_now_ns();
+		if (mdev_now_ns() - idle_since < spin_ns) {
+			__builtin_ia32_pause();
+			continue;
+		}
+		/* Going to sleep: say so, then look once more (a store may have raced us). */
+		atomic_store(&d->kick_page->sleeping, 1);
+		atomic_thread_fence(memory_order_seq_cst);
+		if (pass(d) || atomic_load(&d->stop)) {
+			atomic_store(&d->kick_page->sleeping, 0);
+			idle_since = 0;
+			continue;
+		}
+		set_timerfd(d);
+		n = epoll_wait(d->epfd, ev, 4, -1);
+		atomic_store(&d->kick_page->sleeping, 0);
+		for (int i = 0; i < n; i++)
+			if (ev[i].data.fd == d->bus.kick.efd || ev[i].data.fd == d->timerfd)
+				while (read(ev[i].data.fd, &v, sizeof(v)) > 0)
+					;
+		d->stats.wakeups++;
+		idle_since = 0;
+	}
+	return NULL;
+}
+
+/* ---- bus operations ------------------------------------------------------------------------ */
+
+static int op_dma_map(struct cx4_bus *bus, const struct cx4_dma_map *map)
+{
+	struct mdev *d = mdev_of(bus);
+	int err;
+
+	if (!map)
+		return -EINVAL;
+	lock_dev(d);
+	err = iommu_add(&d->iommu, map);
+	pthread_mutex_unlock(&d->lock);
+	return err;
+}
+
+static int op_dma_unmap(struct cx4_bus *bus, uint64_t iova, uint64_t len)
+{
+	struct mdev *d = mdev_of(bus);
+	int err;
+
+	lock_dev(d);
+	/* packets still queued may point into the range: give them their own copy first */
+	net_tx_materialize(d);
+	err = iommu_del(&d->iommu, iova, len);
+	pthread_mutex_unlock(&d->lock);
+	return err;
+}
+
+static int op_reset(struct cx4_bus *bus)
+{
+	struct mdev *d = mdev_of(bus);
+
+	lock_dev(d);
+	d->now = mdev_now_ns();
+	mdev_reset_state(d);
+	pthread_mutex_unlock(&d->lock);
+	cx4_kick(&d->bus.kick);
+	return 0;
+}
+
+static void mdev_free(struct mdev *d)
+{
+	if (d->thread_started) {
+		static const uint64_t one = 1;
+		ssize_t r;
+
+		atomic_store(&d->stop, true);
+		r = write(d->bus.kick.efd, &one, sizeof(one));
+		(void)r;
+		pthread_join(d->thread, NULL);
+	}
+	mdev_destroy_objects(d);
+	icm_free(d);
+	net_close(d);
+	iommu_clear(&d->iommu);
+	mtimer_heap_free(&d->timers);
+	dmab_free(&d->rx_dma);
+	free(d->cqe_q);
+	free(d->uar_used);
+	for (unsigned int i = 0; i < d->nvec; i++)
+		if (d->irq_fd[i] >= 0)
+			close(d->irq_fd[i]);
+	if (d->epfd >= 0)
+		close(d->epfd);
+	if (d->timerfd >= 0)
+		close(d->timerfd);
+	if (d->bus.kick.efd >= 0)
+		close(d->bus.kick.efd);
+	if (d->kick_page)
+		munmap(d->kick_page, CX4_PW_PAGE_SIZE);
+	if (d->bus.kick_page_fd >= 0)
+		close(d->bus.kick_page_fd);
+	if (d->bar0)
+		munmap(d->bar0, MDEV_BAR0_SIZE);
+	if (d->bar0_fd >= 0)
+		close(d->bar0_fd);
+	pthread_mutex_destroy(&d->lock);
+	free(d);
+}
+
+static void op_close(struct cx4_bus *bus)
+{
+	if (bus)
+		mdev_free(mdev_of(bus));
+}
+
+static const struct cx4_bus_ops model_ops = {
+	.dma_map = op_dma_map,
+	.dma_unmap = op_dma_unmap,
+	.reset = op_reset,
+	.close = op_close,
+};
+
+static int shm(const char *name, size_t len, int *fd, void **p)
+{
+	*fd = memfd_create(name, MFD_CLOEXEC);
+	if (*fd < 0)
+		return -errno;
+	if (ftruncate(*fd, (off_t)len))
+		return -errno;
+	*p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0);
+	if (*p == MAP_FAILED) {
+		*p = NULL;
+		return -errno;
+	}
+	return 0;
+}
+
+static int add_ep(struct mdev *d, int fd)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.fd = fd };
+
+	return epoll_ctl(d->epfd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
+}
+
+int cx4_model_open(const struct cx4_model_config *cfg, struct cx4_bus **busp)
+{
+	struct mdev *d;
+	void *p;
+	int err;
+
+	if (!cfg || !busp || !cfg->ipv4 || cfg->num_vectors > CX4_BUS_MAX_VECTORS ||
+	    (unsigned int)cfg->profile >= sizeof(profiles) / sizeof(profiles[0]) ||
+	    cfg->src_ports > NET_MAX_SOCKS || (cfg->mtu && (cfg->mtu < 576 || cfg->mtu > 9600)))
+		return -EINVAL;
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	d->cfg = *cfg;
+	snprintf(d->name, sizeof(d->name), "%s", cfg->name ? cfg->name : "cx4model");
+	d->cfg.name = d->name;
+	if (!d->cfg.udp_port)
+		d->cfg.udp_port = ROCE_V2_UDP_PORT;
+	if (!d->cfg.mtu)
+		d->cfg.mtu = 4200;
+	if (!d->cfg.num_vectors)
+		d->cfg.num_vectors = 16;
+	if (!d->cfg.spin_us)
+		d->cfg.spin_us = 50;
+	if (!d->cfg.src_ports)
+		d->cfg.src_ports = 8;
+	d->icm.boot_need = d->cfg.boot_pages > ICM_BOOT_NUM ? d->cfg.boot_pages : ICM_BOOT_NUM;
+	d->icm.init_need = d->cfg.init_pages > 5 ? d->cfg.init_pages : (d->cfg.init_pages ? 5 : 48);
+	d->cfg.pcap_path = NULL;	/* the caller's string is used only here, by net_open */
+	d->log = cfg->log;
+	d->prof = &profiles[cfg->profile];
+	d->nvec = d->cfg.num_vectors;
+	memcpy(d->mac, cfg->mac, 6);
+	if (!(d->mac[0] | d->mac[1] | d->mac[2] | d->mac[3] | d->mac[4] | d->mac[5])) {
+		d->mac[0] = 0x02;	/* locally administered: 02:00:<IPv4 address> */
+		memcpy(d->mac + 2, &cfg->ipv4, 4);
+	}
+	d->bar0_fd = d->bus.kick_page_fd = d->bus.kick.efd = d->epfd = d->timerfd = -1;
+	for (unsigned int i = 0; i < CX4_BUS_MAX_VECTORS; i++)
+		d->irq_fd[i] = d->bus.irq_fd[i] = -1;
+	d->link_cable = true;
+	pthread_mutex_init(&d->lock, NULL);
+	mtimer_init(&d->boot_timer, bar0_boot_done);
+	mtimer_init(&d->health_timer, bar0_health_tick);
+	d->rx_dma.write = true;
+
+	d->uar_used = calloc(MDEV_UAR_PAGES, sizeof(*d->uar_used));
+	err = d->uar_used ? 0 : -ENOMEM;
+	if (!err)
+		err = shm("cx4-bar0", MDEV_BAR0_SIZE, &d->bar0_fd, &p);
+	if (!err) {
+		d->bar0 = p;
+		err = shm("cx4-kick", CX4_PW_PAGE_SIZE, &d->bus.kick_page_fd, &p);
+	}
+	if (!err) {
+		d->kick_page = p;
+		d->bus.kick.page = p;
+		d->bus.kick.efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		if (d->bus.kick.efd < 0)
+			err = -errno;
+	}
+	for (unsigned int i = 0; !err && i < d->nvec; i++) {
+		d->irq_fd[i] = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		if (d->irq_fd[i] < 0)
+			err = -errno;
+		d->bus.irq_fd[i] = d->irq_fd[i];
+	}
+	if (!err)
+		err = net_open(d, cfg->pcap_path);
+	if (!err) {
+		d->epfd = epoll_create1(EPOLL_CLOEXEC);
+		d->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+		if (d->epfd < 0 || d->timerfd < 0)
+			err = -errno;
+	}
+	if (!err)
+		err = add_ep(d, d->bus.kick.efd);
+	if (!err)
+		err = add_ep(d, d->timerfd);
+	if (!err)
+		err = add_ep(d, d->net.rx_port.fd);
+	if (err) {
+		mdev_free(d);
+		return err;
+	}
+	d->bus.ops = &model_ops;
+	d->bus.bar0 = (struct cx4_mmio){ .base = d->bar0, .len = MDEV_BAR0_SIZE,
+					 .kick = &d->bus.kick };
+	d->bus.bar0_fd = d->bar0_fd;
+	d->bus.bar0_fd_offset = 0;
+	d->bus.num_vectors = d->nvec;
+	d->bus.backend = d;
+	d->now = mdev_now_ns();
+	mdev_reset_state(d);
+	if (pthread_create(&d->thread, NULL, engine, d)) {
+		mdev_free(d);
+		return -EAGAIN;
+	}
+	d->thread_started = true;
+	*busp = &d->bus;
+	return 0;
+}
+
+/* ---- outside controls ------------------------------------------------------------------------- */
+
+int cx4_model_set_link(struct cx4_bus *bus, bool up)
+{
+	struct mdev *d;
+
+	if (!bus || bus->ops != &model_ops)
+		return -EINVAL;
+	d = mdev_of(bus);
+	lock_dev(d);
+	d->link_cable = up;
+	port_update(d);
+	eq_fire(d);
+	pthread_mutex_unlock(&d->lock);
+	return 0;
+}
+
+int cx4_model_get_stats(struct cx4_bus *bus, struct cx4_model_stats *st)
+{
+	struct mdev *d;
+
+	if (!bus || !st || bus->ops != &model_ops)
+		return -EINVAL;
+	d = mdev_of(bus);
+	lock_dev(d);
+	*st = d->stats;
+	pthread_mutex_unlock(&d->lock);
+	return 0;
+}
+
+int cx4_model_drop_rx(struct cx4_bus *bus, unsigned int n)
+{
+	struct mdev *d;
+
+	if (!bus || bus->ops != &model_ops)
+		return -EINVAL;
+	d = mdev_of(bus);
+	lock_dev(d);
+	d->net.drop_rx = n;
+	pthread_mutex_unlock(&d->lock);
+	return 0;
+}

@@ -1,0 +1,874 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Internal structures of the ConnectX-4 device model (not for driver code: drivers see only
+ * devices/cx4/bus/cx4_bus.h). One `struct mdev` per modelled PCI function; everything the
+ * device does runs in its engine thread (model.c), one pass at a time, under mdev.lock:
+ *
+ *   pass:  drain BAR0 posted writes (bar0.c) -> run rung commands (cmdif.c)
+ *          -> receive a batch of packets (net.c) -> responder (resp.c) / completer (comp.c)
+ *          -> requester (req.c) -> expired timers -> flush: DMA writes, CQEs, EQEs,
+ *             interrupts, packets
+ *
+ * The bus operations (dma_map/unmap, reset, close) come from driver threads and take the same
+ * lock, so the engine never sees a mapping disappear under a DMA.
+ *
+ * Source abbreviations in comments: see kernel-abi/cx4_prm_iseg.h ([PRM], [ifc], [dv]...);
+ * [rxe] = Linux drivers/infiniband/sw/rxe, [IBTA] = InfiniBand Architecture Spec vol 1 rel 1.4.
+ */
+#ifndef CX4_MODEL_INT_H
+#define CX4_MODEL_INT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#include "cx4_bus.h"
+#include "cx4_model.h"
+#include <infiniband/mlx5dv.h>
+
+#include "cx4_prm.h"
+#include "roce_pkt.h"
+#include "udp_port.h"
+#include "pcap.h"
+
+struct mdev;
+struct mqp;
+struct mcq;
+struct meq;
+struct msrq;
+struct mmkey;
+
+/* ---- BAR0 geometry ------------------------------------------------------------------------ */
+/* 32 MB: 2^uar_sz MB with uar_sz = 5 ([trace] cmd_hca_cap; research note 2.1). */
+#define MDEV_BAR0_SIZE		(32u << 20)
+#define MDEV_UAR_PAGES		(MDEV_BAR0_SIZE / CX4_UAR_PAGE_SIZE)
+/* The [trace] FW hands out UAR 0x10 first: pages 0..15 hold the init segment. */
+#define MDEV_UAR_FIRST		16
+#define MDEV_LOG_CMDQ_SIZE	5	/* 32 entries (research note 2.2) */
+#define MDEV_LOG_CMDQ_STRIDE	6	/* 64 bytes each */
+
+/* ---- time --------------------------------------------------------------------------------- */
+uint64_t mdev_now_ns(void);
+
+/* ---- timers (timer.c): a binary heap of deadlines, fired by the engine ------------------- */
+struct mtimer {
+	uint64_t when;			/* CLOCK_MONOTONIC ns */
+	int idx;			/* heap slot, -1 when not armed */
+	void (*fn)(struct mdev *d, struct mtimer *t);
+};
+
+struct mtimer_heap {
+	struct mtimer **h;
+	int n, cap;
+};
+
+void mtimer_init(struct mtimer *t, void (*fn)(struct mdev *, struct mtimer *));
+int mtimer_arm(struct mtimer_heap *hp, struct mtimer *t, uint64_t when);
+void mtimer_cancel(struct mtimer_heap *hp, struct mtimer *t);
+static inline bool mtimer_armed(const struct mtimer *t) { return t->idx >= 0; }
+/* Earliest deadline, or UINT64_MAX. */
+uint64_t mtimer_next(const struct mtimer_heap *hp);
+/* Fire every timer due at `now`; returns how many fired. */
+int mtimer_run(struct mdev *d, struct mtimer_heap *hp, uint64_t now);
+void mtimer_heap_free(struct mtimer_heap *hp);
+
+/* ---- object number tables (idtab.c) ------------------------------------------------------ */
+/* Two-level table of object pointers by number, numbers in [base, base + max). */
+struct idtab {
+	void ***l1;			/* [max >> 10] chunks of 1024 pointers */
+	uint32_t base, max, next, count;
+};
+
+int idtab_init(struct idtab *t, uint32_t base, uint32_t max);
+void idtab_free(struct idtab *t);
+/* Allocate a free number and store p there; returns the number, or UINT32_MAX when full. */
+uint32_t idtab_alloc(struct idtab *t, void *p);
+void *idtab_get(const struct idtab *t, uint32_t id);
+void idtab_remove(struct idtab *t, uint32_t id);
+/* Call fn on every object (removal of the current one allowed). */
+void idtab_foreach(struct idtab *t, void (*fn)(void *obj, void *ctx), void *ctx);
+
+/* ---- IOMMU and DMA (iommu.c) ------------------------------------------------------------- */
+struct iommu_map {
+	uint64_t iova, len;
+	uint32_t perm;			/* enum cx4_dma_perm */
+	uint8_t *host;			/* fd-backed: our mapping of the range */
+	pid_t pid;			/* pid-backed: process and address */
+	uint64_t va;
+};
+
+struct iommu {
+	struct iommu_map *m;		/* sorted by iova, non-overlapping */
+	size_t n, cap;
+	uint64_t gen;			/* bumped on every unmap: cached pointers are stale */
+};
+
+/* One contiguous piece of a translated range: either our pointer or (pid, va). */
+struct dseg {
+	uint8_t *host;
+	pid_t pid;
+	uint64_t va;
+	uint64_t len;
+};
+
+int iommu_add(struct iommu *io, const struct cx4_dma_map *m);
+int iommu_del(struct iommu *io, uint64_t iova, uint64_t len);
+void iommu_clear(struct iommu *io);
+/*
+ * Translate [iova, iova + len) with permission perm into at most max segments (adjacent
+ * pieces merged). Returns the number of segments, -EFAULT if part of the range is not mapped,
+ * -EACCES if the mapping lacks perm, -E2BIG if more than max segments are needed.
+ */
+int iommu_xlate(const struct iommu *io, uint64_t iova, uint64_t len, uint32_t perm,
+		struct dseg *seg, int max);
+
+/* Synchronous device reads/writes of host memory by IOVA: 0 or -EFAULT/-EACCES. */
+int dma_read(struct mdev *d, uint64_t iova, void *dst, size_t len);
+int dma_write(struct mdev *d, uint64_t iova, const void *src, size_t len);
+/* Our pointer to [iova, +len) when it is one fd-backed piece with perm; NULL otherwise. */
+uint8_t *dma_ptr(struct mdev *d, uint64_t iova, size_t len, uint32_t perm);
+/* Copy between our memory and a segment list (pid segments through process_vm_*). */
+int dseg_read(const struct dseg *s, int n, void *dst);
+int dseg_write(const struct dseg *s, int n, const void *src);
+
+/*
+ * Batched remote-process copies: many (pid, va) <-> local pieces moved with one
+ * process_vm_readv/writev per run of the same pid. Each op carries a tag; ops that fault are
+ * reported through the callback with their tag.
+ */
+struct dma_op {
+	pid_t pid;
+	uint32_t len;
+	uint64_t va;
+	uint8_t *local;
+	uint64_t tag;
+};
+
+struct dma_batch {
+	struct dma_op *op;
+	int n, cap;
+	bool write;			/* true: local -> remote */
+};
+
+int dmab_add(struct dma_batch *b, pid_t pid, uint64_t va, uint8_t *local, uint32_t len,
+	     uint64_t tag);
+/* Run all ops; returns the number of faulting ops (each reported to fault()). */
+int dmab_flush(struct dma_batch *b, void (*fault)(void *ctx, uint64_t tag), void *ctx);
+void dmab_free(struct dma_batch *b);
+
+/*
+ * A device-side read or write of a list of segments: fd-backed pieces are copied at once,
+ * pid-backed ones go to the batch (the caller flushes it before the data is needed/visible).
+ */
+void dseg_copy_batched(struct dma_batch *b, const struct dseg *s, int n, uint8_t *local,
+		       uint64_t tag);
+
+/* ---- queue buffers described by PAS lists (dbuf.c) ---------------------------------------- */
+struct dbuf {
+	uint64_t *pas;			/* IOVA of each page */
+	uint32_t npages;
+	uint32_t page_shift;		/* 12 + log_page_size */
+	uint32_t offset;		/* byte offset of the buffer in page 0 (page_offset * 64) */
+	uint64_t len;			/* buffer bytes */
+	/* Fast path: the whole buffer is one fd-backed run of our memory. */
+	uint8_t *base;
+	uint32_t base_perm;
+	uint64_t gen;			/* iommu generation base was computed at */
+};
+
+/* Build from a PAS array (big-endian, as in the command); 0, -EINVAL or -ENOMEM. */
+int dbuf_init(struct dbuf *b, const uint8_t *pas_be, uint32_t npas, uint32_t log_page_size,
+	      uint32_t page_offset_64, uint64_t len);
+void dbuf_free(struct dbuf *b);
+/* Pointer to [off, off+len) (len may not cross the buffer end), or NULL if not directly
+ * addressable (then use dbuf_read/dbuf_write). */
+uint8_t *dbuf_ptr(struct mdev *d, struct dbuf *b, uint64_t off, size_t len, uint32_t perm);
+int dbuf_read(struct mdev *d, struct dbuf *b, uint64_t off, void *dst, size_t len);
+int dbuf_write(struct mdev *d, struct dbuf *b, uint64_t off, const void *src, size_t len);
+
+/* ---- ICM: the pages the driver gives to the firmware (icm.c) ------------------------------ */
+enum { ICM_EMPTY, ICM_FREE, ICM_USED };
+
+struct icm_page {
+	uint64_t iova;
+	uint8_t state;			/* ICM_* */
+};
+
+/* A table of fixed-size object contexts kept in ICM pages (one chunk = one page). */
+struct icm_table {
+	const char *name;
+	uint32_t obj_size;		/* bytes per context, a power of two <= 4096 */
+	uint32_t nchunks;
+	int32_t *chunk;			/* page index, -1 when not backed yet */
+	uint16_t *ref;			/* live objects in the chunk */
+};
+
+enum icm_boot_slot {
+	ICM_BOOT_CAP_GEN,		/* current general capabilities */
+	ICM_BOOT_CAP_ATOMIC,
+	ICM_BOOT_CAP_ROCE,
+	ICM_BOOT_ROCE_TBL0,		/* RoCE address table, 2 x 128 entries of 32 bytes */
+	ICM_BOOT_ROCE_TBL1,
+	ICM_BOOT_VPORT,			/* NIC vport context, registers */
+	ICM_BOOT_NUM
+};
+
+struct icm {
+	struct icm_page *page;
+	uint32_t npages, cap;
+	uint32_t *free;			/* stack of ICM_FREE page indexes */
+	uint32_t nfree;
+	uint32_t *empty;		/* stack of ICM_EMPTY slots */
+	uint32_t nempty;
+	uint32_t *hash;			/* open addressing: iova >> 12 -> page index + 1 */
+	uint32_t hash_size;
+	uint32_t ngiven;		/* pages held (free + used) */
+	int32_t request;		/* pages asked for (> 0) or offered back (< 0), not yet done */
+	uint32_t boot_need, init_need;
+	int32_t boot_page[ICM_BOOT_NUM];
+	bool boot_done;
+	bool init_done;
+	struct icm_table qpc, cqc, eqc, mkc, srqc;
+};
+
+/* Give one page (MANAGE_PAGES give): 0, -EEXIST (already ours), -EINVAL, -ENOMEM. */
+int icm_give(struct mdev *d, uint64_t iova);
+/* Take up to n free pages back; fills iova[]; returns how many. */
+uint32_t icm_take(struct mdev *d, uint64_t *iova, uint32_t n);
+/* Allocate one zeroed page for firmware data; -1 when none is free or it faulted. */
+int32_t icm_alloc_page(struct mdev *d);
+void icm_free_page(struct mdev *d, int32_t pg);
+/* Back the context of object `idx` in table t (allocating a page); 0 or -ENOMEM. */
+int icm_table_get(struct mdev *d, struct icm_table *t, uint32_t idx);
+void icm_table_put(struct mdev *d, struct icm_table *t, uint32_t idx);
+int icm_ctx_write(struct mdev *d, struct icm_table *t, uint32_t idx, const void *ctx,
+		  size_t len);
+int icm_ctx_read(struct mdev *d, struct icm_table *t, uint32_t idx, void *ctx, size_t len);
+/* Access firmware data in page pg; a DMA fault here is fatal for the firmware. */
+int icm_page_rw(struct mdev *d, int32_t pg, uint32_t off, void *buf, size_t len, bool write);
+uint8_t *icm_page_ptr(struct mdev *d, int32_t pg);
+/* Take the boot pages (caps, RoCE table) once enough pages were given; 0 or -ENOMEM. */
+int icm_boot(struct mdev *d);
+/* Take the init pages at INIT_HCA; 0 or -ENOMEM / -EFAULT. */
+int icm_init_hca(struct mdev *d);
+/* TEARDOWN_HCA: firmware data is dropped, every page becomes free (returnable). */
+void icm_teardown(struct mdev *d);
+/* Reset: forget the pages altogether. */
+void icm_reset(struct mdev *d);
+void icm_free(struct mdev *d);
+/* Ask the driver for pages when the pool runs low, offer pages back when it holds many. */
+void icm_balance(struct mdev *d);
+/* QUERY_PAGES answer for a stage (op_mod). */
+int32_t icm_query(struct mdev *d, unsigned int op_mod);
+
+/* ---- capabilities (caps.c) ---------------------------------------------------------------- */
+/* Fill the maximum capability page of `type` for the profile; -1 if the type is unsupported. */
+int caps_max(const struct mdev *d, unsigned int type, uint8_t *page);
+/* Default current values (what QUERY_HCA_CAP cur answers before any SET_HCA_CAP). */
+int caps_cur_default(const struct mdev *d, unsigned int type, uint8_t *page);
+/* Validate a SET_HCA_CAP page against max and cur; 0 or a command status (with syndrome). */
+int caps_set_check(const struct mdev *d, unsigned int type, const uint8_t *cur,
+		   const uint8_t *in, uint8_t *out_new, uint32_t *synd);
+/* The boot-page index holding the current caps of a type, -1 if none. */
+int caps_boot_slot(unsigned int type);
+
+/* ---- commands (cmdif.c and cmd_*.c) ------------------------------------------------------ */
+struct mcmd {
+	const uint8_t *in;		/* logical input message */
+	uint32_t ilen;
+	uint8_t *out;			/* logical output message, zeroed */
+	uint32_t olen;
+	uint16_t opcode, op_mod;
+	uint32_t syndrome;		/* set by handlers that fail */
+};
+
+/* A handler returns CX4_CMD_STAT_* (OK or an error; set c->syndrome for errors). */
+typedef int (*mcmd_fn)(struct mdev *d, struct mcmd *c);
+
+/* Which HCA state a command needs (checked before the handler runs). */
+enum mcmd_state {
+	MCMD_ANY,		/* even before ENABLE_HCA */
+	MCMD_ENABLED,		/* after ENABLE_HCA */
+	MCMD_BOOTED,		/* enabled and boot pages given */
+	MCMD_INIT,		/* after INIT_HCA */
+};
+
+struct mcmd_desc {
+	uint16_t opcode;
+	uint8_t state;			/* enum mcmd_state */
+	uint16_t in_min, out_min;	/* shortest acceptable lengths */
+	mcmd_fn fn;
+};
+
+/* Per-area command tables, each terminated by opcode 0. */
+extern const struct mcmd_desc mcmd_hca[], mcmd_res[], mcmd_eq[], mcmd_cq[], mcmd_mkey[],
+	mcmd_qp[], mcmd_srq[], mcmd_vport[];
+
+/* Fail a command with a status and a syndrome that names the check (docs/cx4-model.md). */
+static inline int mcmd_err(struct mcmd *c, int status, uint32_t synd)
+{
+	c->syndrome = synd;
+	return status;
+}
+
+/* Look at the doorbell bits and run the commands; returns the number executed. */
+int cmdif_run(struct mdev *d);
+void cmdif_reset(struct mdev *d);
+
+/* ---- event queues (eq.c) ------------------------------------------------------------------ */
+struct meq {
+	uint32_t eqn;
+	uint32_t log_size;
+	uint32_t uar;
+	uint32_t intr;
+	uint64_t mask;			/* event_bitmask */
+	bool oi;
+	bool armed;
+	bool fire;			/* interrupt owed at the end of the pass */
+	uint32_t refs;			/* CQs using it */
+	uint32_t npas;
+	uint32_t pi, ci;		/* producer (device) and consumer (from doorbells) */
+	struct dbuf buf;
+	uint32_t icm_idx;
+};
+
+/* Post an EQE (64 bytes, type/data filled, owner set here) to the EQ subscribed to its type
+ * (lowest EQN); false when no EQ is. */
+bool eq_post_async(struct mdev *d, uint8_t *eqe);
+/* Post a completion event for cqn to eq. */
+void eq_post_comp(struct mdev *d, struct meq *eq, uint32_t cqn);
+void eq_doorbell(struct mdev *d, uint32_t uar, uint32_t val, bool arm);
+/* Deliver owed interrupts (end of pass). */
+int eq_fire(struct mdev *d);
+struct meq *eq_get(struct mdev *d, uint32_t eqn);
+void eq_destroy_all(struct mdev *d);
+/* QP/SRQ affiliated events (COMM_EST, WQ errors, SRQ limit...). */
+void eq_post_qp_event(struct mdev *d, uint8_t type, uint32_t qpn, uint8_t queue_type);
+void eq_post_cmd(struct mdev *d, uint32_t slot_mask);
+void eq_post_page_request(struct mdev *d, int32_t npages);
+void eq_post_port_change(struct mdev *d, uint8_t sub_type);
+
+/* ---- completion queues (cq.c) -------------------------------------------------------------- */
+struct mcq {
+	uint32_t cqn;
+	uint32_t log_size;
+	uint32_t cqe_size;		/* 64 or 128 */
+	bool cc, oi;
+	uint32_t uar;
+	struct meq *eq;
+	uint64_t dbr;			/* doorbell record IOVA */
+	uint32_t pi;			/* CQEs written */
+	uint32_t ci_seen;		/* last consumer index read from the doorbell record */
+	uint8_t arm;			/* 0 none, 1 next, 2 solicited */
+	uint32_t arm_sn;
+	uint32_t last_solicit;		/* pi of the last solicited/error CQE + 1 */
+	uint8_t status;			/* CX4_CQC_STATUS_* */
+	uint32_t refs;			/* QPs/SRQs using it */
+	uint32_t cq_period, cq_max_count, period_mode;
+	uint32_t mod_count;		/* CQEs since the last event (moderation) */
+	struct mtimer mod_timer;
+	uint32_t npas;
+	struct dbuf buf;
+	uint32_t icm_idx;
+};
+
+struct mcq *cq_get(struct mdev *d, uint32_t cqn);
+/* Queue a CQE (written at the end of the pass, after the data it reports). */
+void cq_push(struct mdev *d, struct mcq *cq, const uint8_t *cqe64);
+/* Write queued CQEs; returns how many. */
+int cq_flush(struct mdev *d);
+void cq_arm_doorbell(struct mdev *d, uint32_t uar, const uint8_t *val8);
+void cq_destroy_all(struct mdev *d);
+
+/* ---- memory keys (mkey.c) ------------------------------------------------------------------ */
+struct mmkey {
+	uint32_t index;
+	uint8_t key;			/* mkey_7_0 */
+	uint8_t access_mode;		/* CX4_MKC_ACCESS_MODE_PA / _MTT */
+	uint8_t access;			/* CX4_MKC_{A,RW,RR,LW,LR} bits as mkc byte 1 >> 2 */
+	bool length64;
+	uint32_t pd;
+	uint32_t qpn;			/* 0xFFFFFF = any */
+	uint64_t start, len;
+	uint32_t log_page_size;		/* page = 1 << log_page_size bytes */
+	uint32_t nmtt;
+	int32_t *mtt_page;		/* ICM pages holding the MTT entries (512 per page) */
+	uint32_t nmtt_pages;
+	uint32_t icm_idx;
+};
+
+enum mkey_access {
+	MKEY_LR = 1 << 0,		/* local read */
+	MKEY_LW = 1 << 1,		/* local write */
+	MKEY_RR = 1 << 2,		/* remote read */
+	MKEY_RW = 1 << 3,		/* remote write */
+	MKEY_A = 1 << 4,		/* remote atomic */
+};
+
+/* Why a key check failed: mapped to CQE syndromes / NAKs by the caller. */
+enum mkey_err {
+	MKEY_OK = 0,
+	MKEY_EKEY = -1,			/* no such key / key byte mismatch */
+	MKEY_EPD = -2,			/* PD differs from the QP's */
+	MKEY_EACCESS = -3,		/* access right missing */
+	MKEY_EBOUNDS = -4,		/* outside [start, start + len) */
+	MKEY_EDMA = -5,			/* translated IOVA not mapped (IOMMU fault) */
+	MKEY_ESEGS = -6,		/* too many pieces for one request */
+};
+
+/*
+ * Translate [va, va + len) of key `key` for `qp` needing `access`: fills segs (host pointers
+ * or pid/va pieces), returns the number of segments or an mkey_err.
+ */
+int mkey_xlate(struct mdev *d, uint32_t key, uint32_t pd, uint32_t qpn, uint64_t va,
+	       uint64_t len, unsigned int access, bool rlky, struct dseg *segs, int max);
+void mkey_destroy_all(struct mdev *d);
+
+/* ---- shared receive queues (srq.c) --------------------------------------------------------- */
+struct msrq {
+	uint32_t srqn;
+	uint32_t log_size;
+	uint32_t stride_shift;		/* WQE = 1 << stride_shift bytes */
+	uint32_t pd;
+	uint64_t dbr;
+	uint32_t lwm;			/* limit watermark (ARM_RQ), 0 = disarmed */
+	uint16_t head;			/* next WQE index the device uses */
+	uint16_t consumed;		/* WQEs taken */
+	uint8_t state;
+	uint32_t refs;
+	uint32_t user_index;
+	struct mcq *cq;			/* XRC only (unused) */
+	struct dbuf buf;
+	uint32_t icm_idx;
+};
+
+struct msrq *srq_get(struct mdev *d, uint32_t srqn);
+/* Take the next WQE: copies it to wqe (stride bytes), returns its index or -1 if empty. */
+int srq_pop(struct mdev *d, struct msrq *s, uint8_t *wqe, uint32_t max);
+void srq_destroy_all(struct mdev *d);
+
+/* ---- QPs (qp.c: commands and state; req.c/comp.c/resp.c: transport) ---------------------- */
+#define MQP_MAX_SGE		64	/* data segments a WQE can hold (1 KB WQE) */
+#define MQP_MAX_SEGS		128	/* translated pieces per request */
+
+/* The remote end of a connected QP, or of one UD send (from the address vector). */
+struct mpath {
+	uint32_t rip;			/* IPv4, network order */
+	uint16_t udp_sport;		/* 0 = pick from the QP number */
+	uint8_t hop_limit, tclass;
+	uint8_t sgid_index;
+	uint8_t rmac[6];
+};
+
+/* Requester bookkeeping of one send WQE in flight (RC: until acknowledged). */
+struct mswqe {
+	uint16_t idx;			/* WQE index (wqe_counter) */
+	uint8_t nbb;			/* WQEBBs it occupies */
+	uint8_t opcode;			/* MLX5_OPCODE_* */
+	uint8_t fm_ce_se;
+	uint8_t done;			/* 1: all packets acknowledged / completed */
+	uint32_t first_psn, last_psn;	/* PSNs the WQE uses (RC/UC) */
+	uint32_t len;			/* message bytes */
+	uint32_t resid;			/* READ: bytes still expected */
+	uint64_t atomic_orig;
+};
+
+struct mreq {
+	uint16_t pi;			/* producer counter from the doorbell record (WQEBBs) */
+	uint16_t next;			/* WQEBB counter of the next WQE to start */
+	uint16_t ci;			/* WQEBB counter of the oldest uncompleted WQE */
+	uint32_t psn;			/* next PSN to send */
+	uint32_t cur_off;		/* bytes of the current (next) WQE already sent */
+	uint32_t cur_psn;		/* PSN of the current WQE's next packet */
+	bool cur_started;
+	/* in flight, in order: ring indexed by swq_tail..swq_head */
+	struct mswqe *swq;
+	uint32_t swq_size, swq_head, swq_tail;
+	uint32_t reads_out;		/* outstanding READ/atomic requests */
+	uint32_t pkts_out;		/* unacknowledged packets */
+	uint32_t since_ackreq;
+	/* completer */
+	uint32_t ack_psn;		/* oldest unacknowledged PSN */
+	uint32_t retry_left, rnr_left;
+	bool need_retry;		/* go back to ack_psn */
+	bool rnr_wait;
+	bool error;			/* SQ in error: flush */
+	uint32_t retry_psn;
+	uint64_t last_progress;
+	struct mtimer retry_timer;
+	struct mtimer rnr_timer;
+};
+
+/* Responder state of one QP. */
+struct mresp {
+	uint32_t epsn;			/* expected PSN */
+	uint32_t msn;
+	uint16_t rq_ci;			/* receive WQEs consumed */
+	bool nak_sent;			/* one NAK-sequence per gap */
+	bool in_msg;			/* between FIRST and LAST of a SEND/WRITE */
+	uint8_t msg_op;			/* opcode of the message in progress */
+	/* receive WQE being filled (SEND) */
+	bool have_wqe;
+	int32_t wqe_idx;		/* RQ counter or SRQ WQE index */
+	uint32_t wqe_len;		/* buffer bytes */
+	uint32_t msg_off;		/* bytes received so far */
+	uint8_t wqe[1024];		/* the receive WQE's data segments */
+	uint32_t wqe_bytes;
+	/* RDMA WRITE in progress */
+	uint64_t va;
+	uint32_t rkey;
+	uint32_t resid;
+	/* ACK owed at the end of the pass */
+	bool ack_owed;
+	uint8_t ack_syn;
+	uint32_t ack_psn;
+	/* READ responses being sent: a small queue of requests */
+	struct mread {
+		uint64_t va;
+		uint32_t rkey, len, off;
+		uint32_t psn;		/* PSN of the first response */
+		uint32_t npkts;
+	} rd[16];
+	uint32_t rd_head, rd_tail;
+	/* replay of atomics (duplicate requests get the saved result) */
+	struct {
+		uint32_t psn;
+		uint64_t orig;
+		bool valid;
+	} atomic[16];
+	uint32_t atomic_next;
+	bool error;
+	bool comm_est;			/* COMM_EST posted */
+};
+
+struct mqp {
+	uint32_t qpn;
+	uint8_t st;			/* CX4_QP_ST_* */
+	uint8_t state;			/* CX4_QP_STATE_* */
+	uint32_t pd;
+	uint32_t uar;
+	uint32_t user_index;
+	uint32_t icm_idx;
+	struct mcq *scq, *rcq;
+	struct msrq *srq;
+	uint8_t rq_type;
+	bool no_sq;
+	bool rlky;
+	/* buffer: RQ at 0, SQ after it ([dv]/rdma-core mlx5 create_qp layout) */
+	struct dbuf buf;
+	uint32_t rq_wqe_cnt, rq_stride_shift;
+	uint32_t sq_wqebbs;
+	uint64_t sq_off;
+	uint64_t dbr;
+	/* context fields the transport uses */
+	uint8_t mtu_code;
+	uint32_t pmtu;
+	uint32_t log_msg_max;
+	uint32_t remote_qpn;
+	uint32_t qkey;
+	uint8_t retry_count, rnr_retry, min_rnr_nak, ack_timeout;
+	uint8_t log_sra_max, log_rra_max;
+	bool rre, rwe, rae;
+	uint8_t atomic_mode;
+	struct mpath path;
+	uint16_t sport;			/* UDP source port actually used */
+	int sock;			/* index of the source-port socket */
+	struct mreq req;
+	struct mresp resp;
+	/* engine lists */
+	bool on_active;			/* requester has work */
+	struct mqp *active_next;
+	bool on_ack;			/* responder owes an ACK */
+	struct mqp *ack_next;
+	/* the qpc image kept in ICM is refreshed from these on QUERY_QP */
+	uint8_t qpc[CX4_QPC_SIZE];
+};
+
+struct mqp *qp_get(struct mdev *d, uint32_t qpn);
+void qp_destroy_all(struct mdev *d);
+/* Move a QP to ERR (flushing its queues) and post an affiliated event if `event` != 0xff. */
+void qp_to_error(struct mdev *d, struct mqp *qp, uint8_t event);
+void qp_activate(struct mdev *d, struct mqp *qp);
+void qp_sq_doorbell(struct mdev *d, uint32_t uar, const uint8_t *val8);
+
+/* Send WQE parsing (wqe.c). */
+struct msge {
+	uint32_t len;
+	uint32_t lkey;
+	uint64_t addr;
+	const uint8_t *inl;		/* inline data (points into the WQE copy), else NULL */
+};
+
+struct mwqe {
+	uint16_t idx;
+	uint8_t opcode, opmod, fm_ce_se, ds;
+	uint8_t nbb;
+	uint32_t imm;			/* as in the WQE (big-endian image) */
+	uint64_t raddr;
+	uint32_t rkey;
+	uint64_t swap_add, compare;
+	/* UD address vector */
+	uint32_t qkey, dqpn;
+	struct mpath av;
+	uint32_t len;			/* total data bytes */
+	uint32_t nsge;
+	struct msge sge[MQP_MAX_SGE];
+	uint8_t raw[1024];		/* the WQE as fetched (inline data points here) */
+};
+
+/* Fetch and parse the WQE at WQEBB counter `idx`; 0 or a CQE error syndrome. */
+int wqe_fetch(struct mdev *d, struct mqp *qp, uint16_t idx, struct mwqe *w);
+
+/* Requester (req.c), completer (comp.c), responder (resp.c). */
+int req_run(struct mdev *d, struct mqp *qp, unsigned int budget);
+void comp_rx(struct mdev *d, struct mqp *qp, const struct roce_pkt *p);
+void comp_retry_timeout(struct mdev *d, struct mtimer *t);
+void comp_rnr_timeout(struct mdev *d, struct mtimer *t);
+void comp_flush_sq(struct mdev *d, struct mqp *qp);
+void resp_rx(struct mdev *d, struct mqp *qp, const struct roce_pkt *p);
+int resp_send_acks(struct mdev *d);
+int resp_read_run(struct mdev *d, struct mqp *qp, unsigned int budget);
+void resp_flush_rq(struct mdev *d, struct mqp *qp);
+
+/* Build CQEs (cqe.c). */
+void cqe_req(struct mdev *d, struct mqp *qp, const struct mswqe *w, uint32_t byte_cnt);
+void cqe_req_err(struct mdev *d, struct mqp *qp, uint16_t idx, uint8_t opcode,
+		 uint8_t syndrome);
+struct mrecv {
+	uint8_t opcode;			/* MLX5_CQE_RESP_* */
+	uint32_t byte_cnt;
+	uint32_t imm;			/* big-endian image */
+	uint32_t src_qp;		/* UD */
+	uint32_t src_ip;		/* UD: for flags */
+	bool solicited;
+	uint16_t wqe_counter;
+};
+void cqe_resp(struct mdev *d, struct mqp *qp, const struct mrecv *r);
+void cqe_resp_err(struct mdev *d, struct mqp *qp, uint16_t wqe_counter, uint8_t syndrome);
+
+/* ---- the wire (net.c) ---------------------------------------------------------------------- */
+#define NET_TX_SLOTS		256
+#define NET_RX_SLOTS		64
+#define NET_SLOT_SIZE		4352	/* 4096 payload + headers + ICRC, rounded */
+#define NET_MAX_IOV		(MQP_MAX_SEGS + 2)
+#define NET_MAX_SOCKS		64
+
+struct txpkt {
+	struct mqp *qp;			/* requester packets: for DMA fault attribution */
+	uint8_t hdr[ROCE_MAX_HDR_LEN];
+	uint8_t tail[8];
+	uint8_t hlen, tlen;
+	uint8_t tos, ttl;
+	uint16_t sock;
+	bool faulted;
+	bool ready;			/* tail (pad + ICRC) appended */
+	bool zcopy;			/* some iov points into host memory */
+	uint32_t daddr;
+	uint32_t plen;			/* payload bytes */
+	int iovcnt;
+	struct iovec iov[NET_MAX_IOV];
+	uint8_t *bounce;		/* NET_SLOT_SIZE bytes of ours */
+};
+
+struct rxslot {
+	struct roce_udp_rx rx;
+	uint8_t *buf;
+};
+
+struct mnet {
+	struct roce_udp_port rx_port;	/* IP:4791 */
+	struct roce_udp_port tx[NET_MAX_SOCKS];
+	unsigned int ntx;
+	struct roce_pcap *pcap;
+	/* transmit queue: [head, tail) ready, built in order */
+	struct txpkt *tx_slot;
+	uint32_t tx_head, tx_tail;	/* free-running */
+	struct dma_batch tx_dma;	/* payload reads of queued packets */
+	bool tx_blocked;		/* a socket said EAGAIN: wait for POLLOUT */
+	struct rxslot *rx;
+	unsigned int drop_rx;		/* test knob */
+	uint8_t *slab;
+};
+
+int net_open(struct mdev *d, const char *pcap_path);
+/* Copy the payload of queued packets that still points into host memory into their own
+ * buffers (before an IOMMU unmap). */
+void net_tx_materialize(struct mdev *d);
+void net_close(struct mdev *d);
+/* A free transmit slot (NULL when the queue is full: try again next pass). */
+struct txpkt *net_tx_get(struct mdev *d);
+/* Headers for the slot; the payload is added with net_tx_payload. */
+int net_tx_hdr(struct mdev *d, struct txpkt *t, const struct roce_tx_hdr *h, uint32_t plen,
+	       uint32_t daddr, uint16_t sock, uint8_t tos, uint8_t ttl);
+/* Add translated payload pieces (fd pieces by reference, pid pieces read into the bounce). */
+int net_tx_payload(struct mdev *d, struct txpkt *t, const struct dseg *s, int n,
+		   uint32_t bounce_off);
+/* Add payload bytes of ours (inline data, atomic results) by copy. */
+void net_tx_copy(struct txpkt *t, const void *src, uint32_t len, uint32_t bounce_off);
+void net_tx_commit(struct mdev *d, struct txpkt *t);
+unsigned int net_tx_free_slots(const struct mdev *d);
+/* Send what is queued; returns packets sent. */
+int net_tx_flush(struct mdev *d);
+/* Receive and dispatch a batch; returns packets received. */
+int net_rx(struct mdev *d);
+/* Pick the source-port socket for a QP (per-QP entropy, research note 4.1). */
+uint16_t net_sport_for(struct mdev *d, uint32_t qpn, uint16_t want, int *sock);
+
+/* ---- the device ---------------------------------------------------------------------------- */
+struct mprofile {
+	const char *name;
+	uint16_t pci_device;
+	uint16_t fw_major, fw_minor, fw_sub;
+	const char *psid;
+};
+
+struct mroce_addr {
+	uint8_t gid[16];
+	uint8_t mac[6];
+	uint8_t version, l3_type;
+	bool vlan_valid;
+	uint16_t vlan;
+	bool valid;
+};
+
+enum mhca_state {
+	MHCA_DISABLED,			/* after reset: waiting for ENABLE_HCA */
+	MHCA_ENABLED,			/* ENABLE_HCA done */
+	MHCA_INIT,			/* INIT_HCA done */
+};
+
+struct mdev {
+	struct cx4_bus bus;		/* first: the bus pointer is the device pointer */
+	struct cx4_model_config cfg;
+	char name[32];
+	const struct mprofile *prof;
+
+	/* BAR0 and the kick */
+	uint8_t *bar0;
+	int bar0_fd;
+	struct cx4_kick_page *kick_page;
+	int irq_fd[CX4_BUS_MAX_VECTORS];
+	unsigned int nvec;
+
+	/* engine */
+	pthread_t thread;
+	bool thread_started;
+	atomic_bool stop;
+	pthread_mutex_t lock;
+	atomic_int lock_waiters;
+	int epfd, timerfd;
+	uint64_t now;			/* ns, refreshed each pass */
+	uint64_t boot_ns;
+	struct mtimer_heap timers;
+	struct mtimer boot_timer, health_timer;
+
+	/* the IOMMU in front of the device */
+	struct iommu iommu;
+
+	/* init segment state */
+	bool initializing;
+	bool fatal;			/* health syndrome set: the firmware is dead */
+	uint32_t cmdq_h;		/* last write to 0x10 */
+	uint64_t cmdq_iova;
+	bool cmdq_valid;
+	uint32_t cmd_pending;		/* doorbell bits not yet served */
+	uint8_t nic_interface;
+	uint32_t health_counter;
+
+	/* HCA */
+	enum mhca_state hca;
+	uint16_t issi;
+	uint8_t host_endianness;
+	bool teardown;
+	uint8_t cap_cur[3][CX4_HCA_CAP_SIZE];	/* cache of the ICM copies, by caps_boot_slot() */
+	struct icm icm;
+
+	/* objects */
+	uint32_t *uar_used;		/* [MDEV_UAR_PAGES]: 0 free, 1 + objects using it */
+	uint32_t uar_active[MDEV_UAR_PAGES];	/* UAR pages whose rings are polled */
+	uint32_t nuar_active;
+	struct idtab pds, tds, eqs, cqs, mkeys, qps, srqs;
+	struct meq *eq_by_type[64];	/* first subscribed EQ per event type (cache) */
+
+	/* port */
+	struct mroce_addr roce[256];
+	uint32_t roce_tbl_size;
+	uint8_t port_admin, port_oper;	/* CX4_PORT_STATUS_* */
+	bool link_cable;		/* cx4_model_set_link */
+	uint32_t port_mtu;		/* bytes (Ethernet MTU) */
+	uint32_t admin_mtu;		/* PMTU admin (frame bytes), 0 = max */
+	uint8_t nic_vport_ctx[CX4_NIC_VPORT_CTX_SIZE];
+	uint8_t mac[6];
+
+	/* data path */
+	struct mnet net;
+	struct mqp *active_head, *active_tail;
+	struct mqp *ack_head;
+	struct dma_batch rx_dma;	/* responder data writes of this pass */
+	struct {
+		struct mcq *cq;
+		uint8_t cqe[64];
+	} *cqe_q;			/* CQEs owed at the end of the pass */
+	uint32_t ncqe_q, cqe_q_cap;
+	struct meq *eq_fire_list[256];	/* EQs with an interrupt owed at the end of the pass */
+	uint32_t neq_fire;
+
+	struct cx4_model_stats stats;
+	FILE *log;
+};
+
+static inline struct mdev *mdev_of(struct cx4_bus *bus)
+{
+	return (struct mdev *)bus;
+}
+
+/* Log a device-side event (cfg.log), prefixed with the device name. */
+void mdev_log(struct mdev *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* BAR0 (bar0.c) */
+void bar0_reset(struct mdev *d);
+/* Drain the posted-write rings of page 0 and the active UAR pages; returns writes seen. */
+int bar0_poll(struct mdev *d);
+void bar0_set_timer(struct mdev *d);
+void bar0_health_fatal(struct mdev *d, uint8_t synd);
+void bar0_health_tick(struct mdev *d, struct mtimer *t);
+void bar0_boot_done(struct mdev *d, struct mtimer *t);
+void bar0_uar_activate(struct mdev *d, uint32_t uar, bool on);
+static inline uint32_t bar0_rd32(const struct mdev *d, uint32_t off)
+{
+	return cx4_be32_load(d->bar0 + off);
+}
+static inline void bar0_wr32(struct mdev *d, uint32_t off, uint32_t v)
+{
+	cx4_be32_store(d->bar0 + off, v);
+}
+
+/* Object tables, created at INIT_HCA (sized from the current capabilities). */
+int eq_tables_init(struct mdev *d);
+int cq_tables_init(struct mdev *d);
+int mkey_tables_init(struct mdev *d);
+int qp_tables_init(struct mdev *d);
+int srq_tables_init(struct mdev *d);
+int mdev_init_hca(struct mdev *d);
+
+/* The port (vport.c). */
+void vport_init(struct mdev *d);
+void port_update(struct mdev *d);
+bool vport_roce_enabled(const struct mdev *d);
+
+/* A requester packet whose payload could not be read (DMA fault). */
+void qp_tx_fault(struct mdev *d, struct mqp *qp);
+
+/* Whole-device reset (FLR, nic_interface SW reset, close). */
+void mdev_reset_state(struct mdev *d);
+/* Destroy every object (TEARDOWN_HCA, reset). */
+void mdev_destroy_objects(struct mdev *d);
+
+/* Syndromes: a stable 32-bit code per failed check, (opcode << 16) | check number. */
+#define MSYND(op, n)	(((uint32_t)(op) << 16) | (uint32_t)(n))
+
+#endif /* CX4_MODEL_INT_H */
