@@ -17,12 +17,17 @@ for d in cx4_0 cx4_1; do
 	done
 done
 bv_expect_output "ConnectX-4 fw 12\.16\.1020.*healthy" "$BVCTL" status
-"$BVCTL" down >/dev/null || bv_fail "bvctl down"
+# stop the daemons the way bvctl down does (SIGTERM) and read what they did on the way out
 for d in cx4_0 cx4_1; do
-	grep -q "ConnectX-4 up" "$BV_RUNDIR/$d.log" || bv_fail "$d: no bring-up line"
-	grep -q "stopped" "$BV_RUNDIR/$d.log" || bv_fail "$d: no clean stop"
-	if grep -Eq "failed|kept .* pages" "$BV_RUNDIR/$d.log"; then
-		cat "$BV_RUNDIR/$d.log" >&2
+	pid=$(cat "$BV_RUNDIR/$d.pid")
+	kill -TERM "$pid"
+	for i in $(seq 200); do bv_pid_alive "$pid" || break; sleep 0.05; done
+	bv_pid_alive "$pid" && bv_fail "$d: cx4d did not stop on SIGTERM"
+	log="$BV_RUNDIR/$d.log"
+	grep -q "ConnectX-4 up" "$log" || { cat "$log" >&2; bv_fail "$d: no bring-up line"; }
+	grep -q "stopped" "$log" || { cat "$log" >&2; bv_fail "$d: no clean stop"; }
+	if grep -Eq "failed|kept .* pages|fatal" "$log"; then
+		cat "$log" >&2
 		bv_fail "$d: errors in the daemon log"
 	fi
 done

@@ -5,7 +5,7 @@
 # (tests/cx4/driver/trace_diff.py, docs/cx4-driver.md).
 . "$BV_SOURCE_DIR/tests/lib/harness.sh"
 bv_isolate_net "$@"
-conf="$BV_RUNDIR/trace.conf"
+conf=$(mktemp /tmp/cx4trace.XXXXXX)
 cat >"$conf" <<EOC
 [device cx4_0]
 kind = cx4
@@ -14,13 +14,18 @@ profile = cx4lx
 trace = $BV_RUNDIR/cx4_0.trace
 EOC
 bv_up "$conf"
-"$BVCTL" --config "$conf" down >/dev/null || bv_fail "bvctl down"
-[ -s "$BV_RUNDIR/cx4_0.trace" ] || bv_fail "no trace written"
-python3 "$BV_SOURCE_DIR/tests/cx4/trace_decode.py" -f "$BV_RUNDIR/cx4_0.trace" list \
-	>"$BV_RUNDIR/decoded" || bv_fail "trace_decode cannot read the trace"
-grep -q "ENABLE_HCA" "$BV_RUNDIR/decoded" || bv_fail "no ENABLE_HCA in the trace"
-grep -q "0x103 TEARDOWN_HCA" "$BV_RUNDIR/decoded" || bv_fail "no TEARDOWN_HCA in the trace"
+rm -f "$conf"
+# stop cx4d (SIGTERM, as bvctl down) so the trace has the teardown too
+pid=$(cat "$BV_RUNDIR/cx4_0.pid")
+kill -TERM "$pid"
+for i in $(seq 200); do bv_pid_alive "$pid" || break; sleep 0.05; done
+trace="$BV_RUNDIR/cx4_0.trace"
+[ -s "$trace" ] || bv_fail "no trace written"
+decoded=$(python3 "$BV_SOURCE_DIR/tests/cx4/trace_decode.py" -f "$trace" list) ||
+	bv_fail "trace_decode cannot read the trace"
+echo "$decoded" | grep -q "ENABLE_HCA" || bv_fail "no ENABLE_HCA in the trace"
+echo "$decoded" | grep -q "0x103 TEARDOWN_HCA" || bv_fail "no TEARDOWN_HCA in the trace"
 # the Linux trace: $CX4_TRACE, else shared/data found above the tree (trace_decode.py)
-python3 "$BV_SOURCE_DIR/tests/cx4/driver/trace_diff.py" "$BV_RUNDIR/cx4_0.trace" ||
-	bv_fail "trace differs"
+python3 "$BV_SOURCE_DIR/tests/cx4/driver/trace_diff.py" "$trace" || { rm -f "$trace"; bv_fail "trace differs"; }
+rm -f "$trace"
 echo "PASS"
