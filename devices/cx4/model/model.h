@@ -391,6 +391,7 @@ struct mmkey {
 	uint8_t access_mode;		/* CX4_MKC_ACCESS_MODE_PA / _MTT */
 	uint8_t access;			/* CX4_MKC_{A,RW,RR,LW,LR} bits as mkc byte 1 >> 2 */
 	bool length64;
+	bool free_state;		/* mkc.free: created unusable (for UMR, not modelled) */
 	uint32_t pd;
 	uint32_t qpn;			/* 0xFFFFFF = any */
 	uint64_t start, len;
@@ -426,6 +427,9 @@ enum mkey_err {
  */
 int mkey_xlate(struct mdev *d, uint32_t key, uint32_t pd, uint32_t qpn, uint64_t va,
 	       uint64_t len, unsigned int access, bool rlky, struct dseg *segs, int max);
+/* The checks of mkey_xlate without the translation (a whole RDMA range at its first packet). */
+int mkey_check(struct mdev *d, uint32_t key, uint32_t pd, uint32_t qpn, uint64_t va,
+	       uint64_t len, unsigned int access);
 void mkey_destroy_all(struct mdev *d);
 
 /* ---- shared receive queues (srq.c) --------------------------------------------------------- */
@@ -441,7 +445,7 @@ struct msrq {
 	uint8_t state;
 	uint32_t refs;
 	uint32_t user_index;
-	struct mcq *cq;			/* XRC only (unused) */
+	uint32_t npas;
 	struct dbuf buf;
 	uint32_t icm_idx;
 };
@@ -464,6 +468,31 @@ struct mpath {
 	uint8_t rmac[6];
 };
 
+/* Send WQE parsing (wqe.c). */
+struct msge {
+	uint32_t len;
+	uint32_t lkey;
+	uint64_t addr;
+	const uint8_t *inl;		/* inline data (points into the WQE copy), else NULL */
+};
+
+struct mwqe {
+	uint16_t idx;
+	uint8_t opcode, opmod, fm_ce_se, ds;
+	uint8_t nbb;
+	uint32_t imm;			/* as in the WQE (big-endian image) */
+	uint64_t raddr;
+	uint32_t rkey;
+	uint64_t swap_add, compare;
+	/* UD address vector */
+	uint32_t qkey, dqpn;
+	struct mpath av;
+	uint32_t len;			/* total data bytes */
+	uint32_t nsge;
+	struct msge sge[MQP_MAX_SGE];
+	uint8_t raw[1024];		/* the WQE as fetched (inline data points here) */
+};
+
 /* Requester bookkeeping of one send WQE in flight (RC: until acknowledged). */
 struct mswqe {
 	uint16_t idx;			/* WQE index (wqe_counter) */
@@ -471,6 +500,7 @@ struct mswqe {
 	uint8_t opcode;			/* MLX5_OPCODE_* */
 	uint8_t fm_ce_se;
 	uint8_t done;			/* 1: all packets acknowledged / completed */
+	bool read_issued;		/* READ/atomic: counted in reads_out */
 	uint32_t first_psn, last_psn;	/* PSNs the WQE uses (RC/UC) */
 	uint32_t len;			/* message bytes */
 	uint32_t resid;			/* READ: bytes still expected */
@@ -497,6 +527,16 @@ struct mreq {
 	bool need_retry;		/* go back to ack_psn */
 	bool rnr_wait;
 	bool error;			/* SQ in error: flush */
+	bool dma_fault;
+	uint32_t pos;			/* swq position being (re)sent; == swq_head: new WQEs */
+	uint32_t sent_psn;		/* one past the highest PSN sent */
+	uint32_t rnr_psn;
+	struct mwqe *cur;		/* parsed WQE being sent */
+	bool cur_valid;
+	uint16_t cur_idx;
+	struct mwqe *cwqe;		/* parsed WQE the completer writes READ data for */
+	bool cwqe_valid;
+	uint16_t cwqe_idx;
 	uint32_t retry_psn;
 	uint64_t last_progress;
 	struct mtimer retry_timer;
@@ -513,11 +553,13 @@ struct mresp {
 	uint8_t msg_op;			/* opcode of the message in progress */
 	/* receive WQE being filled (SEND) */
 	bool have_wqe;
-	int32_t wqe_idx;		/* RQ counter or SRQ WQE index */
+	bool drop_msg;			/* UC: the rest of this message is dropped */
+	uint16_t wqe_idx;		/* RQ counter or SRQ WQE index */
 	uint32_t wqe_len;		/* buffer bytes */
 	uint32_t msg_off;		/* bytes received so far */
-	uint8_t wqe[1024];		/* the receive WQE's data segments */
-	uint32_t wqe_bytes;
+	uint32_t msg_len;		/* RDMA WRITE: DMA length from the RETH */
+	struct msge rsge[32];		/* the receive WQE's scatter list */
+	uint32_t nrsge;
 	/* RDMA WRITE in progress */
 	uint64_t va;
 	uint32_t rkey;
@@ -595,33 +637,10 @@ void qp_to_error(struct mdev *d, struct mqp *qp, uint8_t event);
 void qp_activate(struct mdev *d, struct mqp *qp);
 void qp_sq_doorbell(struct mdev *d, uint32_t uar, const uint8_t *val8);
 
-/* Send WQE parsing (wqe.c). */
-struct msge {
-	uint32_t len;
-	uint32_t lkey;
-	uint64_t addr;
-	const uint8_t *inl;		/* inline data (points into the WQE copy), else NULL */
-};
-
-struct mwqe {
-	uint16_t idx;
-	uint8_t opcode, opmod, fm_ce_se, ds;
-	uint8_t nbb;
-	uint32_t imm;			/* as in the WQE (big-endian image) */
-	uint64_t raddr;
-	uint32_t rkey;
-	uint64_t swap_add, compare;
-	/* UD address vector */
-	uint32_t qkey, dqpn;
-	struct mpath av;
-	uint32_t len;			/* total data bytes */
-	uint32_t nsge;
-	struct msge sge[MQP_MAX_SGE];
-	uint8_t raw[1024];		/* the WQE as fetched (inline data points here) */
-};
-
 /* Fetch and parse the WQE at WQEBB counter `idx`; 0 or a CQE error syndrome. */
 int wqe_fetch(struct mdev *d, struct mqp *qp, uint16_t idx, struct mwqe *w);
+/* Opcode and size of the WQE at idx (flushing WQEs never started); -1 if unreadable. */
+int wqe_opcode(struct mdev *d, struct mqp *qp, uint16_t idx, uint8_t *nbb);
 
 /* Requester (req.c), completer (comp.c), responder (resp.c). */
 int req_run(struct mdev *d, struct mqp *qp, unsigned int budget);
@@ -629,6 +648,16 @@ void comp_rx(struct mdev *d, struct mqp *qp, const struct roce_pkt *p);
 void comp_retry_timeout(struct mdev *d, struct mtimer *t);
 void comp_rnr_timeout(struct mdev *d, struct mtimer *t);
 void comp_flush_sq(struct mdev *d, struct mqp *qp);
+/* Retire completed WQEs in order (CQEs for the signalled ones). */
+void comp_retire(struct mdev *d, struct mqp *qp);
+/* WQE at swq position pos failed locally / remotely: its error CQE, then the QP to ERR. */
+void comp_error(struct mdev *d, struct mqp *qp, uint32_t pos, uint8_t syndrome);
+/* A UC/UD WQE's last packet left: it is complete. */
+void comp_sent(struct mdev *d, struct mqp *qp, uint32_t pos);
+/* Requester transmit window and timers. */
+void req_arm_retry(struct mdev *d, struct mqp *qp);
+/* Go back and send again from psn (NAK, timeout, RNR). */
+void req_rewind(struct mdev *d, struct mqp *qp, uint32_t psn);
 void resp_rx(struct mdev *d, struct mqp *qp, const struct roce_pkt *p);
 int resp_send_acks(struct mdev *d);
 int resp_read_run(struct mdev *d, struct mqp *qp, unsigned int budget);
@@ -654,11 +683,14 @@ void cqe_resp_err(struct mdev *d, struct mqp *qp, uint16_t wqe_counter, uint8_t 
 #define NET_TX_SLOTS		256
 #define NET_RX_SLOTS		64
 #define NET_SLOT_SIZE		4352	/* 4096 payload + headers + ICRC, rounded */
+#define NET_RX_HEADROOM		64	/* room for a UD GRH in front of a received packet */
 #define NET_MAX_IOV		(MQP_MAX_SEGS + 2)
 #define NET_MAX_SOCKS		64
 
 struct txpkt {
 	struct mqp *qp;			/* requester packets: for DMA fault attribution */
+	int32_t swq_pos;		/* requester: swq position of the WQE, -1 otherwise */
+	bool last;			/* last packet of that WQE (UC/UD: completes it when sent) */
 	uint8_t hdr[ROCE_MAX_HDR_LEN];
 	uint8_t tail[8];
 	uint8_t hlen, tlen;
@@ -860,8 +892,8 @@ void vport_init(struct mdev *d);
 void port_update(struct mdev *d);
 bool vport_roce_enabled(const struct mdev *d);
 
-/* A requester packet whose payload could not be read (DMA fault). */
-void qp_tx_fault(struct mdev *d, struct mqp *qp);
+/* A packet whose payload could not be read (DMA fault); swq_pos -1 for responses. */
+void qp_tx_fault(struct mdev *d, struct mqp *qp, int32_t swq_pos);
 
 /* Whole-device reset (FLR, nic_interface SW reset, close). */
 void mdev_reset_state(struct mdev *d);

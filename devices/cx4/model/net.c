@@ -142,6 +142,8 @@ struct txpkt *net_tx_get(struct mdev *d)
 		return NULL;
 	t = &d->net.tx_slot[d->net.tx_tail % NET_TX_SLOTS];
 	t->qp = NULL;
+	t->swq_pos = -1;
+	t->last = false;
 	t->iovcnt = 0;
 	t->plen = 0;
 	t->faulted = false;
@@ -305,9 +307,9 @@ int net_tx_flush(struct mdev *d)
 
 			if (t->faulted) {
 				if (!k) {
-					if (t->qp)
-						qp_tx_fault(d, t->qp);
 					n->tx_head++;
+					if (t->qp)
+						qp_tx_fault(d, t->qp, t->swq_pos);
 					continue;
 				}
 				break;
@@ -336,6 +338,9 @@ int net_tx_flush(struct mdev *d)
 
 			d->stats.tx_pkts++;
 			d->stats.tx_bytes += t->hlen + t->plen + t->tlen;
+			/* UC/UD: a WQE is complete once its last packet has left */
+			if (t->qp && t->last && t->swq_pos >= 0 && t->qp->st != CX4_QP_ST_RC)
+				comp_sent(d, t->qp, (uint32_t)t->swq_pos);
 			if (n->pcap) {
 				struct roce_addr a;
 
@@ -379,8 +384,10 @@ int net_rx(struct mdev *d)
 	struct roce_udp_rx rx[NET_RX_SLOTS];
 	int got;
 
+	/* headroom in front of each datagram: the responder builds a UD GRH there (resp.c) */
 	for (unsigned int i = 0; i < NET_RX_SLOTS; i++)
-		rx[i] = (struct roce_udp_rx){ .buf = n->rx[i].buf, .size = NET_SLOT_SIZE };
+		rx[i] = (struct roce_udp_rx){ .buf = n->rx[i].buf + NET_RX_HEADROOM,
+					      .size = NET_SLOT_SIZE - NET_RX_HEADROOM };
 	got = roce_udp_recv(&n->rx_port, rx, NET_RX_SLOTS);
 	if (got <= 0)
 		return 0;

@@ -455,6 +455,19 @@ int tdev_bringup(struct tdev *t)
 	memcpy(in + 0x10, out + 0x10, 0x1000);
 	cx4_set(in + 0x10, CX4_CAP_GEN_LOG_MAX_QP, 0x11);
 	CHECK(tdev_cmd(t, in, 0x1010, out, 16));
+	if (t->atomic_mode1) {
+		/* the atomic capabilities with 8-byte responses in host order */
+		memset(in, 0, 16);
+		cx4_set(in, CX4_CMD_IN_OPCODE, CX4_CMD_OP_QUERY_HCA_CAP);
+		cx4_set(in, CX4_CMD_IN_OP_MOD, CX4_HCA_CAP_OPMOD(CX4_CAP_ATOMIC, 1));
+		CHECK(tdev_cmd(t, in, 16, out, 0x1010));
+		memset(in, 0, sizeof(in));
+		cx4_set(in, CX4_CMD_IN_OPCODE, CX4_CMD_OP_SET_HCA_CAP);
+		cx4_set(in, CX4_CMD_IN_OP_MOD, CX4_SET_HCA_CAP_OPMOD(CX4_CAP_ATOMIC));
+		memcpy(in + 0x10, out + 0x10, 0x1000);
+		cx4_set(in + 0x10, CX4_CAP_ATOMIC_REQ_8B_ENDIANNESS_MODE, 1);
+		CHECK(tdev_cmd(t, in, 0x1010, out, 16));
+	}
 	CHECK(tdev_simple(t, CX4_CMD_OP_QUERY_PAGES, CX4_QUERY_PAGES_OPMOD_INIT, 0, 0, o16));
 	n = (int32_t)cx4_get(o16, CX4_QUERY_PAGES_OUT_NUM_PAGES);
 	if (n > 0)

@@ -79,6 +79,7 @@ struct tdev {
 	uint8_t deliv;
 	uint32_t syndrome;
 	bool quiet;
+	bool atomic_mode1;		/* bring-up sets atomic_req_8B_endianness_mode = 1 */
 };
 
 /* Open a model with cfg (a zero cfg gets a unique 127.x address) and map BAR0 accessors. */

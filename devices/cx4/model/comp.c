@@ -1,0 +1,490 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The completer: acknowledgements and responses -> completions, retries ([IBTA] ch. 9.7.5
+ * "Responses", 9.7.6 "Error handling"; structured like Linux rxe_comp.c).
+ *
+ *   ACK (AETH 0x00-0x1F): cumulative; every SEND/WRITE whose last PSN it covers is done. An ACK
+ *     beyond an unanswered READ/atomic means its responses were lost (implied NAK): resend it.
+ *   RNR NAK (0x20 | timer): wait the RNR timer, then resend from its PSN; rnr_retry times
+ *     (7 = forever), then RNR_RETRY_EXC (0x16).
+ *   NAK PSN sequence error (0x60): go back to its PSN (go-back-N), counting a retry.
+ *   NAK invalid request / remote access / remote operational (0x61-0x63): the WQE completes
+ *     with REMOTE_INVAL_REQ / REMOTE_ACCESS / REMOTE_OP (0x12-0x14), the QP goes to ERR.
+ *   READ response: implicit ACK of everything before; the data goes to the WQE's scatter list
+ *     (local write access) in order; a gap resends the READ from the missing PSN.
+ *   ATOMIC ACK: the original value goes to the WQE's 8-byte buffer, in host order if
+ *     atomic_req_8B_endianness_mode is 1, big-endian otherwise.
+ *   Local ACK timeout (4.096 us << ack_timeout without progress): go back to the oldest
+ *     unacknowledged PSN, retry_count times, then TRANSPORT_RETRY_EXC (0x15).
+ * Completions are delivered in WQE order; unsignalled WQEs (no CQ_UPDATE) produce no CQE.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+
+static inline uint32_t psn_add(uint32_t psn, uint32_t n)
+{
+	return (psn + n) & ROCE_PSN_MASK;
+}
+
+static inline uint32_t psn_sub(uint32_t a, uint32_t b)
+{
+	return (a - b) & ROCE_PSN_MASK;
+}
+
+static inline bool in_flight(const struct mreq *r, uint32_t pos)
+{
+	return pos - r->swq_tail < r->swq_head - r->swq_tail;
+}
+
+void comp_retire(struct mdev *d, struct mqp *qp)
+{
+	struct mreq *r = &qp->req;
+
+	while (r->swq_tail != r->swq_head) {
+		struct mswqe *e = &r->swq[r->swq_tail % r->swq_size];
+
+		if (!e->done)
+			break;
+		if (e->fm_ce_se & MLX5_WQE_CTRL_CQ_UPDATE)
+			cqe_req(d, qp, e, e->opcode == MLX5_OPCODE_ATOMIC_CS ||
+				e->opcode == MLX5_OPCODE_ATOMIC_FA ? 8 : e->len);
+		r->ci = (uint16_t)(e->idx + e->nbb);
+		r->swq_tail++;
+	}
+	if (r->pos - r->swq_tail > r->swq_head - r->swq_tail) {
+		r->pos = r->swq_tail;
+		r->cur_started = false;
+	}
+	if (r->swq_tail == r->swq_head)
+		mtimer_cancel(&d->timers, &r->retry_timer);
+}
+
+void comp_sent(struct mdev *d, struct mqp *qp, uint32_t pos)
+{
+	struct mreq *r = &qp->req;
+
+	if (!r->swq || !in_flight(r, pos))
+		return;
+	r->swq[pos % r->swq_size].done = 1;
+	comp_retire(d, qp);
+}
+
+static void flush_entry(struct mdev *d, struct mqp *qp, struct mswqe *e)
+{
+	cqe_req_err(d, qp, e->idx, e->opcode, MLX5_CQE_SYNDROME_WR_FLUSH_ERR);
+}
+
+void comp_error(struct mdev *d, struct mqp *qp, uint32_t pos, uint8_t syndrome)
+{
+	struct mreq *r = &qp->req;
+
+	comp_retire(d, qp);
+	if (!in_flight(r, pos))
+		return;
+	/* older WQEs still outstanding are flushed first: completions stay in order */
+	while (r->swq_tail != pos) {
+		struct mswqe *e = &r->swq[r->swq_tail % r->swq_size];
+
+		if (e->done && (e->fm_ce_se & MLX5_WQE_CTRL_CQ_UPDATE))
+			cqe_req(d, qp, e, e->len);
+		else if (!e->done)
+			flush_entry(d, qp, e);
+		r->swq_tail++;
+	}
+	cqe_req_err(d, qp, r->swq[pos % r->swq_size].idx, r->swq[pos % r->swq_size].opcode,
+		    syndrome);
+	r->swq_tail++;
+	qp_to_error(d, qp, 0xff);
+}
+
+void comp_flush_sq(struct mdev *d, struct mqp *qp)
+{
+	struct mreq *r = &qp->req;
+	uint8_t rec[4];
+
+	if (qp->no_sq || !r->swq)
+		return;
+	comp_retire(d, qp);
+	while (r->swq_tail != r->swq_head) {
+		struct mswqe *e = &r->swq[r->swq_tail % r->swq_size];
+
+		if (e->done && (e->fm_ce_se & MLX5_WQE_CTRL_CQ_UPDATE))
+			cqe_req(d, qp, e, e->len);
+		else if (!e->done)
+			flush_entry(d, qp, e);
+		r->swq_tail++;
+	}
+	r->pos = r->swq_head;
+	r->cur_started = false;
+	r->reads_out = 0;
+	r->rnr_wait = false;
+	mtimer_cancel(&d->timers, &r->retry_timer);
+	mtimer_cancel(&d->timers, &r->rnr_timer);
+	/* WQEs posted but never started */
+	if (dma_read(d, qp->dbr + 4, rec, sizeof(rec)) == 0) {
+		r->pi = (uint16_t)cx4_be32_load(rec);
+		while (r->next != r->pi) {
+			uint8_t nbb;
+			int op = wqe_opcode(d, qp, r->next, &nbb);
+
+			if (op < 0)
+				break;
+			cqe_req_err(d, qp, r->next, (uint8_t)op, MLX5_CQE_SYNDROME_WR_FLUSH_ERR);
+			r->next = (uint16_t)(r->next + nbb);
+		}
+	}
+	r->ci = r->next;
+}
+
+/* Progress: the retry counter starts over, the timer restarts (or stops). */
+static void progress(struct mdev *d, struct mqp *qp)
+{
+	struct mreq *r = &qp->req;
+
+	r->retry_left = qp->retry_count;
+	r->rnr_left = qp->rnr_retry;
+	mtimer_cancel(&d->timers, &r->retry_timer);
+	comp_retire(d, qp);
+	if (r->swq_tail != r->swq_head && psn_sub(r->sent_psn, r->ack_psn))
+		req_arm_retry(d, qp);
+	qp_activate(d, qp);
+}
+
+/* The oldest outstanding entry that still waits for something. */
+static uint32_t oldest_open(const struct mreq *r)
+{
+	uint32_t p = r->swq_tail;
+
+	while (p != r->swq_head && r->swq[p % r->swq_size].done)
+		p++;
+	return p;
+}
+
+/*
+ * Everything up to and including psn is acknowledged. Returns false when an unanswered
+ * READ/atomic stands in the way (it is then resent).
+ */
+static bool ack_upto(struct mdev *d, struct mqp *qp, uint32_t psn)
+{
+	struct mreq *r = &qp->req;
+
+	/* only PSNs in [ack_psn, sent_psn) mean anything; older ones are duplicates */
+	if (psn_sub(psn, r->ack_psn) >= psn_sub(r->sent_psn, r->ack_psn))
+		return true;
+	for (uint32_t p = r->swq_tail; p != r->swq_head; p++) {
+		struct mswqe *e = &r->swq[p % r->swq_size];
+
+		if (e->done || e->opcode == MLX5_OPCODE_NOP)
+			continue;
+		if (psn_sub(psn, e->first_psn) >= (1u << 23))
+			break;		/* e starts after psn */
+		if (e->opcode == MLX5_OPCODE_RDMA_READ || e->opcode == MLX5_OPCODE_ATOMIC_CS ||
+		    e->opcode == MLX5_OPCODE_ATOMIC_FA) {
+			/* implied NAK: its responses were lost; ask again from what is missing */
+			uint32_t at = psn_add(e->first_psn, (e->len - e->resid) / qp->pmtu);
+
+			if (e->opcode != MLX5_OPCODE_RDMA_READ)
+				at = e->first_psn;
+			r->ack_psn = at;
+			req_rewind(d, qp, at);
+			progress(d, qp);
+			return false;
+		}
+		if (psn_sub(e->last_psn, e->first_psn) <= psn_sub(psn, e->first_psn))
+			e->done = 1;
+		else
+			break;
+	}
+	r->ack_psn = psn_add(psn, 1);
+	progress(d, qp);
+	return true;
+}
+
+void comp_retry_timeout(struct mdev *d, struct mtimer *t)
+{
+	struct mqp *qp = (struct mqp *)((uint8_t *)t - offsetof(struct mqp, req.retry_timer));
+	struct mreq *r = &qp->req;
+	uint32_t p;
+
+	if (qp->state != CX4_QP_STATE_RTS && qp->state != CX4_QP_STATE_SQD)
+		return;
+	p = oldest_open(r);
+	if (p == r->swq_head)
+		return;
+	if (!r->retry_left) {
+		comp_error(d, qp, p, MLX5_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR);
+		return;
+	}
+	r->retry_left--;
+	req_rewind(d, qp, r->ack_psn);
+	req_arm_retry(d, qp);
+}
+
+void comp_rnr_timeout(struct mdev *d, struct mtimer *t)
+{
+	struct mqp *qp = (struct mqp *)((uint8_t *)t - offsetof(struct mqp, req.rnr_timer));
+
+	if (!qp->req.rnr_wait || qp->state != CX4_QP_STATE_RTS)
+		return;
+	qp->req.rnr_wait = false;
+	req_rewind(d, qp, qp->req.rnr_psn);
+	req_arm_retry(d, qp);
+}
+
+/* The swq entry whose PSN range holds psn, or swq_head. */
+static uint32_t entry_of(const struct mreq *r, uint32_t psn)
+{
+	for (uint32_t p = r->swq_tail; p != r->swq_head; p++) {
+		const struct mswqe *e = &r->swq[p % r->swq_size];
+
+		if (e->opcode != MLX5_OPCODE_NOP &&
+		    psn_sub(psn, e->first_psn) <= psn_sub(e->last_psn, e->first_psn))
+			return p;
+	}
+	return r->swq_head;
+}
+
+static void on_nak(struct mdev *d, struct mqp *qp, const struct roce_pkt *p, uint8_t syn)
+{
+	struct mreq *r = &qp->req;
+	uint32_t pos;
+
+	if (psn_sub(p->psn, r->ack_psn) >= psn_sub(r->sent_psn, r->ack_psn) + 1)
+		return;		/* not about anything outstanding */
+	if (r->rnr_wait)
+		return;		/* waiting out an RNR NAK: resending anyway */
+	if (psn_sub(p->psn, r->ack_psn) && !ack_upto(d, qp, psn_sub(p->psn, 1)))
+		return;
+	pos = entry_of(r, p->psn);
+	switch (syn & ROCE_AETH_TYPE_MASK) {
+	case ROCE_AETH_RNR_NAK:
+		if (pos == r->swq_head)
+			return;
+		if (qp->rnr_retry != 7) {
+			if (!r->rnr_left) {
+				comp_error(d, qp, pos, MLX5_CQE_SYNDROME_RNR_RETRY_EXC_ERR);
+				return;
+			}
+			r->rnr_left--;
+		}
+		r->rnr_wait = true;
+		r->rnr_psn = p->psn;
+		mtimer_cancel(&d->timers, &r->retry_timer);
+		mtimer_arm(&d->timers, &r->rnr_timer,
+			   d->now + 1000ull * roce_rnr_timer_usec(syn & ROCE_AETH_VALUE_MASK));
+		return;
+	case ROCE_AETH_NAK:
+		switch (syn & ROCE_AETH_VALUE_MASK) {
+		case ROCE_NAK_PSN_SEQ_ERR:
+			if (!r->retry_left) {
+				if (pos != r->swq_head)
+					comp_error(d, qp, pos, MLX5_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR);
+				return;
+			}
+			r->retry_left--;
+			req_rewind(d, qp, p->psn);
+			return;
+		case ROCE_NAK_INV_REQ:
+			if (pos != r->swq_head)
+				comp_error(d, qp, pos, MLX5_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR);
+			return;
+		case ROCE_NAK_REM_ACC_ERR:
+			if (pos != r->swq_head)
+				comp_error(d, qp, pos, MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR);
+			return;
+		default:
+			if (pos != r->swq_head)
+				comp_error(d, qp, pos, MLX5_CQE_SYNDROME_REMOTE_OP_ERR);
+			return;
+		}
+	default:
+		return;		/* reserved AETH type: ignored */
+	}
+}
+
+/* The completer's view of a WQE's scatter list (for READ data and atomic results). */
+static struct mwqe *comp_wqe(struct mdev *d, struct mqp *qp, uint16_t idx)
+{
+	struct mreq *r = &qp->req;
+
+	if (!r->cwqe) {
+		r->cwqe = malloc(sizeof(*r->cwqe));
+		if (!r->cwqe)
+			return NULL;
+	}
+	if (!r->cwqe_valid || r->cwqe_idx != idx) {
+		r->cwqe_valid = wqe_fetch(d, qp, idx, r->cwqe) == 0;
+		r->cwqe_idx = idx;
+	}
+	return r->cwqe_valid ? r->cwqe : NULL;
+}
+
+/* Write data received for a READ/atomic into the WQE's scatter list at off. */
+static int scatter(struct mdev *d, struct mqp *qp, const struct mwqe *w, uint32_t off,
+		   const uint8_t *data, uint32_t len, bool sync)
+{
+	struct dseg segs[MQP_MAX_SEGS];
+
+	for (uint32_t i = 0; i < w->nsge && len; i++) {
+		const struct msge *s = &w->sge[i];
+		uint32_t take;
+		int n;
+
+		if (off >= s->len) {
+			off -= s->len;
+			continue;
+		}
+		take = s->len - off < len ? s->len - off : len;
+		n = mkey_xlate(d, s->lkey, qp->pd, qp->qpn, s->addr + off, take, MKEY_LW, qp->rlky,
+			       segs, MQP_MAX_SEGS);
+		if (n < 0)
+			return MLX5_CQE_SYNDROME_LOCAL_PROT_ERR;
+		if (sync) {
+			if (dseg_write(segs, n, data))
+				return MLX5_CQE_SYNDROME_LOCAL_PROT_ERR;
+		} else {
+			dseg_copy_batched(&d->rx_dma, segs, n, (uint8_t *)data, qp->qpn);
+		}
+		data += take;
+		len -= take;
+		off = 0;
+	}
+	return len ? MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR : 0;
+}
+
+static void on_read_resp(struct mdev *d, struct mqp *qp, const struct roce_pkt *p)
+{
+	struct mreq *r = &qp->req;
+	uint32_t pos = entry_of(r, p->psn), expect, off;
+	struct mswqe *e;
+	struct mwqe *w;
+	int synd;
+
+	if (pos == r->swq_head)
+		return;
+	e = &r->swq[pos % r->swq_size];
+	if (e->opcode != MLX5_OPCODE_RDMA_READ || e->done)
+		return;
+	off = e->len - e->resid;
+	expect = psn_add(e->first_psn, off / qp->pmtu);
+	if (psn_sub(p->psn, expect) >= (1u << 23))
+		return;		/* a duplicate of what we have */
+	/* the response acknowledges everything before the READ */
+	if (psn_sub(e->first_psn, r->ack_psn) && psn_sub(e->first_psn, r->ack_psn) < (1u << 23)) {
+		ack_upto(d, qp, psn_sub(e->first_psn, 1));
+		if (e->done || !in_flight(r, pos))
+			return;
+	}
+	if (p->psn != expect) {
+		/* a response packet went missing: ask again from there */
+		if (!r->retry_left) {
+			comp_error(d, qp, pos, MLX5_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR);
+			return;
+		}
+		r->retry_left--;
+		r->ack_psn = expect;
+		req_rewind(d, qp, expect);
+		return;
+	}
+	if ((p->psn != e->last_psn && p->payload_len != qp->pmtu) ||
+	    (p->psn == e->last_psn && p->payload_len != e->resid) || p->payload_len > e->resid) {
+		comp_error(d, qp, pos, MLX5_CQE_SYNDROME_BAD_RESP_ERR);
+		return;
+	}
+	w = comp_wqe(d, qp, e->idx);
+	if (!w) {
+		comp_error(d, qp, pos, MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR);
+		return;
+	}
+	synd = scatter(d, qp, w, off, p->payload, p->payload_len, false);
+	if (synd) {
+		comp_error(d, qp, pos, (uint8_t)synd);
+		return;
+	}
+	e->resid -= p->payload_len;
+	r->ack_psn = psn_add(p->psn, 1);
+	if (!e->resid) {
+		e->done = 1;
+		if (e->read_issued && r->reads_out)
+			r->reads_out--;
+	}
+	progress(d, qp);
+}
+
+static void on_atomic_ack(struct mdev *d, struct mqp *qp, const struct roce_pkt *p)
+{
+	struct mreq *r = &qp->req;
+	uint32_t pos = entry_of(r, p->psn);
+	const uint8_t *ack = roce_pkt_hdr(p, ROCE_HDR_ATMACK);
+	struct mswqe *e;
+	struct mwqe *w;
+	uint64_t orig;
+	uint8_t buf[8];
+	int synd;
+
+	if (pos == r->swq_head || !ack)
+		return;
+	e = &r->swq[pos % r->swq_size];
+	if ((e->opcode != MLX5_OPCODE_ATOMIC_CS && e->opcode != MLX5_OPCODE_ATOMIC_FA) || e->done)
+		return;
+	if (psn_sub(e->first_psn, r->ack_psn) && psn_sub(e->first_psn, r->ack_psn) < (1u << 23)) {
+		ack_upto(d, qp, psn_sub(e->first_psn, 1));
+		if (e->done || !in_flight(r, pos))
+			return;
+	}
+	orig = roce_atmack_orig(ack);
+	/* atomic_req_8B_endianness_mode: 1 = host order, 0 = big-endian (research note 2.11) */
+	if (cx4_get(d->cap_cur[1], CX4_CAP_ATOMIC_REQ_8B_ENDIANNESS_MODE) == 1 &&
+	    d->host_endianness == CX4_HOST_ENDIANNESS_LE)
+		memcpy(buf, &orig, 8);
+	else
+		cx4_be64_store(buf, orig);
+	w = comp_wqe(d, qp, e->idx);
+	synd = w ? scatter(d, qp, w, 0, buf, 8, true) : MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR;
+	if (synd) {
+		comp_error(d, qp, pos, (uint8_t)synd);
+		return;
+	}
+	e->atomic_orig = orig;
+	e->done = 1;
+	if (e->read_issued && r->reads_out)
+		r->reads_out--;
+	r->ack_psn = psn_add(p->psn, 1);
+	progress(d, qp);
+}
+
+void comp_rx(struct mdev *d, struct mqp *qp, const struct roce_pkt *p)
+{
+	const uint8_t *aeth = roce_pkt_hdr(p, ROCE_HDR_AETH);
+
+	if (qp->st != CX4_QP_ST_RC || !qp->req.swq || p->addr.saddr != qp->path.rip ||
+	    (qp->state != CX4_QP_STATE_RTS && qp->state != CX4_QP_STATE_SQD)) {
+		d->stats.rx_drop_qp++;
+		return;
+	}
+	switch (p->opcode & ~ROCE_TRANSPORT_MASK) {
+	case ROCE_OP_ACKNOWLEDGE: {
+		uint8_t syn = roce_aeth_syndrome(aeth);
+
+		if ((syn & ROCE_AETH_TYPE_MASK) == ROCE_AETH_ACK)
+			ack_upto(d, qp, p->psn);
+		else
+			on_nak(d, qp, p, syn);
+		return;
+	}
+	case ROCE_OP_RDMA_READ_RESPONSE_FIRST:
+	case ROCE_OP_RDMA_READ_RESPONSE_MIDDLE:
+	case ROCE_OP_RDMA_READ_RESPONSE_LAST:
+	case ROCE_OP_RDMA_READ_RESPONSE_ONLY:
+		on_read_resp(d, qp, p);
+		return;
+	case ROCE_OP_ATOMIC_ACKNOWLEDGE:
+		on_atomic_ack(d, qp, p);
+		return;
+	default:
+		d->stats.rx_drop_qp++;
+		return;
+	}
+}

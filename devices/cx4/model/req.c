@@ -1,0 +1,458 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The requester: send WQEs -> request packets ([IBTA] ch. 9.7 "Requester", structured like
+ * Linux rxe_req.c: it only sends; acknowledgements, responses, retries and completions are
+ * the completer's, comp.c).
+ *
+ * On a doorbell the QP joins the engine's active list; the requester reads the SQ counter from
+ * the doorbell record and turns WQEs into packets while it has transmit slots and window:
+ *
+ *   RC/UC SEND, WRITE (+IMM): ceil(len / PMTU) packets (one if empty), FIRST/MIDDLE/LAST or
+ *     ONLY; RETH on the first WRITE packet; ImmDt on the last; SE on the last when the WQE
+ *     asks for a solicited event; RC: AckReq on the last packet and every 64 packets.
+ *   RC READ: one request (RETH) that consumes a PSN per expected response packet.
+ *   RC ATOMIC_CS / ATOMIC_FA: one request (AtomicETH: VA, R_Key, swap/add, compare).
+ *   UD SEND (+IMM): one packet with DETH (Q_Key, source QP) to the address vector.
+ *   NOP: no packet; completes in order.
+ * Fences wait for outstanding READ/atomics (initiator small fence) or for everything before
+ * (strong fence). Outstanding READ/atomics are limited to 2^log_sra_max, unacknowledged RC
+ * packets to a window of WINDOW PSNs. Payload is gathered through the memory keys (local read
+ * access): fd-backed memory by reference, a client's memory read in one process_vm_readv per
+ * pass (net.c). Any local error completes the WQE with an error CQE and moves the QP to ERR.
+ */
+#include <string.h>
+
+#include "model.h"
+
+#define WINDOW		512	/* unacknowledged RC packets per QP */
+#define ACKREQ_EVERY	64	/* as rxe RXE_MAX_PKT_PER_ACK */
+
+static inline uint32_t psn_add(uint32_t psn, uint32_t n)
+{
+	return (psn + n) & ROCE_PSN_MASK;
+}
+
+static inline uint32_t psn_sub(uint32_t a, uint32_t b)
+{
+	return (a - b) & ROCE_PSN_MASK;
+}
+
+static uint8_t mkey_synd(int err)
+{
+	/* local key, PD, access or bounds violations and IOMMU faults: local protection */
+	return err == MKEY_ESEGS ? MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR :
+				   MLX5_CQE_SYNDROME_LOCAL_PROT_ERR;
+}
+
+/* Copy [off, off + len) of the WQE's data into packet t. 0 or a CQE syndrome. */
+static int gather(struct mdev *d, struct mqp *qp, const struct mwqe *w, uint32_t off,
+		  uint32_t len, struct txpkt *t)
+{
+	struct dseg segs[MQP_MAX_SEGS];
+	uint32_t boff = 0;
+
+	for (uint32_t i = 0; i < w->nsge && len; i++) {
+		const struct msge *s = &w->sge[i];
+		uint32_t take;
+		int n;
+
+		if (off >= s->len) {
+			off -= s->len;
+			continue;
+		}
+		take = s->len - off < len ? s->len - off : len;
+		if (s->inl) {
+			net_tx_copy(t, s->inl + off, take, boff);
+		} else {
+			n = mkey_xlate(d, s->lkey, qp->pd, qp->qpn, s->addr + off, take, MKEY_LR,
+				       qp->rlky, segs, MQP_MAX_SEGS);
+			if (n < 0)
+				return mkey_synd(n);
+			if (net_tx_payload(d, t, segs, n, boff))
+				return MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR;
+		}
+		boff += take;
+		len -= take;
+		off = 0;
+	}
+	return 0;
+}
+
+static uint32_t msg_pkts(uint32_t len, uint32_t pmtu)
+{
+	return len ? (len + pmtu - 1) / pmtu : 1;
+}
+
+static bool read_pi(struct mdev *d, struct mqp *qp)
+{
+	uint8_t rec[4];
+
+	if (dma_read(d, qp->dbr + 4, rec, sizeof(rec)))
+		return false;
+	qp->req.pi = (uint16_t)cx4_be32_load(rec);
+	return true;
+}
+
+/* Parse the WQE of an swq entry into the requester's cache. 0 or a syndrome. */
+static int load_cur(struct mdev *d, struct mqp *qp, uint16_t idx)
+{
+	int synd;
+
+	if (qp->req.cur_valid && qp->req.cur_idx == idx)
+		return 0;
+	synd = wqe_fetch(d, qp, idx, qp->req.cur);
+	qp->req.cur_valid = !synd;
+	qp->req.cur_idx = idx;
+	return synd;
+}
+
+/* Take the next posted WQE into the in-flight ring: 1 started, 0 nothing / must wait. */
+static int start_new(struct mdev *d, struct mqp *qp)
+{
+	struct mreq *r = &qp->req;
+	struct mwqe *w = r->cur;
+	struct mswqe *e;
+	uint32_t npkts;
+	int synd;
+
+	if (r->next == r->pi || r->swq_head - r->swq_tail == r->swq_size)
+		return 0;
+	synd = load_cur(d, qp, r->next);
+	if (!synd) {
+		bool rd = w->opcode == MLX5_OPCODE_RDMA_READ || w->opcode == MLX5_OPCODE_ATOMIC_CS ||
+			  w->opcode == MLX5_OPCODE_ATOMIC_FA;
+		uint32_t sra = 1u << qp->log_sra_max;
+
+		/* fences ([dv] MLX5_WQE_CTRL_FENCE / INITIATOR_SMALL_FENCE) */
+		if ((w->fm_ce_se & MLX5_WQE_CTRL_FENCE) && r->swq_head != r->swq_tail)
+			return 0;
+		if ((w->fm_ce_se & MLX5_WQE_CTRL_INITIATOR_SMALL_FENCE) && r->reads_out)
+			return 0;
+		if (rd && r->reads_out >= sra)
+			return 0;
+		if (qp->st == CX4_QP_ST_UD && w->len > qp->pmtu)
+			synd = MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR;
+	}
+	e = &r->swq[r->swq_head % r->swq_size];
+	memset(e, 0, sizeof(*e));
+	e->idx = r->next;
+	e->nbb = synd && !w->nbb ? 1 : w->nbb;
+	e->opcode = w->opcode;
+	e->fm_ce_se = w->fm_ce_se;
+	e->len = w->len;
+	r->pos = r->swq_head;
+	r->swq_head++;
+	r->next = (uint16_t)(r->next + e->nbb);
+	r->cur_started = false;
+	if (synd) {
+		comp_error(d, qp, r->pos, (uint8_t)synd);
+		return 0;
+	}
+	switch (w->opcode) {
+	case MLX5_OPCODE_NOP:
+		npkts = 0;
+		e->done = 1;
+		break;
+	case MLX5_OPCODE_ATOMIC_CS:
+	case MLX5_OPCODE_ATOMIC_FA:
+		npkts = 1;
+		break;
+	default:
+		npkts = qp->st == CX4_QP_ST_UD ? 1 : msg_pkts(w->len, qp->pmtu);
+		break;
+	}
+	e->resid = w->len;
+	e->first_psn = r->psn;
+	e->last_psn = psn_sub(psn_add(r->psn, npkts), 1);
+	r->psn = psn_add(r->psn, npkts);
+	return 1;
+}
+
+static void dest_of(const struct mqp *qp, const struct mwqe *w, uint32_t *daddr, uint8_t *tos,
+		    uint8_t *ttl, uint32_t *dqpn)
+{
+	if (qp->st == CX4_QP_ST_UD) {
+		*daddr = w->av.rip;
+		*tos = w->av.tclass;
+		*ttl = w->av.hop_limit;
+		*dqpn = w->dqpn;
+	} else {
+		*daddr = qp->path.rip;
+		*tos = qp->path.tclass;
+		*ttl = qp->path.hop_limit;
+		*dqpn = qp->remote_qpn;
+	}
+}
+
+static uint8_t roce_op(const struct mqp *qp, uint8_t op)
+{
+	return (uint8_t)((qp->st == CX4_QP_ST_UC ? ROCE_TRANSPORT_UC :
+			  qp->st == CX4_QP_ST_UD ? ROCE_TRANSPORT_UD : ROCE_TRANSPORT_RC) | op);
+}
+
+/* The wire opcode of packet k of n of a SEND/WRITE WQE. */
+static uint8_t data_opcode(const struct mqp *qp, uint8_t wop, uint32_t k, uint32_t n)
+{
+	bool first = k == 0, last = k == n - 1;
+	bool imm = wop == MLX5_OPCODE_SEND_IMM || wop == MLX5_OPCODE_RDMA_WRITE_IMM;
+
+	if (wop == MLX5_OPCODE_SEND || wop == MLX5_OPCODE_SEND_IMM) {
+		if (qp->st == CX4_QP_ST_UD)
+			return roce_op(qp, imm ? ROCE_OP_SEND_ONLY_IMM : ROCE_OP_SEND_ONLY);
+		if (first && last)
+			return roce_op(qp, imm ? ROCE_OP_SEND_ONLY_IMM : ROCE_OP_SEND_ONLY);
+		if (first)
+			return roce_op(qp, ROCE_OP_SEND_FIRST);
+		if (last)
+			return roce_op(qp, imm ? ROCE_OP_SEND_LAST_IMM : ROCE_OP_SEND_LAST);
+		return roce_op(qp, ROCE_OP_SEND_MIDDLE);
+	}
+	if (first && last)
+		return roce_op(qp, imm ? ROCE_OP_RDMA_WRITE_ONLY_IMM : ROCE_OP_RDMA_WRITE_ONLY);
+	if (first)
+		return roce_op(qp, ROCE_OP_RDMA_WRITE_FIRST);
+	if (last)
+		return roce_op(qp, imm ? ROCE_OP_RDMA_WRITE_LAST_IMM : ROCE_OP_RDMA_WRITE_LAST);
+	return roce_op(qp, ROCE_OP_RDMA_WRITE_MIDDLE);
+}
+
+static bool window_full(const struct mqp *qp)
+{
+	return qp->st == CX4_QP_ST_RC && psn_sub(qp->req.cur_psn, qp->req.ack_psn) >= WINDOW;
+}
+
+/* Queue one packet; returns 0, 1 when blocked (no slot), or a CQE syndrome (> 1). */
+static int emit(struct mdev *d, struct mqp *qp, uint32_t pos, const struct mwqe *w,
+		struct roce_tx_hdr *h, uint32_t off, uint32_t plen, bool last, bool payload)
+{
+	struct txpkt *t = net_tx_get(d);
+	uint32_t daddr, dqpn;
+	uint8_t tos, ttl;
+	int synd;
+
+	if (!t)
+		return 1;
+	dest_of(qp, w, &daddr, &tos, &ttl, &dqpn);
+	h->dqpn = dqpn;
+	h->pkey = ROCE_DEFAULT_PKEY;
+	if (net_tx_hdr(d, t, h, payload ? plen : 0, daddr, (uint16_t)qp->sock, tos, ttl))
+		return MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR;
+	if (payload && plen) {
+		synd = gather(d, qp, w, off, plen, t);
+		if (synd)
+			return synd;
+	}
+	t->qp = qp;
+	t->swq_pos = (int32_t)pos;
+	t->last = last;
+	net_tx_commit(d, t);
+	/* sent_psn = max(sent_psn, psn + 1), modulo 2^24 */
+	if (psn_sub(psn_add(h->psn, 1), qp->req.sent_psn) - 1 < (1u << 23) - 1)
+		qp->req.sent_psn = psn_add(h->psn, 1);
+	return 0;
+}
+
+/* Send what is left of the swq entry at pos: 1 sent completely, 0 blocked. */
+static int send_entry(struct mdev *d, struct mqp *qp, uint32_t pos)
+{
+	struct mreq *r = &qp->req;
+	struct mswqe *e = &r->swq[pos % r->swq_size];
+	struct mwqe *w = r->cur;
+	int synd;
+
+	if (e->opcode == MLX5_OPCODE_NOP)
+		return 1;
+	synd = load_cur(d, qp, e->idx);
+	if (synd) {
+		comp_error(d, qp, pos, (uint8_t)synd);
+		return 0;
+	}
+	if (!r->cur_started) {
+		r->cur_psn = e->first_psn;
+		r->cur_started = true;
+	}
+	switch (e->opcode) {
+	case MLX5_OPCODE_RDMA_READ: {
+		struct roce_tx_hdr h = { .opcode = roce_op(qp, ROCE_OP_RDMA_READ_REQUEST) };
+		uint32_t off = psn_sub(r->cur_psn, e->first_psn) * qp->pmtu;
+
+		if (window_full(qp))
+			return 0;
+		h.psn = r->cur_psn;
+		h.ackreq = true;
+		h.reth.va = w->raddr + off;
+		h.reth.rkey = w->rkey;
+		h.reth.len = e->len - off;
+		synd = emit(d, qp, pos, w, &h, 0, 0, true, false);
+		if (synd == 1)
+			return 0;
+		if (synd) {
+			comp_error(d, qp, pos, (uint8_t)synd);
+			return 0;
+		}
+		if (!e->read_issued) {
+			e->read_issued = true;
+			r->reads_out++;
+		}
+		r->cur_psn = psn_add(e->last_psn, 1);
+		req_arm_retry(d, qp);
+		return 1;
+	}
+	case MLX5_OPCODE_ATOMIC_CS:
+	case MLX5_OPCODE_ATOMIC_FA: {
+		struct roce_tx_hdr h = { .psn = r->cur_psn, .ackreq = true };
+
+		if (window_full(qp))
+			return 0;
+		h.opcode = roce_op(qp, e->opcode == MLX5_OPCODE_ATOMIC_CS ? ROCE_OP_COMPARE_SWAP :
+				   ROCE_OP_FETCH_ADD);
+		h.atomic.va = w->raddr;
+		h.atomic.rkey = w->rkey;
+		h.atomic.swap_add = w->swap_add;
+		h.atomic.compare = e->opcode == MLX5_OPCODE_ATOMIC_CS ? w->compare : 0;
+		synd = emit(d, qp, pos, w, &h, 0, 0, true, false);
+		if (synd == 1)
+			return 0;
+		if (synd) {
+			comp_error(d, qp, pos, (uint8_t)synd);
+			return 0;
+		}
+		if (!e->read_issued) {
+			e->read_issued = true;
+			r->reads_out++;
+		}
+		r->cur_psn = psn_add(e->last_psn, 1);
+		req_arm_retry(d, qp);
+		return 1;
+	}
+	default:
+		break;
+	}
+	/* SEND / WRITE (+IMM): one packet per PMTU */
+	while (psn_sub(r->cur_psn, e->first_psn) <= psn_sub(e->last_psn, e->first_psn)) {
+		uint32_t n = psn_sub(e->last_psn, e->first_psn) + 1;
+		uint32_t k = psn_sub(r->cur_psn, e->first_psn);
+		uint32_t off = k * qp->pmtu;
+		uint32_t plen = e->len - off < qp->pmtu ? e->len - off : qp->pmtu;
+		bool last = k == n - 1;
+		struct roce_tx_hdr h = { .psn = r->cur_psn };
+
+		if (window_full(qp))
+			return 0;
+		h.opcode = data_opcode(qp, e->opcode, k, n);
+		if (qp->st == CX4_QP_ST_RC) {
+			h.ackreq = last || ++r->since_ackreq >= ACKREQ_EVERY;
+			if (h.ackreq)
+				r->since_ackreq = 0;
+		}
+		h.se = last && (e->fm_ce_se & MLX5_WQE_CTRL_SOLICITED);
+		h.imm_raw = w->imm;
+		if (!k) {
+			h.reth.va = w->raddr;
+			h.reth.rkey = w->rkey;
+			h.reth.len = e->len;
+		}
+		if (qp->st == CX4_QP_ST_UD) {
+			h.deth.qkey = w->qkey;
+			h.deth.sqpn = qp->qpn;
+		}
+		synd = emit(d, qp, pos, w, &h, off, plen, last, true);
+		if (synd == 1)
+			return 0;
+		if (synd) {
+			comp_error(d, qp, pos, (uint8_t)synd);
+			return 0;
+		}
+		r->cur_psn = psn_add(r->cur_psn, 1);
+		if (qp->st == CX4_QP_ST_RC)
+			req_arm_retry(d, qp);
+	}
+	return 1;
+}
+
+/* In ERR: every WQE posted since completes with a flush error. */
+static int flush_new(struct mdev *d, struct mqp *qp)
+{
+	struct mreq *r = &qp->req;
+	int n = 0;
+
+	if (qp->no_sq || !read_pi(d, qp))
+		return 0;
+	while (r->next != r->pi) {
+		uint8_t nbb;
+		int op = wqe_opcode(d, qp, r->next, &nbb);
+
+		if (op < 0)
+			break;
+		cqe_req_err(d, qp, r->next, (uint8_t)op, MLX5_CQE_SYNDROME_WR_FLUSH_ERR);
+		r->next = (uint16_t)(r->next + nbb);
+		n++;
+	}
+	r->ci = r->next;
+	return n;
+}
+
+int req_run(struct mdev *d, struct mqp *qp, unsigned int budget)
+{
+	struct mreq *r = &qp->req;
+	int work = 0;
+
+	if (qp->state == CX4_QP_STATE_ERR)
+		return flush_new(d, qp);
+	if (qp->state != CX4_QP_STATE_RTS || qp->no_sq || r->rnr_wait)
+		return 0;
+	if (!read_pi(d, qp)) {
+		/* the doorbell record is gone: a work queue catastrophic error */
+		qp_to_error(d, qp, CX4_EVENT_TYPE_WQ_CATAS_ERROR);
+		return 1;
+	}
+	while (budget-- && qp->state == CX4_QP_STATE_RTS) {
+		if (r->pos == r->swq_head && start_new(d, qp) <= 0)
+			break;
+		if (qp->state != CX4_QP_STATE_RTS || !send_entry(d, qp, r->pos))
+			break;
+		r->pos++;
+		r->cur_started = false;
+		work++;
+	}
+	comp_retire(d, qp);
+	/* out of transmit slots with work left: try again next pass */
+	if (qp->state == CX4_QP_STATE_RTS && !net_tx_free_slots(d) &&
+	    (r->pos != r->swq_head || r->next != r->pi))
+		qp_activate(d, qp);
+	return work;
+}
+
+void req_arm_retry(struct mdev *d, struct mqp *qp)
+{
+	/* local ACK timeout: 4.096 us << ack_timeout; 0 means infinite ([IBTA] 9.7.6.1.3) */
+	if (!qp->ack_timeout || mtimer_armed(&qp->req.retry_timer))
+		return;
+	mtimer_arm(&d->timers, &qp->req.retry_timer,
+		   d->now + (4096ull << (qp->ack_timeout > 31 ? 31 : qp->ack_timeout)));
+}
+
+void req_rewind(struct mdev *d, struct mqp *qp, uint32_t psn)
+{
+	struct mreq *r = &qp->req;
+
+	for (uint32_t p = r->swq_tail; p != r->swq_head; p++) {
+		struct mswqe *e = &r->swq[p % r->swq_size];
+
+		if (e->done || e->opcode == MLX5_OPCODE_NOP)
+			continue;
+		/* the first entry not entirely before psn */
+		if (psn_sub(psn, e->first_psn) <= psn_sub(e->last_psn, e->first_psn) ||
+		    psn_sub(e->first_psn, psn) < (1u << 23)) {
+			r->pos = p;
+			r->cur_started = true;
+			r->cur_psn = psn_sub(psn, e->first_psn) <= psn_sub(e->last_psn, e->first_psn) ?
+				     psn : e->first_psn;
+			if (e->opcode == MLX5_OPCODE_RDMA_READ)
+				e->resid = e->len - psn_sub(r->cur_psn, e->first_psn) * qp->pmtu;
+			d->stats.retransmits++;
+			qp_activate(d, qp);
+			return;
+		}
+	}
+}

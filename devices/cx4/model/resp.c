@@ -1,0 +1,698 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The responder: request packets -> memory, receive completions, ACK/NAK and READ/atomic
+ * responses ([IBTA] ch. 9.7.4 "Responder"; structured like Linux rxe_resp.c).
+ *
+ * RC: a packet with the expected PSN is executed; an older one is a duplicate (SEND/WRITE:
+ * acknowledged again; READ: answered again; atomic: the saved result is sent again, never
+ * re-executed); a newer one gets one NAK "PSN sequence error" carrying the expected PSN, and
+ * the responder drops packets until the gap closes (go-back-N). A SEND (or WRITE with
+ * immediate) that finds no receive WQE gets an RNR NAK with the QP's min_rnr_nak timer and
+ * does not advance the PSN. Invalid requests (bad opcode sequence, bad length), access
+ * violations (R_Key, QP access flags) and local errors get a NAK and move the QP to ERR with
+ * the matching affiliated event. ACKs are coalesced: one per QP per engine pass, for the last
+ * PSN of the pass that asked for one (AckReq), sent after the data is in memory, and never
+ * ahead of READ responses still to be sent.
+ * UC: no acknowledgements; a PSN gap drops the message in progress; errors drop the message.
+ * UD: Q_Key check; the receive buffer gets the 40-byte GRH (IPv4 header in its last 20 bytes,
+ * the verbs convention that rxe also follows) then the payload; no receive WQE = dropped.
+ */
+#include <string.h>
+
+#include "model.h"
+
+#define GRH_LEN		40
+
+static inline uint32_t psn_add(uint32_t psn, uint32_t n)
+{
+	return (psn + n) & ROCE_PSN_MASK;
+}
+
+static inline uint32_t psn_sub(uint32_t a, uint32_t b)
+{
+	return (a - b) & ROCE_PSN_MASK;
+}
+
+/* ---- packets the responder sends ------------------------------------------------------------ */
+
+static struct txpkt *ctl_pkt(struct mdev *d, struct mqp *qp, struct roce_tx_hdr *h)
+{
+	struct txpkt *t = net_tx_get(d);
+
+	if (!t)
+		return NULL;
+	h->dqpn = qp->remote_qpn;
+	h->pkey = ROCE_DEFAULT_PKEY;
+	if (net_tx_hdr(d, t, h, 0, qp->path.rip, (uint16_t)qp->sock, qp->path.tclass,
+		       qp->path.hop_limit))
+		return NULL;
+	t->swq_pos = -1;
+	return t;
+}
+
+/* ACK/NAK now (NAKs are not coalesced). */
+static void send_aeth(struct mdev *d, struct mqp *qp, uint8_t syn, uint32_t psn)
+{
+	struct roce_tx_hdr h = { .opcode = ROCE_OPCODE(RC, ACKNOWLEDGE), .psn = psn };
+	struct txpkt *t;
+
+	h.aeth.syndrome = syn;
+	h.aeth.msn = qp->resp.msn;
+	t = ctl_pkt(d, qp, &h);
+	if (!t)
+		return;		/* no slot: the requester will time out and retry */
+	net_tx_commit(d, t);
+	if ((syn & ROCE_AETH_TYPE_MASK) == ROCE_AETH_NAK)
+		d->stats.naks_sent++;
+	else if ((syn & ROCE_AETH_TYPE_MASK) == ROCE_AETH_RNR_NAK)
+		d->stats.rnr_naks_sent++;
+}
+
+static void owe_ack(struct mdev *d, struct mqp *qp, uint32_t psn)
+{
+	qp->resp.ack_owed = true;
+	qp->resp.ack_syn = ROCE_AETH_ACK | ROCE_AETH_NO_CREDIT;
+	qp->resp.ack_psn = psn;
+	if (!qp->on_ack) {
+		qp->on_ack = true;
+		qp->ack_next = d->ack_head;
+		d->ack_head = qp;
+	}
+}
+
+/* A fatal responder error: NAK, then the QP to ERR with its affiliated event. */
+static void fatal_nak(struct mdev *d, struct mqp *qp, uint8_t nak, uint32_t psn, uint8_t event)
+{
+	if (qp->st == CX4_QP_ST_RC)
+		send_aeth(d, qp, ROCE_AETH_NAK | nak, psn);
+	qp->resp.ack_owed = false;
+	mdev_log(d, "QP 0x%x: responder NAK %u at PSN 0x%06x", qp->qpn, nak, psn);
+	qp_to_error(d, qp, event);
+}
+
+int resp_send_acks(struct mdev *d)
+{
+	struct mqp **pp = &d->ack_head;
+	int n = 0;
+
+	while (*pp) {
+		struct mqp *qp = *pp;
+
+		/* an ACK must not overtake READ responses still to be sent */
+		if (qp->resp.ack_owed && qp->resp.rd_head != qp->resp.rd_tail) {
+			pp = &qp->ack_next;
+			continue;
+		}
+		if (qp->resp.ack_owed && qp->state != CX4_QP_STATE_ERR) {
+			struct roce_tx_hdr h = { .opcode = ROCE_OPCODE(RC, ACKNOWLEDGE),
+						 .psn = qp->resp.ack_psn };
+			struct txpkt *t;
+
+			h.aeth.syndrome = qp->resp.ack_syn;
+			h.aeth.msn = qp->resp.msn;
+			t = ctl_pkt(d, qp, &h);
+			if (!t)
+				break;
+			net_tx_commit(d, t);
+			n++;
+		}
+		qp->resp.ack_owed = false;
+		qp->on_ack = false;
+		*pp = qp->ack_next;
+	}
+	return n;
+}
+
+/* ---- receive WQEs ---------------------------------------------------------------------------- */
+
+/* Take the next receive WQE (RQ or SRQ) and parse its scatter list; false if there is none. */
+static bool get_recv_wqe(struct mdev *d, struct mqp *qp)
+{
+	struct mresp *s = &qp->resp;
+	uint8_t wqe[512];
+	const uint8_t *seg;
+	uint32_t stride, nseg;
+
+	if (s->have_wqe)
+		return true;
+	if (qp->srq) {
+		int idx;
+
+		stride = 1u << qp->srq->stride_shift;
+		idx = srq_pop(d, qp->srq, wqe, sizeof(wqe));
+		if (idx < 0)
+			return false;
+		s->wqe_idx = (uint16_t)idx;
+		seg = wqe + 16;		/* after mlx5_wqe_srq_next_seg */
+		nseg = (stride - 16) / 16;
+	} else if (qp->rq_wqe_cnt) {
+		uint8_t rec[4];
+		uint16_t ctr;
+
+		stride = 1u << qp->rq_stride_shift;
+		if (dma_read(d, qp->dbr, rec, sizeof(rec))) {
+			qp_to_error(d, qp, CX4_EVENT_TYPE_WQ_CATAS_ERROR);
+			return false;
+		}
+		ctr = (uint16_t)cx4_be32_load(rec);
+		if (ctr == s->rq_ci || (uint16_t)(ctr - s->rq_ci) > qp->rq_wqe_cnt)
+			return false;
+		if (stride > sizeof(wqe) ||
+		    dbuf_read(d, &qp->buf, (uint64_t)(s->rq_ci & (qp->rq_wqe_cnt - 1)) * stride,
+			      wqe, stride)) {
+			qp_to_error(d, qp, CX4_EVENT_TYPE_WQ_CATAS_ERROR);
+			return false;
+		}
+		s->wqe_idx = s->rq_ci++;
+		seg = wqe;
+		nseg = stride / 16;
+	} else {
+		return false;	/* zero-length RQ */
+	}
+	s->nrsge = 0;
+	s->wqe_len = 0;
+	for (uint32_t i = 0; i < nseg && s->nrsge < 32; i++, seg += 16) {
+		uint32_t bc = cx4_be32_load(seg), lkey = cx4_be32_load(seg + 4);
+
+		/* [dv] MLX5_INVALID_LKEY ends a short scatter list */
+		if (lkey == MLX5_INVALID_LKEY)
+			break;
+		if (!bc)
+			continue;
+		s->rsge[s->nrsge++] = (struct msge){ .len = bc, .lkey = lkey,
+						     .addr = cx4_be64_load(seg + 8) };
+		s->wqe_len += bc;
+	}
+	s->have_wqe = true;
+	s->msg_off = 0;
+	return true;
+}
+
+/* Write len bytes at off of the receive WQE's scatter list. 0 or a CQE syndrome. */
+static int put_recv(struct mdev *d, struct mqp *qp, uint32_t off, const uint8_t *data,
+		    uint32_t len)
+{
+	struct mresp *s = &qp->resp;
+	struct dseg segs[MQP_MAX_SEGS];
+
+	if ((uint64_t)off + len > s->wqe_len)
+		return MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR;
+	for (uint32_t i = 0; i < s->nrsge && len; i++) {
+		const struct msge *g = &s->rsge[i];
+		uint32_t take;
+		int n;
+
+		if (off >= g->len) {
+			off -= g->len;
+			continue;
+		}
+		take = g->len - off < len ? g->len - off : len;
+		n = mkey_xlate(d, g->lkey, qp->pd, qp->qpn, g->addr + off, take, MKEY_LW, qp->rlky,
+			       segs, MQP_MAX_SEGS);
+		if (n < 0)
+			return MLX5_CQE_SYNDROME_LOCAL_PROT_ERR;
+		dseg_copy_batched(&d->rx_dma, segs, n, (uint8_t *)data, qp->qpn);
+		data += take;
+		len -= take;
+		off = 0;
+	}
+	return 0;
+}
+
+static void complete_recv(struct mdev *d, struct mqp *qp, uint8_t opcode, uint32_t byte_cnt,
+			  uint32_t imm, bool se, uint32_t src_qp)
+{
+	struct mrecv r = { .opcode = opcode, .byte_cnt = byte_cnt, .imm = imm, .solicited = se,
+			   .src_qp = src_qp, .wqe_counter = qp->resp.wqe_idx };
+
+	cqe_resp(d, qp, &r);
+	qp->resp.have_wqe = false;
+}
+
+void resp_flush_rq(struct mdev *d, struct mqp *qp)
+{
+	struct mresp *s = &qp->resp;
+	uint8_t rec[4];
+
+	if (s->have_wqe) {
+		cqe_resp_err(d, qp, s->wqe_idx, MLX5_CQE_SYNDROME_WR_FLUSH_ERR);
+		s->have_wqe = false;
+	}
+	s->rd_head = s->rd_tail = 0;
+	if (qp->srq || !qp->rq_wqe_cnt || dma_read(d, qp->dbr, rec, sizeof(rec)))
+		return;
+	while (s->rq_ci != (uint16_t)cx4_be32_load(rec) &&
+	       (uint16_t)((uint16_t)cx4_be32_load(rec) - s->rq_ci) <= qp->rq_wqe_cnt)
+		cqe_resp_err(d, qp, s->rq_ci++, MLX5_CQE_SYNDROME_WR_FLUSH_ERR);
+}
+
+/* ---- RC/UC operations -------------------------------------------------------------------------- */
+
+static bool is_imm(uint8_t op)
+{
+	op &= ~ROCE_TRANSPORT_MASK;
+	return op == ROCE_OP_SEND_LAST_IMM || op == ROCE_OP_SEND_ONLY_IMM ||
+	       op == ROCE_OP_RDMA_WRITE_LAST_IMM || op == ROCE_OP_RDMA_WRITE_ONLY_IMM;
+}
+
+/* Returns false when the packet could not be taken (RNR or an error). */
+static bool do_send(struct mdev *d, struct mqp *qp, const struct roce_pkt *p)
+{
+	struct mresp *s = &qp->resp;
+	uint32_t f = p->info->flags;
+	int synd;
+
+	if (f & ROCE_F_FIRST) {
+		if (!get_recv_wqe(d, qp)) {
+			if (qp->state == CX4_QP_STATE_ERR)
+				return false;
+			if (qp->st == CX4_QP_ST_RC) {
+				send_aeth(d, qp, ROCE_AETH_RNR_NAK | qp->min_rnr_nak, p->psn);
+				/* the rest of the message is dropped silently until it comes again */
+				s->nak_sent = true;
+			} else {
+				s->drop_msg = !(f & ROCE_F_LAST);
+			}
+			return false;
+		}
+		s->msg_off = 0;
+	}
+	synd = put_recv(d, qp, s->msg_off, p->payload, p->payload_len);
+	if (synd) {
+		cqe_resp_err(d, qp, s->wqe_idx, (uint8_t)synd);
+		s->have_wqe = false;
+		fatal_nak(d, qp, synd == MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR ? ROCE_NAK_INV_REQ :
+			  ROCE_NAK_REM_OP_ERR, p->psn, synd == MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR ?
+			  CX4_EVENT_TYPE_WQ_INVAL_REQ_ERROR : CX4_EVENT_TYPE_WQ_CATAS_ERROR);
+		return false;
+	}
+	s->msg_off += p->payload_len;
+	if (f & ROCE_F_LAST) {
+		complete_recv(d, qp, is_imm(p->opcode) ? MLX5_CQE_RESP_SEND_IMM : MLX5_CQE_RESP_SEND,
+			      s->msg_off, is_imm(p->opcode) ? roce_immdt_raw(roce_pkt_hdr(p,
+			      ROCE_HDR_IMMDT)) : 0, p->se, 0);
+		s->msn = psn_add(s->msn, 1);
+	}
+	return true;
+}
+
+static bool do_write(struct mdev *d, struct mqp *qp, const struct roce_pkt *p)
+{
+	struct mresp *s = &qp->resp;
+	uint32_t f = p->info->flags;
+	struct dseg segs[MQP_MAX_SEGS];
+	int n;
+
+	if (f & ROCE_F_FIRST) {
+		const uint8_t *reth = roce_pkt_hdr(p, ROCE_HDR_RETH);
+		int err;
+
+		s->va = roce_reth_va(reth);
+		s->rkey = roce_reth_rkey(reth);
+		s->resid = s->msg_len = roce_reth_len(reth);
+		err = qp->rwe ? mkey_check(d, s->rkey, qp->pd, qp->qpn, s->va, s->resid, MKEY_RW) :
+				MKEY_EACCESS;
+		if (err) {
+			if (qp->st == CX4_QP_ST_RC)
+				fatal_nak(d, qp, ROCE_NAK_REM_ACC_ERR, p->psn,
+					  CX4_EVENT_TYPE_WQ_ACCESS_ERROR);
+			else
+				s->drop_msg = !(f & ROCE_F_LAST);
+			return false;
+		}
+	}
+	if (p->payload_len > s->resid || ((f & ROCE_F_LAST) && p->payload_len != s->resid)) {
+		if (qp->st == CX4_QP_ST_RC)
+			fatal_nak(d, qp, ROCE_NAK_INV_REQ, p->psn, CX4_EVENT_TYPE_WQ_INVAL_REQ_ERROR);
+		else
+			s->drop_msg = !(f & ROCE_F_LAST);
+		return false;
+	}
+	/* WRITE with immediate consumes a receive WQE: none is an RNR before any data moves */
+	if (is_imm(p->opcode) && !get_recv_wqe(d, qp)) {
+		if (qp->st == CX4_QP_ST_RC && qp->state != CX4_QP_STATE_ERR) {
+			send_aeth(d, qp, ROCE_AETH_RNR_NAK | qp->min_rnr_nak, p->psn);
+			s->nak_sent = true;
+		}
+		return false;
+	}
+	n = mkey_xlate(d, s->rkey, qp->pd, qp->qpn, s->va, p->payload_len, MKEY_RW, false, segs,
+		       MQP_MAX_SEGS);
+	if (n < 0) {
+		if (qp->st == CX4_QP_ST_RC)
+			fatal_nak(d, qp, ROCE_NAK_REM_ACC_ERR, p->psn, CX4_EVENT_TYPE_WQ_ACCESS_ERROR);
+		return false;
+	}
+	dseg_copy_batched(&d->rx_dma, segs, n, (uint8_t *)p->payload, qp->qpn);
+	s->va += p->payload_len;
+	s->resid -= p->payload_len;
+	if (f & ROCE_F_LAST) {
+		if (is_imm(p->opcode))
+			complete_recv(d, qp, MLX5_CQE_RESP_WR_IMM, s->msg_len,
+				      roce_immdt_raw(roce_pkt_hdr(p, ROCE_HDR_IMMDT)), p->se, 0);
+		s->msn = psn_add(s->msn, 1);
+	}
+	return true;
+}
+
+static uint32_t read_pkts(uint32_t len, uint32_t pmtu)
+{
+	return len ? (len + pmtu - 1) / pmtu : 1;
+}
+
+/* Queue a READ to answer (new or duplicate). false when refused (NAK sent). */
+static bool do_read(struct mdev *d, struct mqp *qp, const struct roce_pkt *p, bool dup)
+{
+	struct mresp *s = &qp->resp;
+	const uint8_t *reth = roce_pkt_hdr(p, ROCE_HDR_RETH);
+	uint64_t va = roce_reth_va(reth);
+	uint32_t rkey = roce_reth_rkey(reth), len = roce_reth_len(reth);
+	uint32_t max = 1u << qp->log_rra_max;
+	struct mread *rd;
+
+	if (max > 16)
+		max = 16;
+	if (!qp->rre || mkey_check(d, rkey, qp->pd, qp->qpn, va, len, MKEY_RR)) {
+		if (!dup)
+			fatal_nak(d, qp, ROCE_NAK_REM_ACC_ERR, p->psn, CX4_EVENT_TYPE_WQ_ACCESS_ERROR);
+		return false;
+	}
+	if (s->rd_tail - s->rd_head >= max) {
+		/* more outstanding READs than responder resources (log_rra_max) */
+		if (!dup)
+			fatal_nak(d, qp, ROCE_NAK_INV_REQ, p->psn, CX4_EVENT_TYPE_WQ_INVAL_REQ_ERROR);
+		return false;
+	}
+	rd = &s->rd[s->rd_tail++ % 16];
+	*rd = (struct mread){ .va = va, .rkey = rkey, .len = len, .psn = p->psn,
+			      .npkts = read_pkts(len, qp->pmtu) };
+	if (!dup)
+		s->msn = psn_add(s->msn, 1);
+	qp_activate(d, qp);
+	return true;
+}
+
+static void atomic_ack(struct mdev *d, struct mqp *qp, uint32_t psn, uint64_t orig)
+{
+	struct roce_tx_hdr h = { .opcode = ROCE_OPCODE(RC, ATOMIC_ACKNOWLEDGE), .psn = psn };
+	struct txpkt *t;
+
+	h.aeth.syndrome = ROCE_AETH_ACK | ROCE_AETH_NO_CREDIT;
+	h.aeth.msn = qp->resp.msn;
+	h.atomic_ack_orig = orig;
+	t = ctl_pkt(d, qp, &h);
+	if (t)
+		net_tx_commit(d, t);
+}
+
+static bool do_atomic(struct mdev *d, struct mqp *qp, const struct roce_pkt *p)
+{
+	struct mresp *s = &qp->resp;
+	const uint8_t *a = roce_pkt_hdr(p, ROCE_HDR_ATMETH);
+	uint64_t va = roce_atmeth_va(a), cur, nw;
+	uint8_t mem[8];
+	struct dseg segs[2];
+	int n;
+
+	if (va & 7) {
+		fatal_nak(d, qp, ROCE_NAK_INV_REQ, p->psn, CX4_EVENT_TYPE_WQ_INVAL_REQ_ERROR);
+		return false;
+	}
+	n = qp->rae ? mkey_xlate(d, roce_atmeth_rkey(a), qp->pd, qp->qpn, va, 8, MKEY_A, false,
+				 segs, 2) : MKEY_EACCESS;
+	if (n < 0) {
+		fatal_nak(d, qp, ROCE_NAK_REM_ACC_ERR, p->psn, CX4_EVENT_TYPE_WQ_ACCESS_ERROR);
+		return false;
+	}
+	/*
+	 * Atomic with respect to every other access of this device: the engine is one thread,
+	 * and the writes queued earlier in this pass land first ([IBTA] ATOMIC_HCA).
+	 */
+	dmab_flush(&d->rx_dma, NULL, NULL);
+	if (dseg_read(segs, n, mem)) {
+		fatal_nak(d, qp, ROCE_NAK_REM_OP_ERR, p->psn, CX4_EVENT_TYPE_WQ_CATAS_ERROR);
+		return false;
+	}
+	/* the target is in host byte order (ACCESS_REG HOST_ENDIANNESS) */
+	if (d->host_endianness == CX4_HOST_ENDIANNESS_LE)
+		memcpy(&cur, mem, 8);
+	else
+		cur = cx4_be64_load(mem);
+	if ((p->opcode & ~ROCE_TRANSPORT_MASK) == ROCE_OP_COMPARE_SWAP)
+		nw = cur == roce_atmeth_compare(a) ? roce_atmeth_swap_add(a) : cur;
+	else
+		nw = cur + roce_atmeth_swap_add(a);
+	if (d->host_endianness == CX4_HOST_ENDIANNESS_LE)
+		memcpy(mem, &nw, 8);
+	else
+		cx4_be64_store(mem, nw);
+	if (dseg_write(segs, n, mem)) {
+		fatal_nak(d, qp, ROCE_NAK_REM_OP_ERR, p->psn, CX4_EVENT_TYPE_WQ_CATAS_ERROR);
+		return false;
+	}
+	s->msn = psn_add(s->msn, 1);
+	s->atomic[s->atomic_next % 16].psn = p->psn;
+	s->atomic[s->atomic_next % 16].orig = cur;
+	s->atomic[s->atomic_next % 16].valid = true;
+	s->atomic_next++;
+	s->ack_owed = false;	/* the atomic ACK acknowledges everything before it */
+	atomic_ack(d, qp, p->psn, cur);
+	return true;
+}
+
+static void duplicate(struct mdev *d, struct mqp *qp, const struct roce_pkt *p)
+{
+	uint32_t f = p->info->flags;
+
+	if (f & (ROCE_F_SEND | ROCE_F_WRITE)) {
+		owe_ack(d, qp, psn_sub(qp->resp.epsn, 1));
+	} else if (f & ROCE_F_READ) {
+		do_read(d, qp, p, true);
+	} else if (f & ROCE_F_ATOMIC) {
+		for (int i = 0; i < 16; i++)
+			if (qp->resp.atomic[i].valid && qp->resp.atomic[i].psn == p->psn)
+				atomic_ack(d, qp, p->psn, qp->resp.atomic[i].orig);
+	}
+}
+
+static bool opcode_in_sequence(struct mresp *s, uint32_t f, uint8_t op)
+{
+	if (s->in_msg)
+		return !(f & ROCE_F_FIRST) && ((op & ~ROCE_TRANSPORT_MASK) <= ROCE_OP_SEND_ONLY_IMM ?
+					       s->msg_op == 0 : s->msg_op == 1);
+	return (f & ROCE_F_FIRST) != 0;
+}
+
+static void rc_rx(struct mdev *d, struct mqp *qp, const struct roce_pkt *p)
+{
+	struct mresp *s = &qp->resp;
+	uint32_t f = p->info->flags;
+	int32_t cmp = roce_psn_cmp(p->psn, s->epsn);
+	bool ok;
+
+	if (cmp > 0) {
+		/* a gap: one NAK per gap, then silence until the expected PSN comes */
+		if (!s->nak_sent) {
+			s->nak_sent = true;
+			send_aeth(d, qp, ROCE_AETH_NAK | ROCE_NAK_PSN_SEQ_ERR, s->epsn);
+		}
+		d->stats.rx_drop_qp++;
+		return;
+	}
+	if (cmp < 0) {
+		duplicate(d, qp, p);
+		return;
+	}
+	s->nak_sent = false;
+	if (!opcode_in_sequence(s, f, p->opcode) ||
+	    roce_check_payload_len(p->opcode, p->payload_len, qp->pmtu)) {
+		fatal_nak(d, qp, ROCE_NAK_INV_REQ, p->psn, CX4_EVENT_TYPE_WQ_INVAL_REQ_ERROR);
+		return;
+	}
+	if (f & ROCE_F_SEND)
+		ok = do_send(d, qp, p);
+	else if (f & ROCE_F_WRITE)
+		ok = do_write(d, qp, p);
+	else if (f & ROCE_F_READ)
+		ok = do_read(d, qp, p, false);
+	else if (f & ROCE_F_ATOMIC)
+		ok = do_atomic(d, qp, p);
+	else
+		ok = false;
+	if (!ok)
+		return;
+	if (f & ROCE_F_READ)
+		s->epsn = psn_add(s->epsn, s->rd[(s->rd_tail - 1) % 16].npkts);
+	else
+		s->epsn = psn_add(s->epsn, 1);
+	s->in_msg = !(f & ROCE_F_LAST) && (f & (ROCE_F_SEND | ROCE_F_WRITE));
+	s->msg_op = (f & ROCE_F_SEND) ? 0 : 1;
+	if (p->ackreq && (f & (ROCE_F_SEND | ROCE_F_WRITE)))
+		owe_ack(d, qp, p->psn);
+}
+
+static void uc_rx(struct mdev *d, struct mqp *qp, const struct roce_pkt *p)
+{
+	struct mresp *s = &qp->resp;
+	uint32_t f = p->info->flags;
+
+	if (p->psn != s->epsn) {
+		/* a lost packet: the message in progress is dropped ([IBTA] 9.7.4.2) */
+		s->in_msg = false;
+		s->drop_msg = false;
+		if (!(f & ROCE_F_FIRST)) {
+			d->stats.rx_drop_qp++;
+			return;
+		}
+	}
+	s->epsn = psn_add(p->psn, 1);
+	if (s->drop_msg) {
+		s->drop_msg = !(f & ROCE_F_LAST);
+		return;
+	}
+	if (!opcode_in_sequence(s, f, p->opcode) ||
+	    roce_check_payload_len(p->opcode, p->payload_len, qp->pmtu)) {
+		s->in_msg = false;
+		s->drop_msg = !(f & ROCE_F_LAST) && !(f & ROCE_F_FIRST);
+		return;
+	}
+	if (!((f & ROCE_F_SEND) ? do_send(d, qp, p) : do_write(d, qp, p))) {
+		s->in_msg = false;
+		return;
+	}
+	s->in_msg = !(f & ROCE_F_LAST);
+	s->msg_op = (f & ROCE_F_SEND) ? 0 : 1;
+}
+
+static void ud_rx(struct mdev *d, struct mqp *qp, const struct roce_pkt *p)
+{
+	const uint8_t *deth = roce_pkt_hdr(p, ROCE_HDR_DETH);
+	uint32_t sqpn = roce_deth_sqpn(deth), imm = 0;
+	uint8_t ipudp[ROCE_IPUDP_LEN], *grh;
+	bool imm_op = is_imm(p->opcode), se = p->se;
+	int synd;
+
+	if (roce_deth_qkey(deth) != qp->qkey || p->payload_len > qp->pmtu) {
+		d->stats.rx_drop_qp++;	/* Q_Key violation / too long: silently dropped */
+		return;
+	}
+	if (imm_op)
+		imm = roce_immdt_raw(roce_pkt_hdr(p, ROCE_HDR_IMMDT));
+	if (!get_recv_wqe(d, qp)) {
+		d->stats.rx_drop_qp++;
+		return;
+	}
+	/*
+	 * The GRH: 40 bytes before the payload, the IPv4 header in the last 20 ([IBTA] A17.4.5.1
+	 * "union rdma_network_hdr"). Built in the receive buffer over the packet's own headers
+	 * (net.c leaves room in front), so that header and payload go out in one DMA.
+	 */
+	grh = (uint8_t *)(uintptr_t)p->payload - GRH_LEN;
+	roce_ipv4_udp_hdr(ipudp, &p->addr, p->tlen);
+	memset(grh, 0, GRH_LEN - ROCE_IPV4_HDR_LEN);
+	memcpy(grh + GRH_LEN - ROCE_IPV4_HDR_LEN, ipudp, ROCE_IPV4_HDR_LEN);
+	synd = put_recv(d, qp, 0, grh, GRH_LEN + p->payload_len);
+	if (synd) {
+		/* UD errors complete the WQE in error; the QP stays usable */
+		cqe_resp_err(d, qp, qp->resp.wqe_idx, (uint8_t)synd);
+		qp->resp.have_wqe = false;
+		return;
+	}
+	complete_recv(d, qp, imm_op ? MLX5_CQE_RESP_SEND_IMM : MLX5_CQE_RESP_SEND,
+		      GRH_LEN + p->payload_len, imm, se, sqpn);
+}
+
+void resp_rx(struct mdev *d, struct mqp *qp, const struct roce_pkt *p)
+{
+	if (qp->state != CX4_QP_STATE_RTR && qp->state != CX4_QP_STATE_RTS &&
+	    qp->state != CX4_QP_STATE_SQD && qp->state != CX4_QP_STATE_SQER) {
+		d->stats.rx_drop_qp++;
+		return;
+	}
+	if (qp->st != CX4_QP_ST_UD && p->addr.saddr != qp->path.rip) {
+		d->stats.rx_drop_qp++;
+		return;
+	}
+	if (qp->state == CX4_QP_STATE_RTR && !qp->resp.comm_est && qp->st != CX4_QP_ST_UD) {
+		qp->resp.comm_est = true;
+		eq_post_qp_event(d, CX4_EVENT_TYPE_COMM_EST, qp->qpn, CX4_EVENT_QUEUE_TYPE_QP);
+	}
+	switch (qp->st) {
+	case CX4_QP_ST_RC:
+		rc_rx(d, qp, p);
+		break;
+	case CX4_QP_ST_UC:
+		uc_rx(d, qp, p);
+		break;
+	default:
+		ud_rx(d, qp, p);
+		break;
+	}
+}
+
+/* ---- READ responses ---------------------------------------------------------------------------- */
+
+int resp_read_run(struct mdev *d, struct mqp *qp, unsigned int budget)
+{
+	struct mresp *s = &qp->resp;
+	int work = 0;
+
+	while (s->rd_head != s->rd_tail && budget--) {
+		struct mread *rd = &s->rd[s->rd_head % 16];
+		uint32_t i = rd->off / qp->pmtu, plen = rd->len - rd->off;
+		struct roce_tx_hdr h = { .psn = psn_add(rd->psn, i) };
+		struct dseg segs[MQP_MAX_SEGS];
+		struct txpkt *t;
+		int n = 0;
+
+		if (qp->state == CX4_QP_STATE_ERR) {
+			s->rd_head = s->rd_tail;
+			break;
+		}
+		if (plen > qp->pmtu)
+			plen = qp->pmtu;
+		if (rd->npkts == 1)
+			h.opcode = ROCE_OPCODE(RC, RDMA_READ_RESPONSE_ONLY);
+		else if (!i)
+			h.opcode = ROCE_OPCODE(RC, RDMA_READ_RESPONSE_FIRST);
+		else if (i == rd->npkts - 1)
+			h.opcode = ROCE_OPCODE(RC, RDMA_READ_RESPONSE_LAST);
+		else
+			h.opcode = ROCE_OPCODE(RC, RDMA_READ_RESPONSE_MIDDLE);
+		h.aeth.syndrome = ROCE_AETH_ACK | ROCE_AETH_NO_CREDIT;
+		h.aeth.msn = s->msn;
+		if (plen) {
+			n = mkey_xlate(d, rd->rkey, qp->pd, qp->qpn, rd->va + rd->off, plen, MKEY_RR,
+				       false, segs, MQP_MAX_SEGS);
+			if (n < 0) {
+				/* the key was checked at the request: it went away meanwhile */
+				fatal_nak(d, qp, ROCE_NAK_REM_ACC_ERR, h.psn,
+					  CX4_EVENT_TYPE_WQ_ACCESS_ERROR);
+				break;
+			}
+		}
+		t = net_tx_get(d);
+		if (!t) {
+			qp_activate(d, qp);
+			break;
+		}
+		h.dqpn = qp->remote_qpn;
+		h.pkey = ROCE_DEFAULT_PKEY;
+		if (net_tx_hdr(d, t, &h, plen, qp->path.rip, (uint16_t)qp->sock, qp->path.tclass,
+			       qp->path.hop_limit) || net_tx_payload(d, t, segs, n, 0))
+			break;
+		t->qp = qp;
+		t->swq_pos = -1;
+		net_tx_commit(d, t);
+		rd->off += plen;
+		work++;
+		if (i == rd->npkts - 1)
+			s->rd_head++;
+	}
+	if (s->rd_head == s->rd_tail && s->ack_owed && !qp->on_ack) {
+		qp->on_ack = true;
+		qp->ack_next = d->ack_head;
+		d->ack_head = qp;
+	}
+	return work;
+}

@@ -1,0 +1,167 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Send WQE fetch and parse ([dv] mlx5_wqe_ctrl_seg, mlx5_wqe_raddr_seg, mlx5_wqe_atomic_seg,
+ * mlx5_wqe_datagram_seg/av, mlx5_wqe_data_seg, mlx5_wqe_inl_data_seg; rdma-core mlx5
+ * _mlx5_post_send for the segment order; research note 3.3).
+ *
+ * A WQE is ds 16-byte units starting at its WQEBB (64 bytes) in the SQ; it may wrap around the
+ * end of the SQ. Segment order: ctrl; UD: datagram (48 B); RDMA: raddr; atomics: raddr +
+ * atomic; then data segments, each either a pointer (byte_count, lkey, addr) or inline data
+ * (byte_count | 0x80000000, then the bytes, padded to 16).
+ * The device checks that the control segment names this QP and this WQE index, that the
+ * opcode is one the QP's transport has, and that the segments fit the WQE; anything else is a
+ * local QP operation error (CQE syndrome 0x02).
+ */
+#include <string.h>
+
+#include "model.h"
+
+/* Copy n bytes of the SQ at WQEBB counter idx, byte offset off, with wrap-around. */
+static int sq_read(struct mdev *d, struct mqp *qp, uint16_t idx, uint32_t off, void *dst,
+		   uint32_t n)
+{
+	uint64_t sq_len = (uint64_t)qp->sq_wqebbs * MLX5_SEND_WQE_BB;
+	uint64_t at = ((uint64_t)(idx & (qp->sq_wqebbs - 1)) * MLX5_SEND_WQE_BB + off) % sq_len;
+	uint64_t first = sq_len - at < n ? sq_len - at : n;
+
+	if (dbuf_read(d, &qp->buf, qp->sq_off + at, dst, first))
+		return -1;
+	if (first < n && dbuf_read(d, &qp->buf, qp->sq_off, (uint8_t *)dst + first, n - first))
+		return -1;
+	return 0;
+}
+
+/* The WQE opcode in the control segment at idx (for flush CQEs of WQEs never started). */
+int wqe_opcode(struct mdev *d, struct mqp *qp, uint16_t idx, uint8_t *nbb);
+int wqe_opcode(struct mdev *d, struct mqp *qp, uint16_t idx, uint8_t *nbb)
+{
+	uint8_t ctrl[16];
+	uint32_t ds;
+
+	if (sq_read(d, qp, idx, 0, ctrl, sizeof(ctrl)))
+		return -1;
+	ds = ctrl[7] & 0x3f;
+	*nbb = (uint8_t)(ds ? (ds * 16 + 63) / 64 : 1);
+	return ctrl[3];
+}
+
+static bool opcode_ok(uint8_t st, uint8_t op)
+{
+	switch (op) {
+	case MLX5_OPCODE_NOP:
+	case MLX5_OPCODE_SEND:
+	case MLX5_OPCODE_SEND_IMM:
+		return true;
+	case MLX5_OPCODE_RDMA_WRITE:
+	case MLX5_OPCODE_RDMA_WRITE_IMM:
+		return st == CX4_QP_ST_RC || st == CX4_QP_ST_UC;
+	case MLX5_OPCODE_RDMA_READ:
+	case MLX5_OPCODE_ATOMIC_CS:
+	case MLX5_OPCODE_ATOMIC_FA:
+		return st == CX4_QP_ST_RC;
+	default:
+		return false;
+	}
+}
+
+int wqe_fetch(struct mdev *d, struct mqp *qp, uint16_t idx, struct mwqe *w)
+{
+	uint32_t dw0, dw1, ds, at;
+	uint8_t *p = w->raw;
+
+	if (sq_read(d, qp, idx, 0, p, 16))
+		return MLX5_CQE_SYNDROME_LOCAL_PROT_ERR;
+	dw0 = cx4_be32_load(p);
+	dw1 = cx4_be32_load(p + 4);
+	ds = dw1 & 0x3f;
+	w->idx = idx;
+	w->opcode = (uint8_t)dw0;
+	w->opmod = (uint8_t)(dw0 >> 24);
+	w->fm_ce_se = p[11];
+	memcpy(&w->imm, p + 12, 4);
+	w->ds = (uint8_t)ds;
+	w->nbb = (uint8_t)((ds * 16 + 63) / 64);
+	w->len = 0;
+	w->nsge = 0;
+	if (!ds || ds * 16 > MLX5_SEND_WQE_BB * 16 || (dw1 >> 8) != qp->qpn ||
+	    ((dw0 >> 8) & 0xffff) != idx || !opcode_ok(qp->st, w->opcode) || w->opmod)
+		return MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR;
+	if (ds > 1 && sq_read(d, qp, idx, 16, p + 16, (ds - 1) * 16))
+		return MLX5_CQE_SYNDROME_LOCAL_PROT_ERR;
+	at = 16;
+	if (w->opcode == MLX5_OPCODE_NOP)
+		return 0;
+	if (qp->st == CX4_QP_ST_UD) {
+		const uint8_t *av = p + at;
+		static const uint8_t v4pfx[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+		uint32_t qkey = cx4_be32_load(av);
+
+		if (ds * 16 < at + 48 || memcmp(av + 0x20, v4pfx, 12))
+			return MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR;
+		/* IBTA: a Q_Key with the high bit set means "use the QP's Q_Key" */
+		w->qkey = (qkey & 0x80000000u) ? qp->qkey : qkey;
+		w->dqpn = cx4_be32_load(av + 8) & 0xffffff;
+		w->av.udp_sport = (uint16_t)(av[0x0e] << 8 | av[0x0f]);
+		memcpy(w->av.rmac, av + 0x14, 6);
+		w->av.tclass = av[0x1a];
+		w->av.hop_limit = av[0x1b];
+		w->av.sgid_index = (uint8_t)(cx4_be32_load(av + 0x1c) >> 20);
+		memcpy(&w->av.rip, av + 0x20 + 12, 4);
+		at += 48;
+	}
+	if (w->opcode == MLX5_OPCODE_RDMA_WRITE || w->opcode == MLX5_OPCODE_RDMA_WRITE_IMM ||
+	    w->opcode == MLX5_OPCODE_RDMA_READ || w->opcode == MLX5_OPCODE_ATOMIC_CS ||
+	    w->opcode == MLX5_OPCODE_ATOMIC_FA) {
+		if (ds * 16 < at + 16)
+			return MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR;
+		w->raddr = cx4_be64_load(p + at);
+		w->rkey = cx4_be32_load(p + at + 8);
+		at += 16;
+	}
+	if (w->opcode == MLX5_OPCODE_ATOMIC_CS || w->opcode == MLX5_OPCODE_ATOMIC_FA) {
+		if (ds * 16 < at + 16)
+			return MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR;
+		w->swap_add = cx4_be64_load(p + at);
+		w->compare = cx4_be64_load(p + at + 8);
+		at += 16;
+	}
+	while (at < ds * 16) {
+		uint32_t bc = cx4_be32_load(p + at);
+
+		if (w->nsge == MQP_MAX_SGE)
+			return MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR;
+		if (bc & MLX5_INLINE_SEG) {
+			uint32_t n = bc & ~MLX5_INLINE_SEG;
+
+			if (at + 4 + n > ds * 16)
+				return MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR;
+			w->sge[w->nsge++] = (struct msge){ .len = n, .inl = p + at + 4 };
+			w->len += n;
+			at += (4 + n + 15) & ~15u;
+		} else {
+			struct msge *s = &w->sge[w->nsge];
+
+			s->len = bc;
+			s->lkey = cx4_be32_load(p + at + 4);
+			s->addr = cx4_be64_load(p + at + 8);
+			s->inl = NULL;
+			at += 16;
+			if (!bc)
+				continue;	/* zero-length entries carry nothing */
+			if ((uint64_t)w->len + bc > (1ull << 31))
+				return MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR;
+			w->len += bc;
+			w->nsge++;
+		}
+	}
+	if ((w->opcode == MLX5_OPCODE_ATOMIC_CS || w->opcode == MLX5_OPCODE_ATOMIC_FA) &&
+	    (w->nsge != 1 || w->len != 8 || w->sge[0].inl))
+		return MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR;
+	if (w->opcode == MLX5_OPCODE_RDMA_READ)
+		for (uint32_t i = 0; i < w->nsge; i++)
+			if (w->sge[i].inl)
+				return MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR;
+	if (qp->log_msg_max && qp->st != CX4_QP_ST_UD && w->len > (1ull << qp->log_msg_max))
+		return MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR;
+	return 0;
+}
