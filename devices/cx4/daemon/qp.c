@@ -473,7 +473,17 @@ int cx4d_qp_modify(struct cx4d *d, struct cx4d_client *cl, struct cx4d_req *q)
 	if (m & IBV_QP_QKEY)
 		cx4_set(qpc, CX4_QPC_Q_KEY, a->qkey);
 
-	optpar = mask_to_optpar(m) & cx4_qp_optmask_allowed(op, st_of(qp->type));
+	/*
+	 * Remote read and atomic rights follow the responder resources (set_access): when
+	 * max_dest_rd_atomic arrives after the access flags (ibv_rc_pingpong, perftest: flags at
+	 * INIT, resources at RTR) the context carries the now effective RRE/RAE, so name them
+	 * in the mask too. Linux's ib_mask_to_mlx5_opt() does not; a device that applies only
+	 * the fields the mask names would otherwise keep remote reads disabled.
+	 */
+	optpar = mask_to_optpar(m);
+	if (m & IBV_QP_MAX_DEST_RD_ATOMIC)
+		optpar |= CX4_QP_OPTPAR_RRE | CX4_QP_OPTPAR_RAE | CX4_QP_OPTPAR_RWE;
+	optpar &= cx4_qp_optmask_allowed(op, st_of(qp->type));
 	err = qp_cmd(d, op, qp->qpn, optpar, qpc);
 	if (err)
 		return err;
@@ -645,6 +655,12 @@ void cx4d_qp_event(struct cx4d *d, uint32_t qpn, uint8_t type)
 		cx4d_log(d, "event 0x%x for unknown QP 0x%x", type, qpn);
 		return;
 	}
+	if (ev != IBV_EVENT_COMM_EST && ev != IBV_EVENT_SQ_DRAINED &&
+	    ev != IBV_EVENT_QP_LAST_WQE_REACHED)
+		cx4d_log(d, "QP 0x%x (client %u): %s", qpn, qp->o.owner->bc->id,
+			 ev == IBV_EVENT_QP_FATAL ? "fatal error" :
+			 ev == IBV_EVENT_QP_REQ_ERR ? "invalid request" :
+			 ev == IBV_EVENT_QP_ACCESS_ERR ? "access error" : "path migration");
 	if (!bvd_async_event(qp->o.owner->bc, qp->user_handle, ev))
 		qp->async_events++;
 }
