@@ -25,7 +25,7 @@ printf '[device cx4_0]\nkind = cx4\nip = 10.99.0.1\n' >"$conf"
 H() { ip netns exec $ns env BV_RUNDIR="$BV_RUNDIR" "$@"; }
 H "$BVCTL" --config "$conf" up >/dev/null || bv_fail "bvctl up in $ns"
 rm -f "$conf"
-trap 'rc=$?; H "$BVCTL" down >/dev/null 2>&1; (exit $rc); bv_cleanup' EXIT
+CX4_ON_EXIT='H "$BVCTL" down >/dev/null 2>&1' 
 
 # In the guest: the RoCE v2 IPv4 GID of rxe0 (its index depends on the guest's addresses).
 GID='G=$(for i in 0 1 2 3 4 5 6 7; do case "$(cat /sys/class/infiniband/rxe0/ports/1/gid_attrs/types/$i)$(cat /sys/class/infiniband/rxe0/ports/1/gids/$i)" in "RoCE v2"*ffff:*) echo $i; break;; esac; done)'
@@ -35,7 +35,7 @@ gflag() { case "$1" in ibv_*) echo "-g";; *) echo "-x";; esac; }
 
 # host_run CMD...: a client of the guest's server, retried while the guest still boots
 host_client() {
-	local out="$BV_RUNDIR/client.out" t0
+	local out="$CX4_OUT/client.out" t0
 	t0=$(date +%s)
 	while :; do
 		H timeout -k 5 300 "$BVCTL" run -- "$@" >"$out" 2>&1 && return 0
@@ -53,12 +53,12 @@ for t in "${TESTS[@]}"; do
 	set -- $t
 	guest="$guest $1 -d rxe0 $(gflag $1) \$G ${*:2};"
 done
-"$TOOLS/run-vm" "$IMG" "$GID; $guest" "$VM_TMO" >"$BV_RUNDIR/vm1.console" 2>&1 &
+"$TOOLS/run-vm" "$IMG" "$GID; $guest" "$VM_TMO" >"$CX4_OUT/vm1.console" 2>&1 &
 vm=$!
 for t in "${TESTS[@]}"; do
 	set -- $t
 	host_client $1 -d cx4_0 $(gflag $1) $CX4_GID "${@:2}" 10.99.0.2 ||
-		{ kill $vm; wait $vm; tail -n 30 "$BV_RUNDIR/vm1.console"; bv_fail "cx4 -> rxe: $t"; }
+		{ kill $vm; wait $vm; tail -n 30 "$CX4_OUT/vm1.console"; bv_fail "cx4 -> rxe: $t"; }
 	echo "ok cx4 -> rxe: $t"
 done
 wait $vm
@@ -69,13 +69,13 @@ for t in "${TESTS[@]}"; do
 	set -- $t
 	guest="$guest n=0; until $1 -d rxe0 $(gflag $1) \$G ${*:2} 10.99.0.1 || [ \$((n+=1)) -gt 60 ]; do sleep 2; done;"
 done
-"$TOOLS/run-vm" "$IMG" "$GID; $guest" "$VM_TMO" >"$BV_RUNDIR/vm2.console" 2>&1 &
+"$TOOLS/run-vm" "$IMG" "$GID; $guest" "$VM_TMO" >"$CX4_OUT/vm2.console" 2>&1 &
 vm=$!
 for t in "${TESTS[@]}"; do
 	set -- $t
 	H timeout -k 5 "$VM_TMO" "$BVCTL" run -- $1 -d cx4_0 $(gflag $1) $CX4_GID "${@:2}" \
-		>"$BV_RUNDIR/server.out" 2>&1 ||
-		{ cat "$BV_RUNDIR/server.out"; kill $vm; wait $vm; tail -n 30 "$BV_RUNDIR/vm2.console";
+		>"$CX4_OUT/server.out" 2>&1 ||
+		{ cat "$CX4_OUT/server.out"; kill $vm; wait $vm; tail -n 30 "$CX4_OUT/vm2.console";
 		  bv_fail "rxe -> cx4: $t"; }
 	echo "ok rxe -> cx4: $t"
 done

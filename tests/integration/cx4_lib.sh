@@ -4,6 +4,12 @@
 # The GID index perftest and the pingpongs must use: RoCE v2, IPv4-mapped (sysfs index 3).
 CX4_GID=3
 
+# Program outputs go to CX4_OUT (bvctl down leaves a run directory with foreign files alone).
+# Extra cleanup: put commands in CX4_ON_EXIT; they run before the harness's cleanup.
+CX4_OUT=$(mktemp -d /tmp/cx4out.XXXXXX)
+CX4_ON_EXIT=""
+trap 'rc=$?; eval "$CX4_ON_EXIT"; rm -rf "$CX4_OUT"; (exit $rc); bv_cleanup' EXIT
+
 # cx4_wait_listen PORT: until a TCP socket listens on PORT in this network namespace (20 s).
 cx4_wait_listen() {
 	local hex i
@@ -16,10 +22,10 @@ cx4_wait_listen() {
 }
 
 # cx4_pair NAME PORT "SERVER CMD" "CLIENT CMD": both through bvctl run, the server first;
-# both must exit 0. Outputs stay in $BV_RUNDIR/NAME.{srv,cli} (shown on failure). Never hangs:
+# both must exit 0. Outputs stay in $CX4_OUT/NAME.{srv,cli} (shown on failure). Never hangs:
 # every process has a timeout, and a failed client takes the server down with it.
 cx4_pair() {
-	local name=$1 port=$2 srv=$3 cli=$4 out="$BV_RUNDIR/$1" sp crc src
+	local name=$1 port=$2 srv=$3 cli=$4 out="$CX4_OUT/$1" sp crc src
 	# shellcheck disable=SC2086
 	timeout -k 5 "$BV_TMO" "$BVCTL" run -- $srv >"$out.srv" 2>&1 &
 	sp=$!
@@ -47,4 +53,19 @@ cx4_pair() {
 # cx4_expect FILE PATTERN WHAT: FILE must contain PATTERN (an ERE).
 cx4_expect() {
 	grep -Eq -- "$2" "$1" || { cat "$1" >&2; bv_fail "$3: no /$2/"; }
+}
+
+# cx4_stop DEVICE: stop its cx4d as bvctl down does (SIGTERM) and check the teardown in its
+# log: a clean stop, no firmware page kept by the device, no failed command.
+cx4_stop() {
+	local pid log="$BV_RUNDIR/$1.log" i
+	pid=$(cat "$BV_RUNDIR/$1.pid") || bv_fail "$1: no pid file"
+	kill -TERM "$pid"
+	for i in $(seq 200); do bv_pid_alive "$pid" || break; sleep 0.05; done
+	bv_pid_alive "$pid" && bv_fail "$1: cx4d did not stop on SIGTERM"
+	grep -q "stopped" "$log" || { cat "$log" >&2; bv_fail "$1: no clean stop"; }
+	if grep -Eq "kept .* pages|failed, status|timed out" "$log"; then
+		cat "$log" >&2
+		bv_fail "$1: errors in the daemon log"
+	fi
 }

@@ -11,7 +11,7 @@ bv_isolate_net "$@"
 tag=$$
 NA=bvA$tag NB=bvB$tag
 IPA=10.77.$((tag % 200)).1 IPB=10.77.$((tag % 200)).2
-RA="$BV_RUNDIR/hostA" RB="$BV_RUNDIR/hostB"
+RA="$CX4_OUT/hostA" RB="$CX4_OUT/hostB"
 netns_cleanup() {
 	for ns in $NA $NB; do
 		r=$RA
@@ -21,7 +21,7 @@ netns_cleanup() {
 	done
 	rm -rf "$RA" "$RB"
 }
-trap 'rc=$?; netns_cleanup; (exit $rc); bv_cleanup' EXIT
+CX4_ON_EXIT=netns_cleanup
 
 ip netns add $NA && ip netns add $NB || bv_fail "ip netns add"
 ip link add va$tag type veth peer name vb$tag || bv_fail "veth"
@@ -40,7 +40,7 @@ B "$BVCTL" --config "$RB/host.conf" up >/dev/null || bv_fail "bvctl up in $NB"
 
 # pair NAME "SERVER ARGS" "CLIENT ARGS": server on host A, client on host B (or reversed)
 pair() {
-	local name=$1 srv=$2 cli=$3 rev=${4:-} out="$BV_RUNDIR/$1" sp crc src S=A C=B sip=$IPA
+	local name=$1 srv=$2 cli=$3 rev=${4:-} out="$CX4_OUT/$1" sp crc src S=A C=B sip=$IPA
 	[ -n "$rev" ] && { S=B; C=A; sip=$IPB; }
 	# shellcheck disable=SC2086
 	$S timeout -k 5 120 "$BVCTL" run -- $srv >"$out.srv" 2>&1 &

@@ -12,8 +12,8 @@ run() {	# run NAME A B ARGS...
 	local name=$1 a=$2 b=$3
 	shift 3
 	cx4_pair "$name" 18515 "$* -d $a -x $CX4_GID" "$* -d $b -x $CX4_GID 127.0.0.1"
-	cx4_expect "$BV_RUNDIR/$name.cli" "^[[:space:]]*[0-9]+[[:space:]]+[0-9]+" "$name: results"
-	echo "ok $name: $(grep -E '^[[:space:]]*[0-9]+[[:space:]]+[0-9]+' "$BV_RUNDIR/$name.cli" |
+	cx4_expect "$CX4_OUT/$name.cli" "^[[:space:]]*[0-9]+[[:space:]]+[0-9]+" "$name: results"
+	echo "ok $name: $(grep -E '^[[:space:]]*[0-9]+[[:space:]]+[0-9]+' "$CX4_OUT/$name.cli" |
 		tail -n 1 | tr -s ' ')"
 }
 for pair in "cx4_0 cx4_1" "cx4_0 cx4_0"; do

@@ -15,8 +15,8 @@ for pair in "cx4_0 cx4_1" "cx4_0 cx4_0"; do
 		name="$prog-$a-$b${*// /}"
 		cx4_pair "$name" 18515 "$prog -d $a -g $CX4_GID -n 200 $*" \
 			"$prog -d $b -g $CX4_GID -n 200 $* 127.0.0.1"
-		cx4_expect "$BV_RUNDIR/$name.cli" "bytes in .* seconds" "$name"
-		cx4_expect "$BV_RUNDIR/$name.srv" "iters in .* seconds" "$name"
+		cx4_expect "$CX4_OUT/$name.cli" "bytes in .* seconds" "$name"
+		cx4_expect "$CX4_OUT/$name.srv" "iters in .* seconds" "$name"
 		echo "ok $name"
 	done
 done

@@ -8,9 +8,9 @@
 bv_isolate_net "$@"
 bv_up
 T="$BV_BUILD_DIR/bin/cx4_verbs_test"
-BV_TMO=600 bv_run "$T" -v -a cx4_0 -b cx4_1 all >"$BV_RUNDIR/two.txt" 2>&1 ||
-	{ tail -n 40 "$BV_RUNDIR/two.txt" >&2; bv_fail "cx4_0 <-> cx4_1"; }
-BV_TMO=600 bv_run "$T" -v -a cx4_0 -b cx4_0 all >"$BV_RUNDIR/loop.txt" 2>&1 ||
-	{ tail -n 40 "$BV_RUNDIR/loop.txt" >&2; bv_fail "loopback on cx4_0"; }
-grep -h "exhausted after" "$BV_RUNDIR/two.txt" "$BV_RUNDIR/loop.txt"
+BV_TMO=600 bv_run "$T" -v -a cx4_0 -b cx4_1 all >"$CX4_OUT/two.txt" 2>&1 ||
+	{ tail -n 40 "$CX4_OUT/two.txt" >&2; bv_fail "cx4_0 <-> cx4_1"; }
+BV_TMO=600 bv_run "$T" -v -a cx4_0 -b cx4_0 all >"$CX4_OUT/loop.txt" 2>&1 ||
+	{ tail -n 40 "$CX4_OUT/loop.txt" >&2; bv_fail "loopback on cx4_0"; }
+grep -h "exhausted after" "$CX4_OUT/two.txt" "$CX4_OUT/loop.txt"
 echo "PASS"
