@@ -54,7 +54,7 @@ lat_us=$(echo "$lat" | awk '{ print $5 }')
 echo
 echo "== report"
 awk -v a="$bw_gbps" -v b="$udp_bw" -v c="$rate_mpps" -v d="$udp_pps" -v e="$lat_us" -v f="$udp_lat" 'BEGIN {
-	printf "ib_write_bw 64 KiB      %8.2f Gb/s   UDP 4 KiB  %8.2f Gb/s   ratio %.2f  (target >= 0.60) %s\n", a, b, a / b, a / b >= 0.6 ? "met" : "NOT met"
-	printf "ib_write_bw 8 B rate    %8.3f Mpps   UDP rate   %8.3f Mpps   ratio %.2f  (target >= 0.50) %s\n", c, d, c / d, c / d >= 0.5 ? "met" : "NOT met"
-	printf "ib_write_lat typical    %8.2f us     UDP RTT/2  %8.2f us     ratio %.2f  (target <= 1.50) %s\n", e, f, e / f, e / f <= 1.5 ? "met" : "NOT met"
+	printf "ib_write_bw 64 KiB      %8.2f Gb/s   UDP 4 KiB  %8.2f Gb/s   ratio %.2f  (target >= 0.60) %s\n", a, b, a / b, ((a / b >= 0.6) ? "met" : "NOT met")
+	printf "ib_write_bw 8 B rate    %8.3f Mpps   UDP rate   %8.3f Mpps   ratio %.2f  (target >= 0.50) %s\n", c, d, c / d, ((c / d >= 0.5) ? "met" : "NOT met")
+	printf "ib_write_lat typical    %8.2f us     UDP RTT/2  %8.2f us     ratio %.2f  (target <= 1.50) %s\n", e, f, e / f, ((e / f <= 1.5) ? "met" : "NOT met")
 }'
