@@ -13,6 +13,7 @@
  *   anything posted after an error, receives of a QP put in ERR -> IBV_WC_WR_FLUSH_ERR
  */
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -63,6 +64,26 @@ static bool expect_status(struct vt_end *e, uint64_t id, enum ibv_wc_status st, 
 	return true;
 }
 
+/* The async event the device must report for a QP (ibv_get_async_event, with a deadline). */
+static void expect_async(struct vt_end *e, struct ibv_qp *qp, enum ibv_event_type type,
+			 const char *what)
+{
+	struct pollfd p = { .fd = e->ctx->async_fd, .events = POLLIN };
+	struct ibv_async_event ev;
+
+	if (poll(&p, 1, VT_TIMEOUT_MS) != 1 || ibv_get_async_event(e->ctx, &ev)) {
+		VT_FAIL("%s: no async event", what);
+		return;
+	}
+	if (ev.event_type != type || ev.element.qp != qp)
+		VT_FAIL("%s: async event %s for %p, want %s for %p", what,
+			ibv_event_type_str(ev.event_type), (void *)ev.element.qp,
+			ibv_event_type_str(type), (void *)qp);
+	else
+		vt_log("  %s: %s", what, ibv_event_type_str(type));
+	ibv_ack_async_event(&ev);
+}
+
 static bool pair(struct vt_end *a, struct vt_end *b, struct vt_qp_params *pa,
 		 struct vt_qp_params *pb)
 {
@@ -98,6 +119,7 @@ static void t_remote_access(void)
 	rbase = (uintptr_t)b.buf;
 	send_wr(&a, IBV_WR_RDMA_WRITE, (uintptr_t)a.buf, 64, a.mr->lkey, rbase, b.mr->rkey, 1);
 	expect_status(&a, 1, IBV_WC_REM_ACCESS_ERR, "WRITE to an MR without remote write");
+	expect_async(&b, b.qp, IBV_EVENT_QP_ACCESS_ERR, "responder of the refused WRITE");
 	expect_flush_after(&a, "WRITE without remote write");
 out:
 	vt_close(&a);
@@ -178,6 +200,7 @@ static void t_length(void)
 	send_wr(&a, IBV_WR_SEND, (uintptr_t)a.buf, 1000, a.mr->lkey, 0, 0, 6);
 	expect_status(&b, 5, IBV_WC_LOC_LEN_ERR, "receive buffer too small (responder)");
 	expect_status(&a, 6, IBV_WC_REM_INV_REQ_ERR, "receive buffer too small (requester)");
+	expect_async(&b, b.qp, IBV_EVENT_QP_REQ_ERR, "responder of the too long SEND");
 out:
 	vt_close(&a);
 	vt_close(&b);
