@@ -9,7 +9,10 @@
  * spin_us (model engine polling), pci (VFIO).
  */
 #include <errno.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
 
 #include "cx4d.h"
 #include "cx4d_bus.h"
@@ -76,4 +79,56 @@ int cx4d_bus_open(struct cx4d *d)
 	}
 	cx4d_log(d, "unknown backend '%s' (model, vfio)", backend);
 	return EINVAL;
+}
+
+#ifdef HAVE_MODEL
+/*
+ * Test control of the model, from outside the PCI function (cx4_model.h: "for tests and
+ * tools only"): SIGUSR1 pulls the port's cable, SIGUSR2 plugs it back. The driver sees only
+ * what it would see on a card: a PORT_CHANGE event and the port state registers.
+ */
+static void cable(struct bvd *b, int fd, uint32_t events, void *arg)
+{
+	struct cx4d *d = cx4d_of(b);
+	struct signalfd_siginfo si;
+
+	(void)events;
+	(void)arg;
+	if (read(fd, &si, sizeof(si)) != sizeof(si))
+		return;
+	cx4d_log(d, "test control: cable %s", si.ssi_signo == SIGUSR1 ? "pulled" : "plugged");
+	cx4_model_set_link(d->bus, si.ssi_signo == SIGUSR2);
+}
+#endif
+
+void cx4d_bus_block_test_signals(void)
+{
+	sigset_t m;
+
+	/* before any thread exists, so the model's threads inherit the mask */
+	sigemptyset(&m);
+	sigaddset(&m, SIGUSR1);
+	sigaddset(&m, SIGUSR2);
+	sigprocmask(SIG_BLOCK, &m, NULL);
+}
+
+int cx4d_bus_test_controls(struct cx4d *d)
+{
+#ifdef HAVE_MODEL
+	sigset_t m;
+	int fd;
+
+	if (strcmp(bv_conf_get(d->conf, "backend", "model"), "model"))
+		return 0;
+	sigemptyset(&m);
+	sigaddset(&m, SIGUSR1);
+	sigaddset(&m, SIGUSR2);
+	fd = signalfd(-1, &m, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (fd < 0)
+		return errno;
+	return -bvd_watch_fd(d->bvd, fd, cable, NULL);
+#else
+	(void)d;
+	return 0;
+#endif
 }

@@ -7,7 +7,8 @@
  *   cx4d --device NAME [--config FILE] [--rundir DIR] [--trace[=FILE]]
  *
  * --trace (or CX4D_TRACE=FILE, or "trace = FILE" in the device's configuration section)
- * writes every command as Linux mlx5_core's dynamic-debug hexdump.
+ * writes every command as Linux mlx5_core's dynamic-debug hexdump. With the model backend,
+ * SIGUSR1 / SIGUSR2 pull / plug the modelled port's cable (tests of port events).
  */
 
 #include <errno.h>
@@ -98,6 +99,8 @@ static int cx4d_init(struct bvd *b)
 	err = cx4d_hca_up(d);
 	if (!err)
 		err = cx4d_health_start(d);
+	if (!err)
+		err = cx4d_bus_test_controls(d);
 	if (err) {
 		cx4d_log(d, "bring-up failed: %s", strerror(err));
 		cx4d_fini(b);
@@ -257,5 +260,6 @@ int main(int argc, char **argv)
 		argv[n++] = argv[i];
 	}
 	argv[n] = NULL;
+	cx4d_bus_block_test_signals();
 	return bvd_main(n, argv, &cx4d_ops);
 }

@@ -11,4 +11,11 @@ struct cx4d;
  */
 int cx4d_bus_open(struct cx4d *d);
 
+/*
+ * Tests: with the model backend, SIGUSR1 / SIGUSR2 pull / plug the port's cable (the model's
+ * outside-the-function control). Block the signals before any thread starts, then watch them.
+ */
+void cx4d_bus_block_test_signals(void);
+int cx4d_bus_test_controls(struct cx4d *d);
+
 #endif

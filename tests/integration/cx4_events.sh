@@ -1,0 +1,23 @@
+#!/bin/bash
+# Async events from the device to the owning clients: a cable pulled and plugged back (the
+# model's test control, SIGUSR1/SIGUSR2 to cx4d) reaches a client as IBV_EVENT_PORT_ERR and
+# IBV_EVENT_PORT_ACTIVE through the PORT_CHANGE EQE, with the port state following. (QP
+# fatal/access/request events are checked by cx4_verbs' error cases.)
+. "$BV_SOURCE_DIR/tests/lib/harness.sh"
+bv_isolate_net "$@"
+. "$BV_SOURCE_DIR/tests/integration/cx4_lib.sh"
+bv_up
+out="$CX4_OUT/port.out"
+bv_run "$BV_BUILD_DIR/bin/cx4_port_test" cx4_1 >"$out" 2>&1 &
+tp=$!
+for i in $(seq 200); do grep -q ready "$out" && break; sleep 0.05; done
+grep -q ready "$out" || { cat "$out"; bv_fail "cx4_port_test did not start"; }
+pid=$(cat "$BV_RUNDIR/cx4_1.pid")
+kill -USR1 "$pid"
+for i in $(seq 200); do grep -q down "$out" && break; sleep 0.05; done
+kill -USR2 "$pid"
+wait $tp || { cat "$out"; bv_fail "port events"; }
+grep -q "^up$" "$out" || { cat "$out"; bv_fail "no PORT_ACTIVE"; }
+# the other device saw nothing: its port stayed active
+bv_expect_output "state:[[:space:]]+PORT_ACTIVE" bv_run ibv_devinfo -d cx4_0
+echo "PASS"
