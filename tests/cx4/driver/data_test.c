@@ -388,8 +388,61 @@ out:
 	vt_close(&b);
 }
 
+/* ibv_create_cq_ex: the same completions read field by field (start/next/end_poll). */
+static void cq_ex_suite(void)
+{
+	struct vt_qp_params p = vt_default_params(IBV_QPT_RC);
+	struct ibv_poll_cq_attr pa = { 0 };
+	struct vt_end a, b;
+	struct ibv_cq_ex *x;
+	uint32_t s = seed++;
+	int n = 0, err;
+
+	p.cq_ex = true;
+	if (vt_open(&a, vt_opt.dev_a, &p) || vt_open(&b, vt_opt.dev_b, &p) || vt_connect(&a, &b, &p))
+		goto out;
+	vt_log("cq_ex: 4 SEND_IMM, read with start/next/end_poll");
+	vt_fill(a.buf, 4000, s);
+	for (int i = 0; i < 4; i++)
+		if (post_recv(&b, b.buf + DST_OFF + 4096u * i, 4096, 50 + i) ||
+		    post(&a, IBV_WR_SEND_WITH_IMM, a.buf, 1000u * (i + 1), 0, 0, s + i, 0, 60 + i)) {
+			VT_FAIL("cq_ex: post");
+			goto out;
+		}
+	x = b.cqx;
+	for (uint64_t end = vt_now_ms() + VT_TIMEOUT_MS; n < 4 && vt_now_ms() < end;) {
+		err = ibv_start_poll(x, &pa);
+		if (err == ENOENT)
+			continue;
+		if (err) {
+			VT_FAIL("cq_ex: start_poll %d", err);
+			goto out;
+		}
+		do {
+			if (x->status != IBV_WC_SUCCESS || x->wr_id != 50u + n ||
+			    ibv_wc_read_opcode(x) != IBV_WC_RECV ||
+			    ibv_wc_read_byte_len(x) != 1000u * (n + 1) ||
+			    be32toh(ibv_wc_read_imm_data(x)) != s + n ||
+			    !(ibv_wc_read_wc_flags(x) & IBV_WC_WITH_IMM) ||
+			    ibv_wc_read_qp_num(x) != b.qp->qp_num)
+				VT_FAIL("cq_ex completion %d: status %d wr_id %llu len %u imm 0x%x", n,
+					x->status, (unsigned long long)x->wr_id,
+					ibv_wc_read_byte_len(x), be32toh(ibv_wc_read_imm_data(x)));
+			vt_check(b.buf + DST_OFF + 4096u * n, 1000u * (n + 1), s, "cq_ex data");
+			n++;
+		} while (n < 4 && !ibv_next_poll(x));
+		ibv_end_poll(x);
+	}
+	if (n != 4)
+		VT_FAIL("cq_ex: %d of 4 completions", n);
+out:
+	vt_close(&a);
+	vt_close(&b);
+}
+
 void vt_data_tests(void)
 {
+	cq_ex_suite();
 	rc_suite(false);
 	rc_suite(true);
 	uc_suite();

@@ -151,7 +151,20 @@ int vt_open(struct vt_end *e, const char *dev, const struct vt_qp_params *p)
 		return -1;
 	}
 	e->pd = ibv_alloc_pd(e->ctx);
-	e->cq = ibv_create_cq(e->ctx, 256, NULL, NULL, 0);
+	if (p->cq_ex) {
+		struct ibv_cq_init_attr_ex ca = {
+			.cqe = 256,
+			.wc_flags = IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_IMM |
+				    IBV_WC_EX_WITH_QP_NUM | IBV_WC_EX_WITH_SRC_QP |
+				    IBV_WC_EX_WITH_SLID | IBV_WC_EX_WITH_SL |
+				    IBV_WC_EX_WITH_DLID_PATH_BITS,
+		};
+
+		e->cqx = ibv_create_cq_ex(e->ctx, &ca);
+		e->cq = e->cqx ? ibv_cq_ex_to_cq(e->cqx) : NULL;
+	} else {
+		e->cq = ibv_create_cq(e->ctx, 256, NULL, NULL, 0);
+	}
 	e->buf = aligned_alloc(4096, VT_BUF);
 	if (!e->pd || !e->cq || !e->buf) {
 		VT_FAIL("%s: pd/cq/buffer: %s", dev, strerror(errno));

@@ -34,6 +34,7 @@ struct vt_end {
 	uint32_t psn;
 	struct ibv_port_attr port;
 	enum ibv_qp_type type;
+	struct ibv_cq_ex *cqx;		/* when created with ibv_create_cq_ex */
 };
 
 struct vt_qp_params {
@@ -43,6 +44,7 @@ struct vt_qp_params {
 	uint8_t timeout, retry_cnt, rnr_retry, min_rnr_timer;
 	uint32_t max_inline;
 	uint32_t max_send_wr, max_recv_wr;
+	bool cq_ex;			/* the CQ comes from ibv_create_cq_ex */
 };
 
 extern struct vt_opts vt_opt;
