@@ -25,7 +25,10 @@ printf '[device cx4_0]\nkind = cx4\nip = 10.99.0.1\n' >"$conf"
 H() { ip netns exec $ns env BV_RUNDIR="$BV_RUNDIR" "$@"; }
 H "$BVCTL" --config "$conf" up >/dev/null || bv_fail "bvctl up in $ns"
 rm -f "$conf"
-CX4_ON_EXIT='H "$BVCTL" down >/dev/null 2>&1' 
+# the VM runs in its own session: kill_vm takes qemu down with run-vm, whatever happened
+vm=""
+kill_vm() { [ -n "$vm" ] && kill -- -"$vm" 2>/dev/null; [ -n "$vm" ] && wait "$vm" 2>/dev/null; vm=""; }
+CX4_ON_EXIT='kill_vm; H "$BVCTL" down >/dev/null 2>&1' 
 
 # In the guest: the RoCE v2 IPv4 GID of rxe0 (its index depends on the guest's addresses).
 # The guest command travels on the kernel command line inside double quotes: none in it.
@@ -56,15 +59,16 @@ for t in "${TESTS[@]}"; do
 	set -- $t
 	guest="$guest $1 -d rxe0 $(gflag $1) \$G ${*:2};"
 done
-"$TOOLS/run-vm" "$IMG" "$GID; $guest" "$VM_TMO" >"$CX4_OUT/vm1.console" 2>&1 &
+setsid "$TOOLS/run-vm" "$IMG" "$GID; $guest" "$VM_TMO" >"$CX4_OUT/vm1.console" 2>&1 &
 vm=$!
 for t in "${TESTS[@]}"; do
 	set -- $t
 	host_client $1 -d cx4_0 $(gflag $1) $CX4_GID "${@:2}" 10.99.0.2 ||
-		{ kill $vm; wait $vm; tail -n 30 "$CX4_OUT/vm1.console"; bv_fail "cx4 -> rxe: $t"; }
+		{ kill_vm; tail -n 30 "$CX4_OUT/vm1.console"; bv_fail "cx4 -> rxe: $t"; }
 	echo "ok cx4 -> rxe: $t"
 done
 wait $vm
+vm=""
 
 echo "== cx4_0 serves, rxe0 connects"
 guest=""
@@ -72,15 +76,16 @@ for t in "${TESTS[@]}"; do
 	set -- $t
 	guest="$guest n=0; until $1 -d rxe0 $(gflag $1) \$G ${*:2} 10.99.0.1 || [ \$((n+=1)) -gt 60 ]; do sleep 2; done;"
 done
-"$TOOLS/run-vm" "$IMG" "$GID; $guest" "$VM_TMO" >"$CX4_OUT/vm2.console" 2>&1 &
+setsid "$TOOLS/run-vm" "$IMG" "$GID; $guest" "$VM_TMO" >"$CX4_OUT/vm2.console" 2>&1 &
 vm=$!
 for t in "${TESTS[@]}"; do
 	set -- $t
 	H timeout -k 5 "$VM_TMO" "$BVCTL" run -- $1 -d cx4_0 $(gflag $1) $CX4_GID "${@:2}" \
 		>"$CX4_OUT/server.out" 2>&1 ||
-		{ cat "$CX4_OUT/server.out"; kill $vm; wait $vm; tail -n 30 "$CX4_OUT/vm2.console";
+		{ cat "$CX4_OUT/server.out"; kill_vm; tail -n 30 "$CX4_OUT/vm2.console";
 		  bv_fail "rxe -> cx4: $t"; }
 	echo "ok rxe -> cx4: $t"
 done
 wait $vm
+vm=""
 echo "PASS"
