@@ -171,6 +171,24 @@ static int cmd_up(struct bvctl *b)
 		printf("%-8s %s  up (%sd pid %d)\n", dev->name, dev->kind, dev->kind,
 		       (int)bvctl_daemon_pid(dev));
 	}
+	/*
+	 * An ntb port is ACTIVE only once both ends' daemons brought the link up: wait for that
+	 * (when both ends are configured here), so programs started next find it up.
+	 */
+	for (int i = 0; i < b->cfg.ndev && !failed; i++) {
+		const struct bv_dev_conf *dev = &b->cfg.dev[i];
+		bool peer = false;
+
+		if (strcmp(dev->kind, "ntb"))
+			continue;
+		for (int k = 0; k < b->cfg.ndev; k++)
+			peer |= k != i && !strcmp(b->cfg.dev[k].kind, "ntb") &&
+				!strcmp(b->cfg.dev[k].link, dev->link) &&
+				b->cfg.dev[k].side != dev->side;
+		if (peer && bvctl_wait_port_active(dev, 30000))
+			fprintf(stderr, "bvctl up: %s: the link did not come up (bvctl status)\n",
+				dev->name);
+	}
 	return failed ? 1 : 0;
 }
 

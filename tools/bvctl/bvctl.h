@@ -29,5 +29,6 @@ pid_t bvctl_daemon_pid(const struct bv_dev_conf *dev);	/* 0 if not running */
 int bvctl_start_daemon(const struct bvctl *b, const struct bv_dev_conf *dev);
 int bvctl_stop_daemon(const struct bv_dev_conf *dev);
 int bvctl_daemon_status(const struct bv_dev_conf *dev, char *buf, size_t len);
+int bvctl_wait_port_active(const struct bv_dev_conf *dev, int timeout_ms);
 
 #endif

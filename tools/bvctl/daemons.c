@@ -100,6 +100,32 @@ int bvctl_daemon_status(const struct bv_dev_conf *dev, char *buf, size_t len)
 	return 0;
 }
 
+/*
+ * Wait until port 1 of dev is ACTIVE (an ntb port is once both daemons finished the link
+ * bring-up, a few ms after the second one starts). Returns 0, or -ETIMEDOUT.
+ */
+int bvctl_wait_port_active(const struct bv_dev_conf *dev, int timeout_ms)
+{
+	for (int t = 0; t <= timeout_ms; t += 10) {
+		struct bv_query_port_req req = { .port_num = 1 };
+		struct bv_port_attr attr = { 0 };
+		struct bv_call call = { .op = BV_OP_QUERY_PORT, .req = &req, .req_len = sizeof(req),
+					.rsp = &attr, .rsp_max = sizeof(attr) };
+		uint32_t seq = 1;
+		int s = admin_connect(dev);
+
+		if (s >= 0) {
+			int ret = bv_msg_call(s, &seq, &call);
+
+			close(s);
+			if (!ret && call.rsp_len == sizeof(attr) && attr.state == 4 /* ACTIVE */)
+				return 0;
+		}
+		sleep_ms(10);
+	}
+	return -ETIMEDOUT;
+}
+
 static void show_log_tail(const struct bv_dev_conf *dev)
 {
 	char path[BV_PATH_MAX], line[512];

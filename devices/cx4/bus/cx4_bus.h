@@ -20,6 +20,7 @@
 #ifndef CX4_BUS_H
 #define CX4_BUS_H
 
+#include <sched.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -131,16 +132,18 @@ static inline void cx4_pw_log(const struct cx4_kick *k, volatile uint8_t *reg, c
 	struct cx4_pw_ring *r = cx4_pw_ring_of(reg);
 	uint32_t t = atomic_fetch_add_explicit(&r->tail, 1, memory_order_relaxed);
 	struct cx4_pw_entry *e = &r->e[t % CX4_PW_RING_SLOTS];
-	unsigned int spins = 0;
+	unsigned long spins = 0;
 
-	/* Wait for the slot to be free; a device that stays away for ~1 s drops the write. */
+	/*
+	 * Wait for the slot to be free, giving the CPU to the device meanwhile (it is runnable:
+	 * we kicked it); a device that stays away for some seconds drops the write.
+	 */
 	while (t - atomic_load_explicit(&r->head, memory_order_acquire) >= CX4_PW_RING_SLOTS) {
 		cx4_kick(k);
-		if (++spins > 64) {
-			if (spins > 64 + 100000)
-				return;
-			usleep(10);
-		}
+		if (++spins > 64)
+			sched_yield();
+		if (spins > 64 + 4000000ul)
+			return;
 	}
 	e->off = (uint16_t)((uintptr_t)reg & (CX4_PW_PAGE_SIZE - 1));
 	e->len = len;

@@ -24,13 +24,13 @@
 
 #include "model.h"
 
-#define BOOT_DELAY_NS		(2 * 1000 * 1000)	/* firmware "boot" after reset */
-#define CMDIF_SETUP_NS		(100 * 1000)		/* command interface set-up after 0x14 */
-#define HEALTH_PERIOD_NS	(500ull * 1000 * 1000)	/* Linux polls every 2 s, rdma-core 1 s */
-#define STUCK_SLOT_NS		(100ull * 1000 * 1000)
-#define DRAIN_MAX		(2 * (int)CX4_PW_RING_SLOTS)
+#define BOOT_DELAY_NS (2 * 1000 * 1000)		/* firmware "boot" after reset */
+#define CMDIF_SETUP_NS (100 * 1000)		/* command interface set-up after 0x14 */
+#define HEALTH_PERIOD_NS (500ull * 1000 * 1000) /* Linux polls every 2 s, rdma-core 1 s */
+#define STUCK_SLOT_NS (100ull * 1000 * 1000)
+#define DRAIN_MAX (4 * (int)CX4_PW_RING_SLOTS)
 
-static uint64_t stuck_since[MDEV_UAR_PAGES];	/* not per device: harmless, only a timeout */
+static uint64_t stuck_since[MDEV_UAR_PAGES]; /* not per device: harmless, only a timeout */
 
 void bar0_set_timer(struct mdev *d)
 {
@@ -85,8 +85,22 @@ void bar0_boot_done(struct mdev *d, struct mtimer *t)
 	d->initializing = false;
 }
 
+static void flush_err_qp(void *obj, void *ctx)
+{
+	struct mqp *qp = obj;
+
+	/*
+	 * Receive WQEs posted to a QP in ERR have no doorbell: the device finds and flushes them
+	 * on its own schedule (here: with the heartbeat), and at once on any send doorbell.
+	 */
+	if (qp->state == CX4_QP_STATE_ERR)
+		qp_activate(ctx, qp);
+}
+
 void bar0_health_tick(struct mdev *d, struct mtimer *t)
 {
+	if (d->hca == MHCA_INIT && d->qps.l1)
+		idtab_foreach(&d->qps, flush_err_qp, d);
 	/* The heartbeat drivers watch ([vfio.c]: dead after 3 polls without a change). */
 	if (!d->fatal) {
 		d->health_counter = (d->health_counter + 1) & 0xffffff;
@@ -109,8 +123,8 @@ void bar0_health_fatal(struct mdev *d, uint8_t synd)
 
 void bar0_uar_activate(struct mdev *d, uint32_t uar, bool on)
 {
-	struct cx4_pw_ring *r = (struct cx4_pw_ring *)(d->bar0 + (size_t)uar * CX4_UAR_PAGE_SIZE +
-						       CX4_PW_RING_OFF);
+	struct cx4_pw_ring *r =
+	    (struct cx4_pw_ring *)(d->bar0 + (size_t)uar * CX4_UAR_PAGE_SIZE + CX4_PW_RING_OFF);
 	uint32_t h = atomic_load(&r->head);
 
 	/* Writes made while the page was not ours are discarded, not replayed later. */
@@ -145,8 +159,8 @@ static void iseg_write(struct mdev *d, uint16_t off, const uint8_t *val)
 		uint32_t l = v & 0xfffff000u;
 
 		/* log_cmdq_size/stride are read-only: put them back under the driver's store */
-		bar0_wr32(d, 0x14, l | (uint32_t)nic << 8 |
-			  MDEV_LOG_CMDQ_SIZE << 4 | MDEV_LOG_CMDQ_STRIDE);
+		bar0_wr32(d, 0x14,
+			  l | (uint32_t)nic << 8 | MDEV_LOG_CMDQ_SIZE << 4 | MDEV_LOG_CMDQ_STRIDE);
 		if (nic == CX4_NIC_IFC_SW_RESET) {
 			mdev_log(d, "nic_interface = SW reset");
 			mdev_reset_state(d);
@@ -187,8 +201,7 @@ static void iseg_write(struct mdev *d, uint16_t off, const uint8_t *val)
 	}
 }
 
-static void uar_write(struct mdev *d, uint32_t uar, uint16_t off, uint16_t len,
-		      const uint8_t *val)
+static void uar_write(struct mdev *d, uint32_t uar, uint16_t off, uint16_t len, const uint8_t *val)
 {
 	if (off == CX4_UAR_CQ_DOORBELL && len == 8)
 		cq_arm_doorbell(d, uar, val);
@@ -202,8 +215,8 @@ static void uar_write(struct mdev *d, uint32_t uar, uint16_t off, uint16_t len,
 
 static int drain(struct mdev *d, uint32_t page)
 {
-	struct cx4_pw_ring *r = (struct cx4_pw_ring *)(d->bar0 + (size_t)page * CX4_UAR_PAGE_SIZE +
-						       CX4_PW_RING_OFF);
+	struct cx4_pw_ring *r =
+	    (struct cx4_pw_ring *)(d->bar0 + (size_t)page * CX4_UAR_PAGE_SIZE + CX4_PW_RING_OFF);
 	uint32_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
 	int n = 0;
 

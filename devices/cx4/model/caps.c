@@ -15,86 +15,86 @@
 struct capf {
 	cx4_fld_t f;
 	uint32_t max, cur;
-	uint8_t set;		/* 0 read-only, 1 settable up to max, 2 settable to 0 or max */
+	uint8_t set; /* 0 read-only, 1 settable up to max, 2 settable to 0 or max */
 };
 
 /* General device capabilities (type 0). [trace] value in the comment when we differ. */
 static const struct capf gen[] = {
-	{ CX4_CAP_GEN_LOG_MAX_SRQ_SZ, 0x0f, 0x0f, 0 },
-	{ CX4_CAP_GEN_LOG_MAX_QP_SZ, 0x0f, 0x0f, 0 },
-	{ CX4_CAP_GEN_LOG_MAX_QP, 0x17, 0x0e, 1 },	/* Linux sets 0x11 */
-	{ CX4_CAP_GEN_LOG_MAX_SRQ, 0x17, 0x17, 0 },
-	{ CX4_CAP_GEN_LOG_MAX_CQ_SZ, 0x16, 0x16, 0 },
-	{ CX4_CAP_GEN_LOG_MAX_CQ, 0x18, 0x18, 0 },
-	{ CX4_CAP_GEN_LOG_MAX_EQ_SZ, 0x16, 0x16, 0 },
-	{ CX4_CAP_GEN_LOG_MAX_MKEY, 0x18, 0x18, 0 },
-	{ CX4_CAP_GEN_LOG_MAX_EQ, 8, 8, 0 },
-	{ CX4_CAP_GEN_MAX_INDIRECTION, 4, 4, 0 },
-	{ CX4_CAP_GEN_LOG_MAX_MRW_SZ, 0x40, 0x40, 0 },
-	/* KLM/BSF lists [trace 0x10/0x10], DC [4/4]: not modelled */
-	{ CX4_CAP_GEN_LOG_MAX_RA_REQ_QP, 4, 4, 0 },
-	{ CX4_CAP_GEN_LOG_MAX_RA_RES_QP, 4, 4, 0 },
-	/* end_pad, cc_query/modify [trace 1]: not modelled; gid_table_size [4/0]: Ethernet */
-	/* vport_counters [1], max_qp_cnt [0xff], pkey_table_size [5/0]: not modelled */
-	{ CX4_CAP_GEN_LOCAL_CA_ACK_DELAY, 0x10, 0x10, 0 },
-	{ CX4_CAP_GEN_PORT_TYPE, CX4_CAP_PORT_TYPE_ETH, CX4_CAP_PORT_TYPE_ETH, 0 },
-	{ CX4_CAP_GEN_NUM_PORTS, 1, 1, 0 },
-	{ CX4_CAP_GEN_LOG_MAX_MSG, 0x1e, 0x1e, 0 },
-	{ CX4_CAP_GEN_STAT_RATE_SUPPORT, 1, 1, 0 },
-	{ CX4_CAP_GEN_CQE_VERSION, 1, 1, 0 },
-	{ CX4_CAP_GEN_CMDIF_CHECKSUM, 3, 0, 2 },
-	/* wq_signature, sctr_data_cqe, eth_net_offloads, striding_rq, compact AV [1]: no */
-	{ CX4_CAP_GEN_ROCE, 1, 1, 0 },
-	{ CX4_CAP_GEN_ATOMIC, 1, 1, 0 },
-	{ CX4_CAP_GEN_CQ_OI, 1, 1, 0 },
-	{ CX4_CAP_GEN_CQ_MODERATION, 1, 1, 0 },
-	{ CX4_CAP_GEN_CQ_EQ_REMAP, 1, 1, 0 },
-	/* cq_resize, block_lb_mc, scqe_break, cq_period_start_from_cqe, cd, apm, qkv, pkv,
-	 * xrc [trace 1]: not modelled */
-	{ CX4_CAP_GEN_UD, 1, 1, 0 },
-	{ CX4_CAP_GEN_UC, 1, 1, 0 },
-	{ CX4_CAP_GEN_RC, 1, 1, 0 },
-	{ CX4_CAP_GEN_UAR_SZ, 5, 5, 0 },
-	{ CX4_CAP_GEN_LOG_PG_SZ, 0x0c, 0x0c, 0 },
-	{ CX4_CAP_GEN_BF, 1, 1, 0 },
-	{ CX4_CAP_GEN_LOG_BF_REG_SIZE, 9, 9, 0 },
-	{ CX4_CAP_GEN_MAX_WQE_SZ_SQ, 0x400, 0x400, 0 },
-	{ CX4_CAP_GEN_MAX_WQE_SZ_RQ, 0x200, 0x200, 0 },
-	/* max_wqe_sz_sq_dc [0x100], max_qp_mcg [0x30], log_max_mcg [0x15]: not modelled */
-	{ CX4_CAP_GEN_LOG_MAX_TRANSPORT_DOMAIN, 0x10, 0x10, 0 },
-	{ CX4_CAP_GEN_LOG_MAX_PD, 0x18, 0x18, 0 },
-	/* xrcd, Ethernet RQ/SQ/TIR/TIS/RMP/RQT, vport lists, l2 table [trace]: not modelled */
-	{ CX4_CAP_GEN_LOG_UAR_PAGE_SZ, 0, 0, 1 },	/* [trace max 8]: 4 KB UARs only */
-	{ CX4_CAP_GEN_DEVICE_FREQUENCY_MHZ, 0x113, 0x113, 0 },
-	/* cqe_compression [1]: not modelled */
+    {CX4_CAP_GEN_LOG_MAX_SRQ_SZ, 0x0f, 0x0f, 0},
+    {CX4_CAP_GEN_LOG_MAX_QP_SZ, 0x0f, 0x0f, 0},
+    {CX4_CAP_GEN_LOG_MAX_QP, 0x17, 0x0e, 1}, /* Linux sets 0x11 */
+    {CX4_CAP_GEN_LOG_MAX_SRQ, 0x17, 0x17, 0},
+    {CX4_CAP_GEN_LOG_MAX_CQ_SZ, 0x16, 0x16, 0},
+    {CX4_CAP_GEN_LOG_MAX_CQ, 0x18, 0x18, 0},
+    {CX4_CAP_GEN_LOG_MAX_EQ_SZ, 0x16, 0x16, 0},
+    {CX4_CAP_GEN_LOG_MAX_MKEY, 0x18, 0x18, 0},
+    {CX4_CAP_GEN_LOG_MAX_EQ, 8, 8, 0},
+    {CX4_CAP_GEN_MAX_INDIRECTION, 4, 4, 0},
+    {CX4_CAP_GEN_LOG_MAX_MRW_SZ, 0x40, 0x40, 0},
+    /* KLM/BSF lists [trace 0x10/0x10], DC [4/4]: not modelled */
+    {CX4_CAP_GEN_LOG_MAX_RA_REQ_QP, 4, 4, 0},
+    {CX4_CAP_GEN_LOG_MAX_RA_RES_QP, 4, 4, 0},
+    /* end_pad, cc_query/modify [trace 1]: not modelled; gid_table_size [4/0]: Ethernet */
+    /* vport_counters [1], max_qp_cnt [0xff], pkey_table_size [5/0]: not modelled */
+    {CX4_CAP_GEN_LOCAL_CA_ACK_DELAY, 0x10, 0x10, 0},
+    {CX4_CAP_GEN_PORT_TYPE, CX4_CAP_PORT_TYPE_ETH, CX4_CAP_PORT_TYPE_ETH, 0},
+    {CX4_CAP_GEN_NUM_PORTS, 1, 1, 0},
+    {CX4_CAP_GEN_LOG_MAX_MSG, 0x1e, 0x1e, 0},
+    {CX4_CAP_GEN_STAT_RATE_SUPPORT, 1, 1, 0},
+    {CX4_CAP_GEN_CQE_VERSION, 1, 1, 0},
+    {CX4_CAP_GEN_CMDIF_CHECKSUM, 3, 0, 2},
+    /* wq_signature, sctr_data_cqe, eth_net_offloads, striding_rq, compact AV [1]: no */
+    {CX4_CAP_GEN_ROCE, 1, 1, 0},
+    {CX4_CAP_GEN_ATOMIC, 1, 1, 0},
+    {CX4_CAP_GEN_CQ_OI, 1, 1, 0},
+    {CX4_CAP_GEN_CQ_MODERATION, 1, 1, 0},
+    {CX4_CAP_GEN_CQ_EQ_REMAP, 1, 1, 0},
+    /* cq_resize, block_lb_mc, scqe_break, cq_period_start_from_cqe, cd, apm, qkv, pkv,
+     * xrc [trace 1]: not modelled */
+    {CX4_CAP_GEN_UD, 1, 1, 0},
+    {CX4_CAP_GEN_UC, 1, 1, 0},
+    {CX4_CAP_GEN_RC, 1, 1, 0},
+    {CX4_CAP_GEN_UAR_SZ, 5, 5, 0},
+    {CX4_CAP_GEN_LOG_PG_SZ, 0x0c, 0x0c, 0},
+    {CX4_CAP_GEN_BF, 1, 1, 0},
+    {CX4_CAP_GEN_LOG_BF_REG_SIZE, 9, 9, 0},
+    {CX4_CAP_GEN_MAX_WQE_SZ_SQ, 0x400, 0x400, 0},
+    {CX4_CAP_GEN_MAX_WQE_SZ_RQ, 0x200, 0x200, 0},
+    /* max_wqe_sz_sq_dc [0x100], max_qp_mcg [0x30], log_max_mcg [0x15]: not modelled */
+    {CX4_CAP_GEN_LOG_MAX_TRANSPORT_DOMAIN, 0x10, 0x10, 0},
+    {CX4_CAP_GEN_LOG_MAX_PD, 0x18, 0x18, 0},
+    /* xrcd, Ethernet RQ/SQ/TIR/TIS/RMP/RQT, vport lists, l2 table [trace]: not modelled */
+    {CX4_CAP_GEN_LOG_UAR_PAGE_SZ, 0, 0, 1}, /* [trace max 8]: 4 KB UARs only */
+    {CX4_CAP_GEN_DEVICE_FREQUENCY_MHZ, 0x113, 0x113, 0},
+    /* cqe_compression [1]: not modelled */
 };
 
 /* RoCE capabilities (type 4). */
 static const struct capf roce[] = {
-	/* ads.udp_sport honoured when set (Linux/rdma-core set it when max says so) */
-	{ CX4_CAP_ROCE_SW_R_ROCE_SRC_UDP_PORT, 1, 0, 1 },
-	/* [trace 7/7]: the model does RoCE v2 over IPv4 only (l3 bit 1, version bit 2) */
-	{ CX4_CAP_ROCE_L3_TYPE, 0x2, 0x2, 0 },
-	{ CX4_CAP_ROCE_ROCE_VERSION, 0x4, 0x4, 0 },
-	{ CX4_CAP_ROCE_R_ROCE_DEST_UDP_PORT, ROCE_V2_UDP_PORT, ROCE_V2_UDP_PORT, 0 },
-	{ CX4_CAP_ROCE_R_ROCE_MAX_SRC_UDP_PORT, 0xffff, 0xffff, 0 },
-	{ CX4_CAP_ROCE_R_ROCE_MIN_SRC_UDP_PORT, 0xc000, 0xc000, 0 },
-	{ CX4_CAP_ROCE_ADDRESS_TABLE_SIZE, 256, 256, 0 },
+    /* ads.udp_sport honoured when set (Linux/rdma-core set it when max says so) */
+    {CX4_CAP_ROCE_SW_R_ROCE_SRC_UDP_PORT, 1, 0, 1},
+    /* [trace 7/7]: the model does RoCE v2 over IPv4 only (l3 bit 1, version bit 2) */
+    {CX4_CAP_ROCE_L3_TYPE, 0x2, 0x2, 0},
+    {CX4_CAP_ROCE_ROCE_VERSION, 0x4, 0x4, 0},
+    {CX4_CAP_ROCE_R_ROCE_DEST_UDP_PORT, ROCE_V2_UDP_PORT, ROCE_V2_UDP_PORT, 0},
+    {CX4_CAP_ROCE_R_ROCE_MAX_SRC_UDP_PORT, 0xffff, 0xffff, 0},
+    {CX4_CAP_ROCE_R_ROCE_MIN_SRC_UDP_PORT, 0xc000, 0xc000, 0},
+    {CX4_CAP_ROCE_ADDRESS_TABLE_SIZE, 256, 256, 0},
 };
 
 /* Atomic capabilities (type 3). */
 static const struct capf atomic[] = {
-	/*
-	 * Mode 0: 8-byte atomic responses are written big-endian; mode 1: in host order
-	 * (research note 2.11). The [trace] FW supports only 0; the model also offers 1, which
-	 * upstream mlx5_ib needs to report IB_ATOMIC_HCA.
-	 */
-	{ CX4_CAP_ATOMIC_REQ_8B_ENDIANNESS_MODE, 1, 0, 1 },
-	{ CX4_CAP_ATOMIC_SUPPORTED_8B_ENDIANNESS_MODE_1, 1, 1, 0 },
-	/* [trace 0xf / 0x3c]: CAS and FA on 8 bytes; masked and multi-size not modelled */
-	{ CX4_CAP_ATOMIC_OPERATIONS, CX4_ATOMIC_OPS_CMP_SWAP | CX4_ATOMIC_OPS_FETCH_ADD,
-	  CX4_ATOMIC_OPS_CMP_SWAP | CX4_ATOMIC_OPS_FETCH_ADD, 0 },
-	{ CX4_CAP_ATOMIC_SIZE_QP, 1u << 3, 1u << 3, 0 },
+    /*
+     * Mode 0: 8-byte atomic responses are written big-endian; mode 1: in host order
+     * (research note 2.11). The [trace] FW supports only 0; the model also offers 1, which
+     * upstream mlx5_ib needs to report IB_ATOMIC_HCA.
+     */
+    {CX4_CAP_ATOMIC_REQ_8B_ENDIANNESS_MODE, 1, 0, 1},
+    {CX4_CAP_ATOMIC_SUPPORTED_8B_ENDIANNESS_MODE_1, 1, 1, 0},
+    /* [trace 0xf / 0x3c]: CAS and FA on 8 bytes; masked and multi-size not modelled */
+    {CX4_CAP_ATOMIC_OPERATIONS, CX4_ATOMIC_OPS_CMP_SWAP | CX4_ATOMIC_OPS_FETCH_ADD,
+     CX4_ATOMIC_OPS_CMP_SWAP | CX4_ATOMIC_OPS_FETCH_ADD, 0},
+    {CX4_CAP_ATOMIC_SIZE_QP, 1u << 3, 1u << 3, 0},
 };
 
 static const struct capf *table(unsigned int type, size_t *n)
@@ -160,8 +160,8 @@ int caps_cur_default(const struct mdev *d, unsigned int type, uint8_t *page)
  * log_uar_page_sz; rdma-core also sets fields newer FW has). Settable fields are checked
  * against the maximum; the firmware ignores the rest of the page, keeping its values.
  */
-int caps_set_check(const struct mdev *d, unsigned int type, const uint8_t *cur,
-		   const uint8_t *in, uint8_t *out_new, uint32_t *synd)
+int caps_set_check(const struct mdev *d, unsigned int type, const uint8_t *cur, const uint8_t *in,
+		   uint8_t *out_new, uint32_t *synd)
 {
 	size_t n;
 	const struct capf *t = table(type, &n);
@@ -173,8 +173,7 @@ int caps_set_check(const struct mdev *d, unsigned int type, const uint8_t *cur,
 
 		if (!t[i].set || v == cx4_get(cur, t[i].f))
 			continue;
-		if ((t[i].set == 1 && v > t[i].max) ||
-		    (t[i].set == 2 && v != 0 && v != t[i].max)) {
+		if ((t[i].set == 1 && v > t[i].max) || (t[i].set == 2 && v != 0 && v != t[i].max)) {
 			*synd = MSYND(CX4_CMD_OP_SET_HCA_CAP, 0x100 + i);
 			return CX4_CMD_STAT_BAD_PARAM_ERR;
 		}

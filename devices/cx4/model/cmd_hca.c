@@ -15,7 +15,7 @@
 
 #include "model.h"
 
-#define OP(x)	CX4_CMD_OP_##x
+#define OP(x) CX4_CMD_OP_##x
 
 static int enable_hca(struct mdev *d, struct mcmd *c)
 {
@@ -87,7 +87,8 @@ static int manage_pages(struct mdev *d, struct mcmd *c)
 		return CX4_CMD_STAT_OK;
 	case CX4_MANAGE_PAGES_OPMOD_ALLOC_SUCCESS:
 		if ((uint64_t)CX4_MANAGE_PAGES_IN_PAS + 8ull * n > c->ilen)
-			return mcmd_err(c, CX4_CMD_STAT_BAD_INP_LEN_ERR, MSYND(OP(MANAGE_PAGES), 2));
+			return mcmd_err(c, CX4_CMD_STAT_BAD_INP_LEN_ERR,
+					MSYND(OP(MANAGE_PAGES), 2));
 		/* All or nothing: check every entry before taking any. */
 		for (uint32_t i = 0; i < n; i++) {
 			uint64_t a = cx4_pas_get(c->in, CX4_MANAGE_PAGES_IN_PAS, i);
@@ -105,8 +106,10 @@ static int manage_pages(struct mdev *d, struct mcmd *c)
 
 				for (uint32_t j = 0; j < i; j++)
 					icm_take(d, &tmp, 1);
-				return mcmd_err(c, err == -EEXIST ? CX4_CMD_STAT_BAD_PARAM_ERR :
-						CX4_CMD_STAT_NO_RES_ERR, MSYND(OP(MANAGE_PAGES), 4));
+				return mcmd_err(c,
+						err == -EEXIST ? CX4_CMD_STAT_BAD_PARAM_ERR
+							       : CX4_CMD_STAT_NO_RES_ERR,
+						MSYND(OP(MANAGE_PAGES), 4));
 			}
 		}
 		if (m->request > 0)
@@ -189,7 +192,6 @@ static int set_hca_cap(struct mdev *d, struct mcmd *c)
 	return CX4_CMD_STAT_OK;
 }
 
-
 static int init_hca(struct mdev *d, struct mcmd *c)
 {
 	int err;
@@ -228,8 +230,8 @@ static int query_adapter(struct mdev *d, struct mcmd *c)
 	/* [trace]: ieee_vendor_id 0x0002C9 (Mellanox OUI), vsd_vendor_id 0x15B3, PSID */
 	cx4_set(p, CX4_ADAPTER_IEEE_VENDOR_ID, 0x0002c9);
 	cx4_set(p, CX4_ADAPTER_VSD_VENDOR_ID, CX4_PCI_VENDOR_MELLANOX);
-	memcpy(p + CX4_ADAPTER_PSID_OFF, d->prof->psid, strnlen(d->prof->psid,
-								 CX4_ADAPTER_PSID_LEN));
+	memcpy(p + CX4_ADAPTER_PSID_OFF, d->prof->psid,
+	       strnlen(d->prof->psid, CX4_ADAPTER_PSID_LEN));
 	return CX4_CMD_STAT_OK;
 }
 
@@ -241,25 +243,21 @@ static int nop(struct mdev *d, struct mcmd *c)
 }
 
 const struct mcmd_desc mcmd_hca[] = {
-	{ OP(ENABLE_HCA), MCMD_ANY, CX4_ENABLE_HCA_IN_SIZE, CX4_ENABLE_HCA_OUT_SIZE, enable_hca },
-	{ OP(DISABLE_HCA), MCMD_ENABLED, CX4_DISABLE_HCA_IN_SIZE, CX4_DISABLE_HCA_OUT_SIZE,
-	  disable_hca },
-	{ OP(QUERY_ISSI), MCMD_ENABLED, CX4_QUERY_ISSI_IN_SIZE, CX4_QUERY_ISSI_OUT_SIZE,
-	  query_issi },
-	{ OP(SET_ISSI), MCMD_ENABLED, CX4_SET_ISSI_IN_SIZE, CX4_SET_ISSI_OUT_SIZE, set_issi },
-	{ OP(QUERY_PAGES), MCMD_ENABLED, CX4_QUERY_PAGES_IN_SIZE, CX4_QUERY_PAGES_OUT_SIZE,
-	  query_pages },
-	{ OP(MANAGE_PAGES), MCMD_ENABLED, CX4_MANAGE_PAGES_IN_SIZE, CX4_MANAGE_PAGES_OUT_SIZE,
-	  manage_pages },
-	{ OP(QUERY_HCA_CAP), MCMD_BOOTED, CX4_QUERY_HCA_CAP_IN_SIZE, CX4_QUERY_HCA_CAP_OUT_SIZE,
-	  query_hca_cap },
-	{ OP(SET_HCA_CAP), MCMD_BOOTED, CX4_SET_HCA_CAP_IN_SIZE, CX4_SET_HCA_CAP_OUT_SIZE,
-	  set_hca_cap },
-	{ OP(INIT_HCA), MCMD_BOOTED, CX4_INIT_HCA_IN_SIZE, CX4_INIT_HCA_OUT_SIZE, init_hca },
-	{ OP(TEARDOWN_HCA), MCMD_INIT, CX4_TEARDOWN_HCA_IN_SIZE, CX4_TEARDOWN_HCA_OUT_SIZE,
-	  teardown_hca },
-	{ OP(QUERY_ADAPTER), MCMD_ENABLED, CX4_QUERY_ADAPTER_IN_SIZE, CX4_QUERY_ADAPTER_OUT_SIZE,
-	  query_adapter },
-	{ OP(NOP), MCMD_ENABLED, CX4_NOP_IN_SIZE, CX4_NOP_OUT_SIZE, nop },
-	{ 0 },
+    {OP(ENABLE_HCA), MCMD_ANY, CX4_ENABLE_HCA_IN_SIZE, CX4_ENABLE_HCA_OUT_SIZE, enable_hca},
+    {OP(DISABLE_HCA), MCMD_ENABLED, CX4_DISABLE_HCA_IN_SIZE, CX4_DISABLE_HCA_OUT_SIZE, disable_hca},
+    {OP(QUERY_ISSI), MCMD_ENABLED, CX4_QUERY_ISSI_IN_SIZE, CX4_QUERY_ISSI_OUT_SIZE, query_issi},
+    {OP(SET_ISSI), MCMD_ENABLED, CX4_SET_ISSI_IN_SIZE, CX4_SET_ISSI_OUT_SIZE, set_issi},
+    {OP(QUERY_PAGES), MCMD_ENABLED, CX4_QUERY_PAGES_IN_SIZE, CX4_QUERY_PAGES_OUT_SIZE, query_pages},
+    {OP(MANAGE_PAGES), MCMD_ENABLED, CX4_MANAGE_PAGES_IN_SIZE, CX4_MANAGE_PAGES_OUT_SIZE,
+     manage_pages},
+    {OP(QUERY_HCA_CAP), MCMD_BOOTED, CX4_QUERY_HCA_CAP_IN_SIZE, CX4_QUERY_HCA_CAP_OUT_SIZE,
+     query_hca_cap},
+    {OP(SET_HCA_CAP), MCMD_BOOTED, CX4_SET_HCA_CAP_IN_SIZE, CX4_SET_HCA_CAP_OUT_SIZE, set_hca_cap},
+    {OP(INIT_HCA), MCMD_BOOTED, CX4_INIT_HCA_IN_SIZE, CX4_INIT_HCA_OUT_SIZE, init_hca},
+    {OP(TEARDOWN_HCA), MCMD_INIT, CX4_TEARDOWN_HCA_IN_SIZE, CX4_TEARDOWN_HCA_OUT_SIZE,
+     teardown_hca},
+    {OP(QUERY_ADAPTER), MCMD_ENABLED, CX4_QUERY_ADAPTER_IN_SIZE, CX4_QUERY_ADAPTER_OUT_SIZE,
+     query_adapter},
+    {OP(NOP), MCMD_ENABLED, CX4_NOP_IN_SIZE, CX4_NOP_OUT_SIZE, nop},
+    {0},
 };

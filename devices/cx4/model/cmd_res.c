@@ -11,11 +11,11 @@
 
 #include "model.h"
 
-#define OP(x)	CX4_CMD_OP_##x
+#define OP(x) CX4_CMD_OP_##x
 /* Reserved keys: 0 = the reserved lkey (physical = IOVA, QPs with rlky only); 0x100 = the
  * null key, which is also [dv] MLX5_INVALID_LKEY, the receive scatter terminator. */
-#define RESD_LKEY	0x0
-#define NULL_MKEY	0x100
+#define RESD_LKEY 0x0
+#define NULL_MKEY 0x100
 
 static int alloc_uar(struct mdev *d, struct mcmd *c)
 {
@@ -78,7 +78,8 @@ static int dealloc_td(struct mdev *d, struct mcmd *c)
 	uint32_t td = cx4_get(c->in, CX4_DEALLOC_TRANSPORT_DOMAIN_IN_TD);
 
 	if (!idtab_get(&d->tds, td))
-		return mcmd_err(c, CX4_CMD_STAT_BAD_RES_ERR, MSYND(OP(DEALLOC_TRANSPORT_DOMAIN), 1));
+		return mcmd_err(c, CX4_CMD_STAT_BAD_RES_ERR,
+				MSYND(OP(DEALLOC_TRANSPORT_DOMAIN), 1));
 	idtab_remove(&d->tds, td);
 	return CX4_CMD_STAT_OK;
 }
@@ -94,16 +95,15 @@ static int query_special_contexts(struct mdev *d, struct mcmd *c)
 }
 
 const struct mcmd_desc mcmd_res[] = {
-	{ OP(ALLOC_UAR), MCMD_INIT, CX4_ALLOC_UAR_IN_SIZE, CX4_ALLOC_UAR_OUT_SIZE, alloc_uar },
-	{ OP(DEALLOC_UAR), MCMD_INIT, CX4_DEALLOC_UAR_IN_SIZE, CX4_DEALLOC_UAR_OUT_SIZE,
-	  dealloc_uar },
-	{ OP(ALLOC_PD), MCMD_INIT, CX4_ALLOC_PD_IN_SIZE, CX4_ALLOC_PD_OUT_SIZE, alloc_pd },
-	{ OP(DEALLOC_PD), MCMD_INIT, CX4_DEALLOC_PD_IN_SIZE, CX4_DEALLOC_PD_OUT_SIZE, dealloc_pd },
-	{ OP(ALLOC_TRANSPORT_DOMAIN), MCMD_INIT, CX4_ALLOC_TRANSPORT_DOMAIN_IN_SIZE,
-	  CX4_ALLOC_TRANSPORT_DOMAIN_OUT_SIZE, alloc_td },
-	{ OP(DEALLOC_TRANSPORT_DOMAIN), MCMD_INIT, CX4_DEALLOC_TRANSPORT_DOMAIN_IN_SIZE,
-	  CX4_DEALLOC_TRANSPORT_DOMAIN_OUT_SIZE, dealloc_td },
-	{ OP(QUERY_SPECIAL_CONTEXTS), MCMD_INIT, CX4_QUERY_SPECIAL_CONTEXTS_IN_SIZE, 0x10,
-	  query_special_contexts },
-	{ 0 },
+    {OP(ALLOC_UAR), MCMD_INIT, CX4_ALLOC_UAR_IN_SIZE, CX4_ALLOC_UAR_OUT_SIZE, alloc_uar},
+    {OP(DEALLOC_UAR), MCMD_INIT, CX4_DEALLOC_UAR_IN_SIZE, CX4_DEALLOC_UAR_OUT_SIZE, dealloc_uar},
+    {OP(ALLOC_PD), MCMD_INIT, CX4_ALLOC_PD_IN_SIZE, CX4_ALLOC_PD_OUT_SIZE, alloc_pd},
+    {OP(DEALLOC_PD), MCMD_INIT, CX4_DEALLOC_PD_IN_SIZE, CX4_DEALLOC_PD_OUT_SIZE, dealloc_pd},
+    {OP(ALLOC_TRANSPORT_DOMAIN), MCMD_INIT, CX4_ALLOC_TRANSPORT_DOMAIN_IN_SIZE,
+     CX4_ALLOC_TRANSPORT_DOMAIN_OUT_SIZE, alloc_td},
+    {OP(DEALLOC_TRANSPORT_DOMAIN), MCMD_INIT, CX4_DEALLOC_TRANSPORT_DOMAIN_IN_SIZE,
+     CX4_DEALLOC_TRANSPORT_DOMAIN_OUT_SIZE, dealloc_td},
+    {OP(QUERY_SPECIAL_CONTEXTS), MCMD_INIT, CX4_QUERY_SPECIAL_CONTEXTS_IN_SIZE, 0x10,
+     query_special_contexts},
+    {0},
 };

@@ -20,10 +20,10 @@
 #include "../trace/cmd_trace.h"
 
 /* Largest message the firmware accepts (an MTT list for a 16 GB region of 4 KB pages). */
-#define MAX_MSG_LEN	(64u << 20)
+#define MAX_MSG_LEN (64u << 20)
 
 static const struct mcmd_desc *const tables[] = {
-	mcmd_hca, mcmd_res, mcmd_eq, mcmd_cq, mcmd_mkey, mcmd_qp, mcmd_srq, mcmd_vport,
+    mcmd_hca, mcmd_res, mcmd_eq, mcmd_cq, mcmd_mkey, mcmd_qp, mcmd_srq, mcmd_vport,
 };
 
 static const struct mcmd_desc *find_cmd(uint16_t opcode)
@@ -42,8 +42,8 @@ void cmdif_reset(struct mdev *d)
 
 /* A mailbox chain as the device walked it. */
 struct chain {
-	uint64_t *addr;			/* bus address of each block */
-	uint8_t *blk;			/* nblk * CX4_MAILBOX_SIZE bytes as read */
+	uint64_t *addr; /* bus address of each block */
+	uint8_t *blk;	/* nblk * CX4_MAILBOX_SIZE bytes as read */
 	uint32_t nblk;
 };
 
@@ -62,8 +62,8 @@ static void chain_free(struct chain *c)
 static int chain_read(struct mdev *d, uint64_t ptr, uint32_t len, uint8_t token, bool input,
 		      struct chain *c)
 {
-	uint8_t bad_ptr = input ? CX4_CMD_DELIVERY_IN_PTR_ALIGN_ERR :
-				  CX4_CMD_DELIVERY_OUT_PTR_ALIGN_ERR;
+	uint8_t bad_ptr =
+	    input ? CX4_CMD_DELIVERY_IN_PTR_ALIGN_ERR : CX4_CMD_DELIVERY_OUT_PTR_ALIGN_ERR;
 	uint32_t n = cx4_cmd_mailbox_count(len);
 
 	memset(c, 0, sizeof(*c));
@@ -93,8 +93,8 @@ static int chain_read(struct mdev *d, uint64_t ptr, uint32_t len, uint8_t token,
 /* Signatures are checked only when the driver enabled cmdif_checksum (3) in SET_HCA_CAP. */
 static bool checksum_on(const struct mdev *d)
 {
-	return d->icm.boot_done && cx4_get(d->cap_cur[CX4_CAP_GENERAL], CX4_CAP_GEN_CMDIF_CHECKSUM)
-	       == 3;
+	return d->icm.boot_done &&
+	       cx4_get(d->cap_cur[CX4_CAP_GENERAL], CX4_CAP_GEN_CMDIF_CHECKSUM) == 3;
 }
 
 static int check_signatures(const struct mdev *d, const uint8_t *entry, const struct chain *in)
@@ -119,9 +119,9 @@ static int check_signatures(const struct mdev *d, const uint8_t *entry, const st
 
 static void trace_dump(struct mdev *d, const uint8_t *entry, const struct chain *c, bool input)
 {
-	const void *blocks_stack[64];
+	const void *blocks_stack[64] = {0};
 	const void **blocks = blocks_stack;
-	struct cx4_trace_opts opts = { .flags = d->cfg.trace_flags & ~CX4_TRACE_RESIGN_OUTPUT };
+	struct cx4_trace_opts opts = {.flags = d->cfg.trace_flags & ~CX4_TRACE_RESIGN_OUTPUT};
 
 	if (!d->cfg.cmd_trace)
 		return;
@@ -176,10 +176,11 @@ static void execute(struct mdev *d, struct mcmd *c)
 		memset(c->out, 0, c->olen);
 		cx4_set(c->out, CX4_CMD_OUT_SYNDROME, c->syndrome);
 		if (d->cfg.log)
-			mdev_log(d, "command %s(0x%x) op_mod 0x%x: status 0x%02x (%s), syndrome 0x%08x",
-				 cx4_cmd_opcode_name(c->opcode) ? cx4_cmd_opcode_name(c->opcode) :
-				 "?", c->opcode, c->op_mod, status, cx4_cmd_status_str((uint8_t)status),
-				 c->syndrome);
+			mdev_log(
+			    d, "command %s(0x%x) op_mod 0x%x: status 0x%02x (%s), syndrome 0x%08x",
+			    cx4_cmd_opcode_name(c->opcode) ? cx4_cmd_opcode_name(c->opcode) : "?",
+			    c->opcode, c->op_mod, status, cx4_cmd_status_str((uint8_t)status),
+			    c->syndrome);
 	}
 	cx4_set(c->out, CX4_CMD_OUT_STATUS, (uint32_t)status);
 	d->stats.cmds++;
@@ -190,8 +191,8 @@ static void run_slot(struct mdev *d, unsigned int slot)
 {
 	uint64_t eaddr = d->cmdq_iova + ((uint64_t)slot << MDEV_LOG_CMDQ_STRIDE);
 	uint8_t entry[CX4_CMDQ_ENTRY_SIZE];
-	struct chain cin = { 0 }, cout = { 0 };
-	struct mcmd c = { 0 };
+	struct chain cin = {0}, cout = {0};
+	struct mcmd c = {0};
 	uint8_t token, deliv;
 	uint8_t *in = NULL, *out = NULL;
 
@@ -202,7 +203,7 @@ static void run_slot(struct mdev *d, unsigned int slot)
 		return;
 	}
 	if (!cx4_get(entry, CX4_CMD_OWNERSHIP))
-		return;		/* rung for an entry software still owns: nothing to do */
+		return; /* rung for an entry software still owns: nothing to do */
 	token = (uint8_t)cx4_get(entry, CX4_CMD_TOKEN);
 	c.ilen = cx4_get(entry, CX4_CMD_INPUT_LENGTH);
 	c.olen = cx4_get(entry, CX4_CMD_OUTPUT_LENGTH);
@@ -235,16 +236,18 @@ static void run_slot(struct mdev *d, unsigned int slot)
 			memcpy(in, entry + CX4_CMD_INPUT_INLINE, c.ilen < 16 ? c.ilen : 16);
 			for (uint32_t i = 0, at = 16; at < c.ilen; i++, at += CX4_MAILBOX_DATA_SIZE)
 				memcpy(in + at, cin.blk + (size_t)i * CX4_MAILBOX_SIZE,
-				       c.ilen - at < CX4_MAILBOX_DATA_SIZE ? c.ilen - at :
-				       CX4_MAILBOX_DATA_SIZE);
+				       c.ilen - at < CX4_MAILBOX_DATA_SIZE ? c.ilen - at
+									   : CX4_MAILBOX_DATA_SIZE);
 			c.in = in;
 			c.out = out;
 			execute(d, &c);
 			/* Output: 16 bytes inline, the rest to the data part of each block. */
 			memcpy(entry + CX4_CMD_OUTPUT_INLINE, out, c.olen < 16 ? c.olen : 16);
-			for (uint32_t i = 0, at = 16; at < c.olen; i++, at += CX4_MAILBOX_DATA_SIZE) {
-				uint32_t k = c.olen - at < CX4_MAILBOX_DATA_SIZE ? c.olen - at :
-					     CX4_MAILBOX_DATA_SIZE;
+			for (uint32_t i = 0, at = 16; at < c.olen;
+			     i++, at += CX4_MAILBOX_DATA_SIZE) {
+				uint32_t k = c.olen - at < CX4_MAILBOX_DATA_SIZE
+						 ? c.olen - at
+						 : CX4_MAILBOX_DATA_SIZE;
 				uint8_t *b = cout.blk + (size_t)i * CX4_MAILBOX_SIZE;
 
 				memcpy(b, out + at, k);

@@ -48,8 +48,11 @@ void comp_retire(struct mdev *d, struct mqp *qp)
 		if (!e->done)
 			break;
 		if (e->fm_ce_se & MLX5_WQE_CTRL_CQ_UPDATE)
-			cqe_req(d, qp, e, e->opcode == MLX5_OPCODE_ATOMIC_CS ||
-				e->opcode == MLX5_OPCODE_ATOMIC_FA ? 8 : e->len);
+			cqe_req(d, qp, e,
+				e->opcode == MLX5_OPCODE_ATOMIC_CS ||
+					e->opcode == MLX5_OPCODE_ATOMIC_FA
+				    ? 8
+				    : e->len);
 		r->ci = (uint16_t)(e->idx + e->nbb);
 		r->swq_tail++;
 	}
@@ -179,7 +182,7 @@ static bool ack_upto(struct mdev *d, struct mqp *qp, uint32_t psn)
 		if (e->done || e->opcode == MLX5_OPCODE_NOP)
 			continue;
 		if (psn_sub(psn, e->first_psn) >= (1u << 23))
-			break;		/* e starts after psn */
+			break; /* e starts after psn */
 		if (e->opcode == MLX5_OPCODE_RDMA_READ || e->opcode == MLX5_OPCODE_ATOMIC_CS ||
 		    e->opcode == MLX5_OPCODE_ATOMIC_FA) {
 			/* implied NAK: its responses were lost; ask again from what is missing */
@@ -252,9 +255,9 @@ static void on_nak(struct mdev *d, struct mqp *qp, const struct roce_pkt *p, uin
 	uint32_t pos;
 
 	if (psn_sub(p->psn, r->ack_psn) >= psn_sub(r->sent_psn, r->ack_psn) + 1)
-		return;		/* not about anything outstanding */
+		return; /* not about anything outstanding */
 	if (r->rnr_wait)
-		return;		/* waiting out an RNR NAK: resending anyway */
+		return; /* waiting out an RNR NAK: resending anyway */
 	if (psn_sub(p->psn, r->ack_psn) && !ack_upto(d, qp, psn_sub(p->psn, 1)))
 		return;
 	pos = entry_of(r, p->psn);
@@ -280,7 +283,8 @@ static void on_nak(struct mdev *d, struct mqp *qp, const struct roce_pkt *p, uin
 		case ROCE_NAK_PSN_SEQ_ERR:
 			if (!r->retry_left) {
 				if (pos != r->swq_head)
-					comp_error(d, qp, pos, MLX5_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR);
+					comp_error(d, qp, pos,
+						   MLX5_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR);
 				return;
 			}
 			r->retry_left--;
@@ -300,7 +304,7 @@ static void on_nak(struct mdev *d, struct mqp *qp, const struct roce_pkt *p, uin
 			return;
 		}
 	default:
-		return;		/* reserved AETH type: ignored */
+		return; /* reserved AETH type: ignored */
 	}
 }
 
@@ -370,7 +374,7 @@ static void on_read_resp(struct mdev *d, struct mqp *qp, const struct roce_pkt *
 	off = e->len - e->resid;
 	expect = psn_add(e->first_psn, off / qp->pmtu);
 	if (psn_sub(p->psn, expect) >= (1u << 23))
-		return;		/* a duplicate of what we have */
+		return; /* a duplicate of what we have */
 	/* the response acknowledges everything before the READ */
 	if (psn_sub(e->first_psn, r->ack_psn) && psn_sub(e->first_psn, r->ack_psn) < (1u << 23)) {
 		ack_upto(d, qp, psn_sub(e->first_psn, 1));

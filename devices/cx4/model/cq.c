@@ -18,8 +18,8 @@
 
 #include "model.h"
 
-#define OP(x)	CX4_CMD_OP_##x
-#define CQN_BASE	1
+#define OP(x) CX4_CMD_OP_##x
+#define CQN_BASE 1
 
 enum { ARM_NONE, ARM_NEXT, ARM_SOL };
 
@@ -80,7 +80,7 @@ static void notify(struct mdev *d, struct mcq *cq, bool solicited)
 
 static void cq_error(struct mdev *d, struct mcq *cq, uint8_t synd, uint8_t status)
 {
-	uint8_t eqe[CX4_EQE_SIZE] = { 0 };
+	uint8_t eqe[CX4_EQE_SIZE] = {0};
 
 	cq->status = status;
 	cx4_set(eqe, CX4_EQE_TYPE, CX4_EVENT_TYPE_CQ_ERROR);
@@ -104,7 +104,8 @@ static void write_cqe(struct mdev *d, struct mcq *cq, uint8_t *cqe)
 
 		/* Looks full: read the consumer index software published (DB record word 0). */
 		if (dma_read(d, cq->dbr, rec, sizeof(rec))) {
-			cq_error(d, cq, CX4_CQ_ERR_SYND_ACCESS_VIOLATION, CX4_CQC_STATUS_CQ_WRITE_FAIL);
+			cq_error(d, cq, CX4_CQ_ERR_SYND_ACCESS_VIOLATION,
+				 CX4_CQC_STATUS_CQ_WRITE_FAIL);
 			return;
 		}
 		cq->ci_seen = cq->pi - ((cq->pi - cx4_be32_load(rec)) & 0xffffff);
@@ -115,7 +116,7 @@ static void write_cqe(struct mdev *d, struct mcq *cq, uint8_t *cqe)
 	}
 	off = cq->cc ? 0 : (uint64_t)(cq->pi & (size - 1)) * cq->cqe_size;
 	if (cq->cqe_size == 128)
-		off += 64;	/* a 128-byte CQE carries the CQE64 in its second half */
+		off += 64; /* a 128-byte CQE carries the CQE64 in its second half */
 	cqe[63] = (uint8_t)((cqe[63] & ~1u) | ((cq->pi >> cq->log_size) & 1));
 	p = dbuf_ptr(d, &cq->buf, off, 64, CX4_DMA_WRITE);
 	if (p) {
@@ -144,7 +145,7 @@ int cq_flush(struct mdev *d)
 		uint8_t *cqe = d->cqe_q[i].cqe;
 
 		if (!d->cqe_q[i].cq)
-			continue;	/* its CQ was destroyed meanwhile */
+			continue; /* its CQ was destroyed meanwhile */
 		/* the internal timer at the moment the CQE is written ([dv] timestamp); error
 		 * CQEs have their syndromes there instead ([dv] mlx5_err_cqe) */
 		if ((cqe[63] >> 4) != MLX5_CQE_REQ_ERR && (cqe[63] >> 4) != MLX5_CQE_RESP_ERR)
@@ -168,8 +169,9 @@ void cq_arm_doorbell(struct mdev *d, uint32_t uar, const uint8_t *val8)
 	cq->arm_sn = hi >> 28;
 	cq->arm = (hi & CX4_CQ_DB_REQ_NOT_SOL) ? ARM_SOL : ARM_NEXT;
 	cq->mod_count = 0;
-	if (cq->arm == ARM_NEXT ? cq->pi != ci : cq->last_solicit > ci && cq->last_solicit - ci
-	    <= (1u << cq->log_size))
+	if (cq->arm == ARM_NEXT
+		? cq->pi != ci
+		: cq->last_solicit > ci && cq->last_solicit - ci <= (1u << cq->log_size))
 		cq_event(d, cq);
 }
 
@@ -271,8 +273,9 @@ static int destroy_cq(struct mdev *d, struct mcmd *c)
 
 static void cqc_image(struct mdev *d, struct mcq *cq, uint8_t *cqc)
 {
-	static const uint8_t st[] = { [ARM_NONE] = CX4_CQC_ST_FIRED, [ARM_NEXT] = CX4_CQC_ST_ARMED,
-				      [ARM_SOL] = CX4_CQC_ST_SOLICITED_ARMED };
+	static const uint8_t st[] = {[ARM_NONE] = CX4_CQC_ST_FIRED,
+				     [ARM_NEXT] = CX4_CQC_ST_ARMED,
+				     [ARM_SOL] = CX4_CQC_ST_SOLICITED_ARMED};
 
 	if (icm_ctx_read(d, &d->icm.cqc, cq->icm_idx, cqc, CX4_CQC_SIZE))
 		memset(cqc, 0, CX4_CQC_SIZE);
@@ -354,16 +357,14 @@ void cq_destroy_all(struct mdev *d)
 
 int cq_tables_init(struct mdev *d)
 {
-	return idtab_init(&d->cqs, CQN_BASE,
-			  1u << cx4_get(d->cap_cur[0], CX4_CAP_GEN_LOG_MAX_CQ));
+	return idtab_init(&d->cqs, CQN_BASE, 1u << cx4_get(d->cap_cur[0], CX4_CAP_GEN_LOG_MAX_CQ));
 }
 
 const struct mcmd_desc mcmd_cq[] = {
-	{ OP(CREATE_CQ), MCMD_INIT, CX4_CREATE_CQ_IN_SIZE, CX4_CREATE_CQ_OUT_SIZE, create_cq },
-	{ OP(DESTROY_CQ), MCMD_INIT, CX4_DESTROY_CQ_IN_SIZE, CX4_DESTROY_CQ_OUT_SIZE, destroy_cq },
-	{ OP(QUERY_CQ), MCMD_INIT, CX4_QUERY_CQ_IN_SIZE, CX4_QUERY_CQ_OUT_SIZE, query_cq },
-	{ OP(MODIFY_CQ), MCMD_INIT, CX4_MODIFY_CQ_IN_CQC + CX4_CQC_SIZE,
-	  CX4_MODIFY_CQ_OUT_SIZE,
-	  modify_cq },
-	{ 0 },
+    {OP(CREATE_CQ), MCMD_INIT, CX4_CREATE_CQ_IN_SIZE, CX4_CREATE_CQ_OUT_SIZE, create_cq},
+    {OP(DESTROY_CQ), MCMD_INIT, CX4_DESTROY_CQ_IN_SIZE, CX4_DESTROY_CQ_OUT_SIZE, destroy_cq},
+    {OP(QUERY_CQ), MCMD_INIT, CX4_QUERY_CQ_IN_SIZE, CX4_QUERY_CQ_OUT_SIZE, query_cq},
+    {OP(MODIFY_CQ), MCMD_INIT, CX4_MODIFY_CQ_IN_CQC + CX4_CQC_SIZE, CX4_MODIFY_CQ_OUT_SIZE,
+     modify_cq},
+    {0},
 };

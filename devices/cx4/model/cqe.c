@@ -16,8 +16,8 @@
 #include "model.h"
 
 /* flags_rqpn for RoCE ([dev] mlx5_ib cq.c: g bits [29:28], L3 header type [25:24]) */
-#define CQE_FLAGS_GRH		(1u << 28)
-#define CQE_ROCE_L3_IPV4	(2u << 24)
+#define CQE_FLAGS_GRH (1u << 28)
+#define CQE_ROCE_L3_IPV4 (2u << 24)
 
 static void set_own(uint8_t *cqe, uint8_t opcode, bool se)
 {
@@ -26,7 +26,7 @@ static void set_own(uint8_t *cqe, uint8_t opcode, bool se)
 
 void cqe_req(struct mdev *d, struct mqp *qp, const struct mswqe *w, uint32_t byte_cnt)
 {
-	uint8_t c[64] = { 0 };
+	uint8_t c[64] = {0};
 
 	cx4_be32_store(c + 0x20, qp->user_index & 0xffffff);
 	cx4_be32_store(c + 0x2c, byte_cnt);
@@ -39,7 +39,7 @@ void cqe_req(struct mdev *d, struct mqp *qp, const struct mswqe *w, uint32_t byt
 
 void cqe_req_err(struct mdev *d, struct mqp *qp, uint16_t idx, uint8_t opcode, uint8_t syndrome)
 {
-	uint8_t c[64] = { 0 };
+	uint8_t c[64] = {0};
 
 	cx4_be32_store(c + 0x20, qp->user_index & 0xffffff);
 	c[0x37] = syndrome;
@@ -55,7 +55,7 @@ void cqe_req_err(struct mdev *d, struct mqp *qp, uint16_t idx, uint8_t opcode, u
 
 void cqe_resp(struct mdev *d, struct mqp *qp, const struct mrecv *r)
 {
-	uint8_t c[64] = { 0 };
+	uint8_t c[64] = {0};
 	uint32_t flags = 0;
 
 	if (qp->st == CX4_QP_ST_UD)
@@ -73,7 +73,7 @@ void cqe_resp(struct mdev *d, struct mqp *qp, const struct mrecv *r)
 
 void cqe_resp_err(struct mdev *d, struct mqp *qp, uint16_t wqe_counter, uint8_t syndrome)
 {
-	uint8_t c[64] = { 0 };
+	uint8_t c[64] = {0};
 
 	cx4_be32_store(c + 0x20, qp->user_index & 0xffffff);
 	c[0x37] = syndrome;

@@ -61,6 +61,14 @@ struct cx4_model_config {
 	unsigned int num_vectors;
 	/* How long the engine thread polls for work before it sleeps, in us; 0 = 50. */
 	unsigned int spin_us;
+	/*
+	 * Run the engine thread at this SCHED_FIFO priority (1..99; 0 = normal scheduling). A
+	 * card does not wait for a CPU; a model thread does, and on a machine with fewer cores
+	 * than busy-polling threads (perftest, the pingpongs) a woken engine can wait a whole
+	 * time slice. The engine polls at most spin_us before it blocks, so it never holds a CPU
+	 * for long. Needs CAP_SYS_NICE; without it the engine runs normally (logged).
+	 */
+	unsigned int rt_priority;
 	/* Firmware pages asked for by QUERY_PAGES boot / init; 0 = 6 / 48 (see docs). */
 	unsigned int boot_pages;
 	unsigned int init_pages;
@@ -86,16 +94,17 @@ int cx4_model_set_link(struct cx4_bus *bus, bool up);
 
 /* Device-side counters (what a card would count in its PPCNT / Q counters). */
 struct cx4_model_stats {
-	uint64_t cmds;			/* commands executed */
-	uint64_t tx_pkts, tx_bytes;	/* RoCE packets sent (UDP payload bytes) */
+	uint64_t cmds;		    /* commands executed */
+	uint64_t tx_pkts, tx_bytes; /* RoCE packets sent (UDP payload bytes) */
+	uint64_t tx_dropped;	    /* not sent: port down or RoCE disabled */
 	uint64_t rx_pkts, rx_bytes;
-	uint64_t rx_drop_icrc;		/* dropped: ICRC or framing error */
-	uint64_t rx_drop_qp;		/* dropped: no such QP / wrong state / bad PSN or opcode */
-	uint64_t retransmits;		/* requester packets sent again (timeout, NAK, RNR) */
+	uint64_t rx_drop_icrc; /* dropped: ICRC or framing error */
+	uint64_t rx_drop_qp;   /* dropped: no such QP / wrong state / bad PSN or opcode */
+	uint64_t retransmits;  /* requester packets sent again (timeout, NAK, RNR) */
 	uint64_t naks_sent, rnr_naks_sent;
-	uint64_t dma_faults;		/* DMA to an unmapped or forbidden IOVA */
+	uint64_t dma_faults; /* DMA to an unmapped or forbidden IOVA */
 	uint64_t eqes, interrupts;
-	uint64_t wakeups;		/* engine went to sleep and was woken */
+	uint64_t wakeups; /* engine went to sleep and was woken */
 };
 
 int cx4_model_get_stats(struct cx4_bus *bus, struct cx4_model_stats *st);

@@ -67,6 +67,8 @@ static bool run_of(struct mdev *d, struct dbuf *b, uint32_t perm)
 			base = p;
 		done += psz;
 	}
+	if (!base)
+		return false;
 	b->base = base + b->offset;
 	b->base_perm = perm;
 	return true;

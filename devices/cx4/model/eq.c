@@ -21,9 +21,9 @@
 
 #include "model.h"
 
-#define OP(x)	CX4_CMD_OP_##x
-#define EQN_BASE	0x10	/* the [trace] FW's first EQ is 0x10 */
-#define EQN_MAX		(256 - EQN_BASE)
+#define OP(x) CX4_CMD_OP_##x
+#define EQN_BASE 0x10 /* the [trace] FW's first EQ is 0x10 */
+#define EQN_MAX (256 - EQN_BASE)
 
 struct meq *eq_get(struct mdev *d, uint32_t eqn)
 {
@@ -92,8 +92,8 @@ int eq_fire(struct mdev *d)
 		struct meq *eq = d->eq_fire_list[i];
 
 		eq->fire = false;
-		if (eq->intr < d->nvec && write(d->irq_fd[eq->intr], &one, sizeof(one)) ==
-		    sizeof(one))
+		if (eq->intr < d->nvec &&
+		    write(d->irq_fd[eq->intr], &one, sizeof(one)) == sizeof(one))
 			d->stats.interrupts++;
 	}
 	d->neq_fire = 0;
@@ -113,7 +113,7 @@ bool eq_post_async(struct mdev *d, uint8_t *eqe)
 
 void eq_post_comp(struct mdev *d, struct meq *eq, uint32_t cqn)
 {
-	uint8_t eqe[CX4_EQE_SIZE] = { 0 };
+	uint8_t eqe[CX4_EQE_SIZE] = {0};
 
 	cx4_set(eqe, CX4_EQE_TYPE, CX4_EVENT_TYPE_COMP);
 	cx4_set(eqe, CX4_EQE_COMP_CQN, cqn);
@@ -122,7 +122,7 @@ void eq_post_comp(struct mdev *d, struct meq *eq, uint32_t cqn)
 
 void eq_post_cmd(struct mdev *d, uint32_t slot_mask)
 {
-	uint8_t eqe[CX4_EQE_SIZE] = { 0 };
+	uint8_t eqe[CX4_EQE_SIZE] = {0};
 
 	cx4_set(eqe, CX4_EQE_TYPE, CX4_EVENT_TYPE_CMD);
 	cx4_set(eqe, CX4_EQE_CMD_VECTOR, slot_mask);
@@ -131,7 +131,7 @@ void eq_post_cmd(struct mdev *d, uint32_t slot_mask)
 
 void eq_post_page_request(struct mdev *d, int32_t npages)
 {
-	uint8_t eqe[CX4_EQE_SIZE] = { 0 };
+	uint8_t eqe[CX4_EQE_SIZE] = {0};
 
 	cx4_set(eqe, CX4_EQE_TYPE, CX4_EVENT_TYPE_PAGE_REQUEST);
 	cx4_set(eqe, CX4_EQE_PAGE_REQ_FUNC_ID, 0);
@@ -141,7 +141,7 @@ void eq_post_page_request(struct mdev *d, int32_t npages)
 
 void eq_post_port_change(struct mdev *d, uint8_t sub_type)
 {
-	uint8_t eqe[CX4_EQE_SIZE] = { 0 };
+	uint8_t eqe[CX4_EQE_SIZE] = {0};
 
 	cx4_set(eqe, CX4_EQE_TYPE, CX4_EVENT_TYPE_PORT_CHANGE);
 	cx4_set(eqe, CX4_EQE_SUB_TYPE, sub_type);
@@ -151,7 +151,7 @@ void eq_post_port_change(struct mdev *d, uint8_t sub_type)
 
 void eq_post_qp_event(struct mdev *d, uint8_t type, uint32_t qpn, uint8_t queue_type)
 {
-	uint8_t eqe[CX4_EQE_SIZE] = { 0 };
+	uint8_t eqe[CX4_EQE_SIZE] = {0};
 
 	cx4_set(eqe, CX4_EQE_TYPE, type);
 	cx4_set(eqe, CX4_EQE_QP_SRQ_TYPE, queue_type);
@@ -318,10 +318,10 @@ void eq_destroy_all(struct mdev *d)
 }
 
 const struct mcmd_desc mcmd_eq[] = {
-	{ OP(CREATE_EQ), MCMD_INIT, CX4_CREATE_EQ_IN_SIZE, CX4_CREATE_EQ_OUT_SIZE, create_eq },
-	{ OP(DESTROY_EQ), MCMD_INIT, CX4_DESTROY_EQ_IN_SIZE, CX4_DESTROY_EQ_OUT_SIZE, destroy_eq },
-	{ OP(QUERY_EQ), MCMD_INIT, CX4_QUERY_EQ_IN_SIZE, CX4_QUERY_EQ_OUT_SIZE, query_eq },
-	{ 0 },
+    {OP(CREATE_EQ), MCMD_INIT, CX4_CREATE_EQ_IN_SIZE, CX4_CREATE_EQ_OUT_SIZE, create_eq},
+    {OP(DESTROY_EQ), MCMD_INIT, CX4_DESTROY_EQ_IN_SIZE, CX4_DESTROY_EQ_OUT_SIZE, destroy_eq},
+    {OP(QUERY_EQ), MCMD_INIT, CX4_QUERY_EQ_IN_SIZE, CX4_QUERY_EQ_OUT_SIZE, query_eq},
+    {0},
 };
 
 int eq_tables_init(struct mdev *d)

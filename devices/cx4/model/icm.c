@@ -24,10 +24,10 @@
 
 #include "model.h"
 
-#define LOW_WATER	8	/* ask for pages when fewer are free */
-#define REQ_CHUNK	32	/* how many to ask for */
-#define HIGH_WATER	256	/* offer pages back when more are free ... */
-#define KEEP_FREE	64	/* ... keeping this many */
+#define LOW_WATER 8    /* ask for pages when fewer are free */
+#define REQ_CHUNK 32   /* how many to ask for */
+#define HIGH_WATER 256 /* offer pages back when more are free ... */
+#define KEEP_FREE 64   /* ... keeping this many */
 
 static uint32_t hkey(uint64_t iova, uint32_t size)
 {
@@ -74,10 +74,10 @@ static int hash_rebuild(struct icm *m, uint32_t size)
 
 static void hash_del(struct icm *m, uint32_t idx)
 {
-	for (uint32_t h = hkey(m->page[idx].iova, m->hash_size);; h = (h + 1) &
-	     (m->hash_size - 1)) {
+	for (uint32_t h = hkey(m->page[idx].iova, m->hash_size);;
+	     h = (h + 1) & (m->hash_size - 1)) {
 		if (m->hash[h] == idx + 1) {
-			m->hash[h] = UINT32_MAX;	/* tombstone */
+			m->hash[h] = UINT32_MAX; /* tombstone */
 			return;
 		}
 		if (!m->hash[h])
@@ -94,6 +94,10 @@ int icm_give(struct mdev *d, uint64_t iova)
 		return -EINVAL;
 	if (hash_find(m, iova) >= 0)
 		return -EEXIST;
+	/* keep the hash at most half full (tombstones count) */
+	if ((m->ngiven + 1) * 2 > m->hash_size &&
+	    hash_rebuild(m, m->hash_size ? m->hash_size * 4 : 1024))
+		return -ENOMEM;
 	if (m->nempty) {
 		idx = m->empty[--m->nempty];
 	} else {
@@ -114,11 +118,7 @@ int icm_give(struct mdev *d, uint64_t iova)
 		}
 		idx = m->npages++;
 	}
-	/* keep the hash at most half full (tombstones count) */
-	if ((m->ngiven + 1) * 2 > m->hash_size && hash_rebuild(m, m->hash_size ?
-							       m->hash_size * 4 : 1024))
-		return -ENOMEM;
-	m->page[idx] = (struct icm_page){ .iova = iova, .state = ICM_FREE };
+	m->page[idx] = (struct icm_page){.iova = iova, .state = ICM_FREE};
 	for (k = hkey(iova, m->hash_size); m->hash[k] && m->hash[k] != UINT32_MAX;
 	     k = (k + 1) & (m->hash_size - 1))
 		;
@@ -199,7 +199,7 @@ static void table_init(struct icm_table *t, const char *name, uint32_t obj_size)
 {
 	free(t->chunk);
 	free(t->ref);
-	*t = (struct icm_table){ .name = name, .obj_size = obj_size };
+	*t = (struct icm_table){.name = name, .obj_size = obj_size};
 }
 
 static int table_grow(struct icm_table *t, uint32_t need)
@@ -269,8 +269,7 @@ static int ctx_rw(struct mdev *d, struct icm_table *t, uint32_t idx, void *ctx, 
 			   write);
 }
 
-int icm_ctx_write(struct mdev *d, struct icm_table *t, uint32_t idx, const void *ctx,
-		  size_t len)
+int icm_ctx_write(struct mdev *d, struct icm_table *t, uint32_t idx, const void *ctx, size_t len)
 {
 	return ctx_rw(d, t, idx, (void *)ctx, len, true);
 }
@@ -316,7 +315,7 @@ int icm_boot(struct mdev *d)
 int icm_init_hca(struct mdev *d)
 {
 	struct icm *m = &d->icm;
-	struct icm_table *t[] = { &m->qpc, &m->cqc, &m->eqc, &m->mkc, &m->srqc };
+	struct icm_table *t[] = {&m->qpc, &m->cqc, &m->eqc, &m->mkc, &m->srqc};
 	uint32_t reserved = 0;
 
 	if (m->init_done)
@@ -411,11 +410,13 @@ int32_t icm_query(struct mdev *d, unsigned int op_mod)
 
 	switch (op_mod) {
 	case CX4_QUERY_PAGES_OPMOD_BOOT:
-		return m->boot_done || m->ngiven >= m->boot_need ? 0 :
-		       (int32_t)(m->boot_need - m->ngiven);
+		return m->boot_done || m->ngiven >= m->boot_need
+			   ? 0
+			   : (int32_t)(m->boot_need - m->ngiven);
 	case CX4_QUERY_PAGES_OPMOD_INIT:
-		return m->init_done || m->nfree >= m->init_need ? 0 :
-		       (int32_t)(m->init_need - m->nfree);
+		return m->init_done || m->nfree >= m->init_need
+			   ? 0
+			   : (int32_t)(m->init_need - m->nfree);
 	default:
 		return m->init_done ? m->request : 0;
 	}

@@ -10,8 +10,8 @@
 
 #include "model.h"
 
-#define L2_BITS		10
-#define L2_SIZE		(1u << L2_BITS)
+#define L2_BITS 10
+#define L2_SIZE (1u << L2_BITS)
 
 int idtab_init(struct idtab *t, uint32_t base, uint32_t max)
 {

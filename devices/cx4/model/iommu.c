@@ -22,7 +22,7 @@
 
 #include "model.h"
 
-#define PAGE_MASK_4K	0xfffull
+#define PAGE_MASK_4K 0xfffull
 
 /* First mapping whose end is above iova (binary search), or io->n. */
 static size_t find_idx(const struct iommu *io, uint64_t iova)
@@ -42,12 +42,11 @@ static size_t find_idx(const struct iommu *io, uint64_t iova)
 
 int iommu_add(struct iommu *io, const struct cx4_dma_map *m)
 {
-	struct iommu_map e = { .iova = m->iova, .len = m->len, .perm = m->perm };
+	struct iommu_map e = {.iova = m->iova, .len = m->len, .perm = m->perm};
 	size_t i;
 
 	if (!m->len || (m->iova & PAGE_MASK_4K) || (m->len & PAGE_MASK_4K) ||
-	    m->iova + m->len < m->iova || !m->iova ||
-	    !(m->perm & (CX4_DMA_READ | CX4_DMA_WRITE)) ||
+	    m->iova + m->len < m->iova || !m->iova || !(m->perm & (CX4_DMA_READ | CX4_DMA_WRITE)) ||
 	    (m->perm & ~(uint32_t)(CX4_DMA_READ | CX4_DMA_WRITE)))
 		return -EINVAL;
 	i = find_idx(io, m->iova);
@@ -145,8 +144,8 @@ int iommu_xlate(const struct iommu *io, uint64_t iova, uint64_t len, uint32_t pe
 			return -EACCES;
 		off = iova - m->iova;
 		take = m->len - off < len ? m->len - off : len;
-		if (n && m->host && seg[n - 1].host && seg[n - 1].host + seg[n - 1].len ==
-		    m->host + off) {
+		if (n && m->host && seg[n - 1].host &&
+		    seg[n - 1].host + seg[n - 1].len == m->host + off) {
 			seg[n - 1].len += take;
 		} else if (n && !m->host && !seg[n - 1].host && seg[n - 1].pid == m->pid &&
 			   seg[n - 1].va + seg[n - 1].len == m->va + off) {
@@ -155,10 +154,10 @@ int iommu_xlate(const struct iommu *io, uint64_t iova, uint64_t len, uint32_t pe
 			if (n == max)
 				return -E2BIG;
 			seg[n] = (struct dseg){
-				.host = m->host ? m->host + off : NULL,
-				.pid = m->pid,
-				.va = m->host ? 0 : m->va + off,
-				.len = take,
+			    .host = m->host ? m->host + off : NULL,
+			    .pid = m->pid,
+			    .va = m->host ? 0 : m->va + off,
+			    .len = take,
 			};
 			n++;
 		}
@@ -173,10 +172,10 @@ int iommu_xlate(const struct iommu *io, uint64_t iova, uint64_t len, uint32_t pe
 static int remote_rw(pid_t pid, uint64_t va, void *local, uint64_t len, bool write)
 {
 	while (len) {
-		struct iovec l = { .iov_base = local, .iov_len = len };
-		struct iovec r = { .iov_base = (void *)(uintptr_t)va, .iov_len = len };
-		ssize_t k = write ? process_vm_writev(pid, &l, 1, &r, 1, 0) :
-				    process_vm_readv(pid, &l, 1, &r, 1, 0);
+		struct iovec l = {.iov_base = local, .iov_len = len};
+		struct iovec r = {.iov_base = (void *)(uintptr_t)va, .iov_len = len};
+		ssize_t k = write ? process_vm_writev(pid, &l, 1, &r, 1, 0)
+				  : process_vm_readv(pid, &l, 1, &r, 1, 0);
 
 		if (k <= 0)
 			return -EFAULT;
@@ -215,7 +214,7 @@ int dseg_write(const struct dseg *s, int n, const void *src)
 	return 0;
 }
 
-#define DMA_SYNC_SEGS	16
+#define DMA_SYNC_SEGS 16
 
 static int dma_rw(struct mdev *d, uint64_t iova, void *buf, size_t len, bool write)
 {
@@ -225,20 +224,20 @@ static int dma_rw(struct mdev *d, uint64_t iova, void *buf, size_t len, bool wri
 	while (len) {
 		struct dseg s[DMA_SYNC_SEGS];
 		size_t step = len > (64u << 10) ? (64u << 10) : len;
-		int n = iommu_xlate(&d->iommu, iova, step, write ? CX4_DMA_WRITE : CX4_DMA_READ,
-				    s, DMA_SYNC_SEGS);
+		int n = iommu_xlate(&d->iommu, iova, step, write ? CX4_DMA_WRITE : CX4_DMA_READ, s,
+				    DMA_SYNC_SEGS);
 
 		if (n == -E2BIG) {
 			step = 4096 - (iova & 0xfff);
 			if (step > len)
 				step = len;
-			n = iommu_xlate(&d->iommu, iova, step,
-					write ? CX4_DMA_WRITE : CX4_DMA_READ, s, DMA_SYNC_SEGS);
+			n = iommu_xlate(&d->iommu, iova, step, write ? CX4_DMA_WRITE : CX4_DMA_READ,
+					s, DMA_SYNC_SEGS);
 		}
 		if (n < 0 || (write ? dseg_write(s, n, p) : dseg_read(s, n, p))) {
 			d->stats.dma_faults++;
-			mdev_log(d, "DMA fault: %s of %zu bytes at IOVA 0x%llx", write ? "write" :
-				 "read", step, (unsigned long long)iova);
+			mdev_log(d, "DMA fault: %s of %zu bytes at IOVA 0x%llx",
+				 write ? "write" : "read", step, (unsigned long long)iova);
 			return n == -EACCES ? -EACCES : -EFAULT;
 		}
 		iova += step;
@@ -288,8 +287,8 @@ int dmab_add(struct dma_batch *b, pid_t pid, uint64_t va, uint8_t *local, uint32
 		b->op = op;
 		b->cap = cap;
 	}
-	b->op[b->n++] = (struct dma_op){ .pid = pid, .len = len, .va = va, .local = local,
-					 .tag = tag };
+	b->op[b->n++] =
+	    (struct dma_op){.pid = pid, .len = len, .va = va, .local = local, .tag = tag};
 	return 0;
 }
 
@@ -306,12 +305,14 @@ void dseg_copy_batched(struct dma_batch *b, const struct dseg *s, int n, uint8_t
 			uint64_t off = 0;
 
 			while (off < s[i].len) {
-				uint32_t k = s[i].len - off > (1u << 30) ? (1u << 30) :
-					     (uint32_t)(s[i].len - off);
+				uint32_t k = s[i].len - off > (1u << 30)
+						 ? (1u << 30)
+						 : (uint32_t)(s[i].len - off);
 
 				if (dmab_add(b, s[i].pid, s[i].va + off, local + off, k, tag)) {
 					/* Out of memory: do it now, synchronously. */
-					remote_rw(s[i].pid, s[i].va + off, local + off, k, b->write);
+					remote_rw(s[i].pid, s[i].va + off, local + off, k,
+						  b->write);
 				}
 				off += k;
 			}
@@ -320,11 +321,10 @@ void dseg_copy_batched(struct dma_batch *b, const struct dseg *s, int n, uint8_t
 	}
 }
 
-#define BATCH_IOV	1024	/* IOV_MAX */
+#define BATCH_IOV 1024 /* IOV_MAX */
 
 /* Run ops [a, e) (same pid) one by one, reporting the faulting ones. */
-static int run_single(struct dma_batch *b, int a, int e, void (*fault)(void *, uint64_t),
-		      void *ctx)
+static int run_single(struct dma_batch *b, int a, int e, void (*fault)(void *, uint64_t), void *ctx)
 {
 	int bad = 0;
 
@@ -352,9 +352,9 @@ int dmab_flush(struct dma_batch *b, void (*fault)(void *ctx, uint64_t tag), void
 		ssize_t got;
 
 		while (e < b->n && b->op[e].pid == pid && k < BATCH_IOV) {
-			l[k] = (struct iovec){ .iov_base = b->op[e].local, .iov_len = b->op[e].len };
-			r[k] = (struct iovec){ .iov_base = (void *)(uintptr_t)b->op[e].va,
-					       .iov_len = b->op[e].len };
+			l[k] = (struct iovec){.iov_base = b->op[e].local, .iov_len = b->op[e].len};
+			r[k] = (struct iovec){.iov_base = (void *)(uintptr_t)b->op[e].va,
+					      .iov_len = b->op[e].len};
 			want += b->op[e].len;
 			k++;
 			e++;

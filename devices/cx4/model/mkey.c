@@ -20,9 +20,9 @@
 
 #include "model.h"
 
-#define OP(x)		CX4_CMD_OP_##x
-#define MKEY_BASE	2
-#define MTT_PER_PAGE	(CX4_ADAPTER_PAGE_SIZE / 8)
+#define OP(x) CX4_CMD_OP_##x
+#define MKEY_BASE 2
+#define MTT_PER_PAGE (CX4_ADAPTER_PAGE_SIZE / 8)
 
 int mkey_tables_init(struct mdev *d)
 {
@@ -45,8 +45,8 @@ static void mkey_free(struct mdev *d, struct mmkey *m)
 static int create_mkey(struct mdev *d, struct mcmd *c)
 {
 	const uint8_t *mkc = c->in + CX4_CREATE_MKEY_IN_MKC;
-	uint32_t mode = cx4_get(mkc, CX4_MKC_ACCESS_MODE_1_0) |
-			cx4_get(mkc, CX4_MKC_ACCESS_MODE_4_2) << 2;
+	uint32_t mode =
+	    cx4_get(mkc, CX4_MKC_ACCESS_MODE_1_0) | cx4_get(mkc, CX4_MKC_ACCESS_MODE_4_2) << 2;
 	uint32_t lps = cx4_get(mkc, CX4_MKC_LOG_PAGE_SIZE);
 	uint64_t start = cx4_get64(mkc, CX4_MKC_START_ADDR), len = cx4_get64(mkc, CX4_MKC_LEN);
 	uint32_t pd = cx4_get(mkc, CX4_MKC_PD), octw, need = 0, index;
@@ -127,16 +127,19 @@ static int create_mkey(struct mdev *d, struct mcmd *c)
 			if (m->mtt_page[i] < 0) {
 				m->nmtt_pages = i;
 				mkey_free(d, m);
-				return mcmd_err(c, CX4_CMD_STAT_NO_RES_ERR, MSYND(OP(CREATE_MKEY), 13));
+				return mcmd_err(c, CX4_CMD_STAT_NO_RES_ERR,
+						MSYND(OP(CREATE_MKEY), 13));
 			}
 			if (k > MTT_PER_PAGE)
 				k = MTT_PER_PAGE;
-			if (icm_page_rw(d, m->mtt_page[i], 0, (void *)(c->in +
-					CX4_CREATE_MKEY_IN_KLM_PAS_MTT + 8ull * i * MTT_PER_PAGE),
+			if (icm_page_rw(d, m->mtt_page[i], 0,
+					(void *)(c->in + CX4_CREATE_MKEY_IN_KLM_PAS_MTT +
+						 8ull * i * MTT_PER_PAGE),
 					8 * k, true)) {
 				m->nmtt_pages = i + 1;
 				mkey_free(d, m);
-				return mcmd_err(c, CX4_CMD_STAT_INT_ERR, MSYND(OP(CREATE_MKEY), 14));
+				return mcmd_err(c, CX4_CMD_STAT_INT_ERR,
+						MSYND(OP(CREATE_MKEY), 14));
 			}
 		}
 	}
@@ -178,8 +181,8 @@ void mkey_destroy_all(struct mdev *d)
 
 /* ---- translation ----------------------------------------------------------------------------- */
 
-static int add_segs(struct mdev *d, uint64_t iova, uint64_t len, uint32_t perm,
-		    struct dseg *segs, int n, int max)
+static int add_segs(struct mdev *d, uint64_t iova, uint64_t len, uint32_t perm, struct dseg *segs,
+		    int n, int max)
 {
 	struct dseg tmp[8];
 	int k = iommu_xlate(&d->iommu, iova, len, perm, tmp, 8);
@@ -204,8 +207,8 @@ static int add_segs(struct mdev *d, uint64_t iova, uint64_t len, uint32_t perm,
 	return n;
 }
 
-int mkey_xlate(struct mdev *d, uint32_t key, uint32_t pd, uint32_t qpn, uint64_t va,
-	       uint64_t len, unsigned int access, bool rlky, struct dseg *segs, int max)
+int mkey_xlate(struct mdev *d, uint32_t key, uint32_t pd, uint32_t qpn, uint64_t va, uint64_t len,
+	       unsigned int access, bool rlky, struct dseg *segs, int max)
 {
 	uint32_t perm = ((access & (MKEY_LR | MKEY_RR | MKEY_A)) ? CX4_DMA_READ : 0) |
 			((access & (MKEY_LW | MKEY_RW | MKEY_A)) ? CX4_DMA_WRITE : 0);
@@ -245,8 +248,8 @@ int mkey_xlate(struct mdev *d, uint32_t key, uint32_t pd, uint32_t qpn, uint64_t
 
 		if (pg >= m->nmtt)
 			return MKEY_EBOUNDS;
-		if (icm_page_rw(d, m->mtt_page[pg / MTT_PER_PAGE], (uint32_t)(pg % MTT_PER_PAGE) * 8,
-				e, 8, false))
+		if (icm_page_rw(d, m->mtt_page[pg / MTT_PER_PAGE],
+				(uint32_t)(pg % MTT_PER_PAGE) * 8, e, 8, false))
 			return MKEY_EDMA;
 		ent = cx4_be64_load(e);
 		if (((perm & CX4_DMA_READ) && !(ent & CX4_MTT_READ)) ||
@@ -261,8 +264,8 @@ int mkey_xlate(struct mdev *d, uint32_t key, uint32_t pd, uint32_t qpn, uint64_t
 	return n;
 }
 
-int mkey_check(struct mdev *d, uint32_t key, uint32_t pd, uint32_t qpn, uint64_t va,
-	       uint64_t len, unsigned int access)
+int mkey_check(struct mdev *d, uint32_t key, uint32_t pd, uint32_t qpn, uint64_t va, uint64_t len,
+	       unsigned int access)
 {
 	struct mmkey *m = idtab_get(&d->mkeys, key >> 8);
 
@@ -282,11 +285,10 @@ int mkey_check(struct mdev *d, uint32_t key, uint32_t pd, uint32_t qpn, uint64_t
 }
 
 const struct mcmd_desc mcmd_mkey[] = {
-	{ OP(CREATE_MKEY), MCMD_INIT, CX4_CREATE_MKEY_IN_SIZE, CX4_CREATE_MKEY_OUT_SIZE,
-	  create_mkey },
-	{ OP(DESTROY_MKEY), MCMD_INIT, CX4_DESTROY_MKEY_IN_SIZE, CX4_DESTROY_MKEY_OUT_SIZE,
-	  destroy_mkey },
-	{ OP(QUERY_MKEY), MCMD_INIT, CX4_QUERY_MKEY_IN_SIZE, CX4_QUERY_MKEY_OUT_MKC + CX4_MKC_SIZE,
-	  query_mkey },
-	{ 0 },
+    {OP(CREATE_MKEY), MCMD_INIT, CX4_CREATE_MKEY_IN_SIZE, CX4_CREATE_MKEY_OUT_SIZE, create_mkey},
+    {OP(DESTROY_MKEY), MCMD_INIT, CX4_DESTROY_MKEY_IN_SIZE, CX4_DESTROY_MKEY_OUT_SIZE,
+     destroy_mkey},
+    {OP(QUERY_MKEY), MCMD_INIT, CX4_QUERY_MKEY_IN_SIZE, CX4_QUERY_MKEY_OUT_MKC + CX4_MKC_SIZE,
+     query_mkey},
+    {0},
 };

@@ -26,22 +26,27 @@
 #include "model.h"
 
 static const struct mprofile profiles[] = {
-	[CX4_MODEL_CX4] = {
-		.name = "ConnectX-4",
-		.pci_device = CX4_PCI_DEVICE_CX4,
-		/* Snabb's benchmark card (research note 1.7): FW 12.16.1020, MT_2180110032 */
-		.fw_major = 12, .fw_minor = 16, .fw_sub = 1020,
-		.psid = "MT_2180110032",
+    [CX4_MODEL_CX4] =
+	{
+	    .name = "ConnectX-4",
+	    .pci_device = CX4_PCI_DEVICE_CX4,
+	    /* Snabb's benchmark card (research note 1.7): FW 12.16.1020, MT_2180110032 */
+	    .fw_major = 12,
+	    .fw_minor = 16,
+	    .fw_sub = 1020,
+	    .psid = "MT_2180110032",
 	},
-	[CX4_MODEL_CX4LX] = {
-		.name = "ConnectX-4 Lx",
-		.pci_device = CX4_PCI_DEVICE_CX4LX,
-		/* the [trace] card: FW 14.12.1220, PSID MT_2430110027 (QUERY_ADAPTER) */
-		.fw_major = 14, .fw_minor = 12, .fw_sub = 1220,
-		.psid = "MT_2430110027",
+    [CX4_MODEL_CX4LX] =
+	{
+	    .name = "ConnectX-4 Lx",
+	    .pci_device = CX4_PCI_DEVICE_CX4LX,
+	    /* the [trace] card: FW 14.12.1220, PSID MT_2430110027 (QUERY_ADAPTER) */
+	    .fw_major = 14,
+	    .fw_minor = 12,
+	    .fw_sub = 1220,
+	    .psid = "MT_2430110027",
 	},
 };
-
 
 void mdev_log(struct mdev *d, const char *fmt, ...)
 {
@@ -156,6 +161,12 @@ static void rx_fault(void *ctx, uint64_t tag)
 		qp_to_error(d, qp, CX4_EVENT_TYPE_WQ_CATAS_ERROR);
 }
 
+void mdev_flush_rx_dma(struct mdev *d)
+{
+	if (d->rx_dma.n)
+		dmab_flush(&d->rx_dma, rx_fault, d);
+}
+
 static int run_active(struct mdev *d)
 {
 	struct mqp *qp = d->active_head;
@@ -186,16 +197,23 @@ static int pass(struct mdev *d)
 	work = bar0_poll(d);
 	work += cmdif_run(d);
 	if (d->hca == MHCA_INIT) {
-		work += net_rx(d);
+		/* what the doorbells asked for leaves first (latency of a request) ... */
 		work += run_active(d);
+		work += net_tx_flush(d);
+		/* ... then what came in, its data written before anything reports it */
+		work += net_rx(d);
+		mdev_flush_rx_dma(d);
 	}
 	work += mtimer_run(d, &d->timers, d->now);
-	/* Data first, then the completions that report it, then acks and events. */
-	if (d->rx_dma.n)
-		dmab_flush(&d->rx_dma, rx_fault, d);
+	/* responses, retransmissions and acknowledgements the packets and timers asked for */
+	work += run_active(d);
+	mdev_flush_rx_dma(d);
+	d->net.scratch_used = 0;
 	work += cq_flush(d);
 	work += resp_send_acks(d);
 	work += net_tx_flush(d);
+	/* completions of packets just sent (UC, UD) */
+	work += cq_flush(d);
 	eq_fire(d);
 	pthread_mutex_unlock(&d->lock);
 	return work;
@@ -204,7 +222,7 @@ static int pass(struct mdev *d)
 static void set_timerfd(struct mdev *d)
 {
 	uint64_t next;
-	struct itimerspec its = { 0 };
+	struct itimerspec its = {0};
 
 	pthread_mutex_lock(&d->lock);
 	next = mtimer_next(&d->timers);
@@ -223,6 +241,15 @@ static void *engine(void *arg)
 	struct mdev *d = arg;
 	uint64_t spin_ns = (uint64_t)d->cfg.spin_us * 1000, idle_since = 0;
 
+	if (d->cfg.rt_priority) {
+		struct sched_param sp = {.sched_priority = (int)d->cfg.rt_priority};
+		int err = pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
+
+		if (err)
+			mdev_log(d, "engine: SCHED_FIFO %u: %s (normal scheduling)",
+				 d->cfg.rt_priority, strerror(err));
+	}
+
 	while (!atomic_load(&d->stop)) {
 		struct epoll_event ev[4];
 		uint64_t v;
@@ -235,7 +262,12 @@ static void *engine(void *arg)
 		if (!idle_since)
 			idle_since = mdev_now_ns();
 		if (mdev_now_ns() - idle_since < spin_ns) {
-			__builtin_ia32_pause();
+			/*
+			 * Poll, but let other runnable threads (the application's own polling loop,
+			 * the peer device) have the CPU at once: on a machine with fewer cores than
+			 * busy threads a plain spin holds a core for a whole time slice.
+			 */
+			sched_yield();
 			continue;
 		}
 		/* Going to sleep: say so, then look once more (a store may have raced us). */
@@ -346,10 +378,10 @@ static void op_close(struct cx4_bus *bus)
 }
 
 static const struct cx4_bus_ops model_ops = {
-	.dma_map = op_dma_map,
-	.dma_unmap = op_dma_unmap,
-	.reset = op_reset,
-	.close = op_close,
+    .dma_map = op_dma_map,
+    .dma_unmap = op_dma_unmap,
+    .reset = op_reset,
+    .close = op_close,
 };
 
 static int shm(const char *name, size_t len, int *fd, void **p)
@@ -369,7 +401,7 @@ static int shm(const char *name, size_t len, int *fd, void **p)
 
 static int add_ep(struct mdev *d, int fd)
 {
-	struct epoll_event ev = { .events = EPOLLIN, .data.fd = fd };
+	struct epoll_event ev = {.events = EPOLLIN, .data.fd = fd};
 
 	return epoll_ctl(d->epfd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
 }
@@ -381,6 +413,7 @@ int cx4_model_open(const struct cx4_model_config *cfg, struct cx4_bus **busp)
 	int err;
 
 	if (!cfg || !busp || !cfg->ipv4 || cfg->num_vectors > CX4_BUS_MAX_VECTORS ||
+	    cfg->rt_priority > 99 ||
 	    (unsigned int)cfg->profile >= sizeof(profiles) / sizeof(profiles[0]) ||
 	    cfg->src_ports > NET_MAX_SOCKS || (cfg->mtu && (cfg->mtu < 576 || cfg->mtu > 9600)))
 		return -EINVAL;
@@ -402,13 +435,13 @@ int cx4_model_open(const struct cx4_model_config *cfg, struct cx4_bus **busp)
 		d->cfg.src_ports = 8;
 	d->icm.boot_need = d->cfg.boot_pages > ICM_BOOT_NUM ? d->cfg.boot_pages : ICM_BOOT_NUM;
 	d->icm.init_need = d->cfg.init_pages > 5 ? d->cfg.init_pages : (d->cfg.init_pages ? 5 : 48);
-	d->cfg.pcap_path = NULL;	/* the caller's string is used only here, by net_open */
+	d->cfg.pcap_path = NULL; /* the caller's string is used only here, by net_open */
 	d->log = cfg->log;
 	d->prof = &profiles[cfg->profile];
 	d->nvec = d->cfg.num_vectors;
 	memcpy(d->mac, cfg->mac, 6);
 	if (!(d->mac[0] | d->mac[1] | d->mac[2] | d->mac[3] | d->mac[4] | d->mac[5])) {
-		d->mac[0] = 0x02;	/* locally administered: 02:00:<IPv4 address> */
+		d->mac[0] = 0x02; /* locally administered: 02:00:<IPv4 address> */
 		memcpy(d->mac + 2, &cfg->ipv4, 4);
 	}
 	d->bar0_fd = d->bus.kick_page_fd = d->bus.kick.efd = d->epfd = d->timerfd = -1;
@@ -460,8 +493,8 @@ int cx4_model_open(const struct cx4_model_config *cfg, struct cx4_bus **busp)
 		return err;
 	}
 	d->bus.ops = &model_ops;
-	d->bus.bar0 = (struct cx4_mmio){ .base = d->bar0, .len = MDEV_BAR0_SIZE,
-					 .kick = &d->bus.kick };
+	d->bus.bar0 =
+	    (struct cx4_mmio){.base = d->bar0, .len = MDEV_BAR0_SIZE, .kick = &d->bus.kick};
 	d->bus.bar0_fd = d->bar0_fd;
 	d->bus.bar0_fd_offset = 0;
 	d->bus.num_vectors = d->nvec;
@@ -477,7 +510,8 @@ int cx4_model_open(const struct cx4_model_config *cfg, struct cx4_bus **busp)
 	return 0;
 }
 
-/* ---- outside controls ------------------------------------------------------------------------- */
+/* ---- outside controls -------------------------------------------------------------------------
+ */
 
 int cx4_model_set_link(struct cx4_bus *bus, bool up)
 {

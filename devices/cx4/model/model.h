@@ -44,20 +44,20 @@ struct mmkey;
 
 /* ---- BAR0 geometry ------------------------------------------------------------------------ */
 /* 32 MB: 2^uar_sz MB with uar_sz = 5 ([trace] cmd_hca_cap; research note 2.1). */
-#define MDEV_BAR0_SIZE		(32u << 20)
-#define MDEV_UAR_PAGES		(MDEV_BAR0_SIZE / CX4_UAR_PAGE_SIZE)
+#define MDEV_BAR0_SIZE (32u << 20)
+#define MDEV_UAR_PAGES (MDEV_BAR0_SIZE / CX4_UAR_PAGE_SIZE)
 /* The [trace] FW hands out UAR 0x10 first: pages 0..15 hold the init segment. */
-#define MDEV_UAR_FIRST		16
-#define MDEV_LOG_CMDQ_SIZE	5	/* 32 entries (research note 2.2) */
-#define MDEV_LOG_CMDQ_STRIDE	6	/* 64 bytes each */
+#define MDEV_UAR_FIRST 16
+#define MDEV_LOG_CMDQ_SIZE 5   /* 32 entries (research note 2.2) */
+#define MDEV_LOG_CMDQ_STRIDE 6 /* 64 bytes each */
 
 /* ---- time --------------------------------------------------------------------------------- */
 uint64_t mdev_now_ns(void);
 
 /* ---- timers (timer.c): a binary heap of deadlines, fired by the engine ------------------- */
 struct mtimer {
-	uint64_t when;			/* CLOCK_MONOTONIC ns */
-	int idx;			/* heap slot, -1 when not armed */
+	uint64_t when; /* CLOCK_MONOTONIC ns */
+	int idx;       /* heap slot, -1 when not armed */
 	void (*fn)(struct mdev *d, struct mtimer *t);
 };
 
@@ -69,7 +69,10 @@ struct mtimer_heap {
 void mtimer_init(struct mtimer *t, void (*fn)(struct mdev *, struct mtimer *));
 int mtimer_arm(struct mtimer_heap *hp, struct mtimer *t, uint64_t when);
 void mtimer_cancel(struct mtimer_heap *hp, struct mtimer *t);
-static inline bool mtimer_armed(const struct mtimer *t) { return t->idx >= 0; }
+static inline bool mtimer_armed(const struct mtimer *t)
+{
+	return t->idx >= 0;
+}
 /* Earliest deadline, or UINT64_MAX. */
 uint64_t mtimer_next(const struct mtimer_heap *hp);
 /* Fire every timer due at `now`; returns how many fired. */
@@ -79,7 +82,7 @@ void mtimer_heap_free(struct mtimer_heap *hp);
 /* ---- object number tables (idtab.c) ------------------------------------------------------ */
 /* Two-level table of object pointers by number, numbers in [base, base + max). */
 struct idtab {
-	void ***l1;			/* [max >> 10] chunks of 1024 pointers */
+	void ***l1; /* [max >> 10] chunks of 1024 pointers */
 	uint32_t base, max, next, count;
 };
 
@@ -95,16 +98,16 @@ void idtab_foreach(struct idtab *t, void (*fn)(void *obj, void *ctx), void *ctx)
 /* ---- IOMMU and DMA (iommu.c) ------------------------------------------------------------- */
 struct iommu_map {
 	uint64_t iova, len;
-	uint32_t perm;			/* enum cx4_dma_perm */
-	uint8_t *host;			/* fd-backed: our mapping of the range */
-	pid_t pid;			/* pid-backed: process and address */
+	uint32_t perm; /* enum cx4_dma_perm */
+	uint8_t *host; /* fd-backed: our mapping of the range */
+	pid_t pid;     /* pid-backed: process and address */
 	uint64_t va;
 };
 
 struct iommu {
-	struct iommu_map *m;		/* sorted by iova, non-overlapping */
+	struct iommu_map *m; /* sorted by iova, non-overlapping */
 	size_t n, cap;
-	uint64_t gen;			/* bumped on every unmap: cached pointers are stale */
+	uint64_t gen; /* bumped on every unmap: cached pointers are stale */
 };
 
 /* One contiguous piece of a translated range: either our pointer or (pid, va). */
@@ -151,7 +154,7 @@ struct dma_op {
 struct dma_batch {
 	struct dma_op *op;
 	int n, cap;
-	bool write;			/* true: local -> remote */
+	bool write; /* true: local -> remote */
 };
 
 int dmab_add(struct dma_batch *b, pid_t pid, uint64_t va, uint8_t *local, uint32_t len,
@@ -169,15 +172,15 @@ void dseg_copy_batched(struct dma_batch *b, const struct dseg *s, int n, uint8_t
 
 /* ---- queue buffers described by PAS lists (dbuf.c) ---------------------------------------- */
 struct dbuf {
-	uint64_t *pas;			/* IOVA of each page */
+	uint64_t *pas; /* IOVA of each page */
 	uint32_t npages;
-	uint32_t page_shift;		/* 12 + log_page_size */
-	uint32_t offset;		/* byte offset of the buffer in page 0 (page_offset * 64) */
-	uint64_t len;			/* buffer bytes */
+	uint32_t page_shift; /* 12 + log_page_size */
+	uint32_t offset;     /* byte offset of the buffer in page 0 (page_offset * 64) */
+	uint64_t len;	     /* buffer bytes */
 	/* Fast path: the whole buffer is one fd-backed run of our memory. */
 	uint8_t *base;
 	uint32_t base_perm;
-	uint64_t gen;			/* iommu generation base was computed at */
+	uint64_t gen; /* iommu generation base was computed at */
 };
 
 /* Build from a PAS array (big-endian, as in the command); 0, -EINVAL or -ENOMEM. */
@@ -195,39 +198,39 @@ enum { ICM_EMPTY, ICM_FREE, ICM_USED };
 
 struct icm_page {
 	uint64_t iova;
-	uint8_t state;			/* ICM_* */
+	uint8_t state; /* ICM_* */
 };
 
 /* A table of fixed-size object contexts kept in ICM pages (one chunk = one page). */
 struct icm_table {
 	const char *name;
-	uint32_t obj_size;		/* bytes per context, a power of two <= 4096 */
+	uint32_t obj_size; /* bytes per context, a power of two <= 4096 */
 	uint32_t nchunks;
-	int32_t *chunk;			/* page index, -1 when not backed yet */
-	uint16_t *ref;			/* live objects in the chunk */
+	int32_t *chunk; /* page index, -1 when not backed yet */
+	uint16_t *ref;	/* live objects in the chunk */
 };
 
 enum icm_boot_slot {
-	ICM_BOOT_CAP_GEN,		/* current general capabilities */
+	ICM_BOOT_CAP_GEN, /* current general capabilities */
 	ICM_BOOT_CAP_ATOMIC,
 	ICM_BOOT_CAP_ROCE,
-	ICM_BOOT_ROCE_TBL0,		/* RoCE address table, 2 x 128 entries of 32 bytes */
+	ICM_BOOT_ROCE_TBL0, /* RoCE address table, 2 x 128 entries of 32 bytes */
 	ICM_BOOT_ROCE_TBL1,
-	ICM_BOOT_VPORT,			/* NIC vport context, registers */
+	ICM_BOOT_VPORT, /* NIC vport context, registers */
 	ICM_BOOT_NUM
 };
 
 struct icm {
 	struct icm_page *page;
 	uint32_t npages, cap;
-	uint32_t *free;			/* stack of ICM_FREE page indexes */
+	uint32_t *free; /* stack of ICM_FREE page indexes */
 	uint32_t nfree;
-	uint32_t *empty;		/* stack of ICM_EMPTY slots */
+	uint32_t *empty; /* stack of ICM_EMPTY slots */
 	uint32_t nempty;
-	uint32_t *hash;			/* open addressing: iova >> 12 -> page index + 1 */
+	uint32_t *hash; /* open addressing: iova >> 12 -> page index + 1 */
 	uint32_t hash_size;
-	uint32_t ngiven;		/* pages held (free + used) */
-	int32_t request;		/* pages asked for (> 0) or offered back (< 0), not yet done */
+	uint32_t ngiven; /* pages held (free + used) */
+	int32_t request; /* pages asked for (> 0) or offered back (< 0), not yet done */
 	uint32_t boot_need, init_need;
 	int32_t boot_page[ICM_BOOT_NUM];
 	bool boot_done;
@@ -245,8 +248,7 @@ void icm_free_page(struct mdev *d, int32_t pg);
 /* Back the context of object `idx` in table t (allocating a page); 0 or -ENOMEM. */
 int icm_table_get(struct mdev *d, struct icm_table *t, uint32_t idx);
 void icm_table_put(struct mdev *d, struct icm_table *t, uint32_t idx);
-int icm_ctx_write(struct mdev *d, struct icm_table *t, uint32_t idx, const void *ctx,
-		  size_t len);
+int icm_ctx_write(struct mdev *d, struct icm_table *t, uint32_t idx, const void *ctx, size_t len);
 int icm_ctx_read(struct mdev *d, struct icm_table *t, uint32_t idx, void *ctx, size_t len);
 /* Access firmware data in page pg; a DMA fault here is fatal for the firmware. */
 int icm_page_rw(struct mdev *d, int32_t pg, uint32_t off, void *buf, size_t len, bool write);
@@ -271,19 +273,19 @@ int caps_max(const struct mdev *d, unsigned int type, uint8_t *page);
 /* Default current values (what QUERY_HCA_CAP cur answers before any SET_HCA_CAP). */
 int caps_cur_default(const struct mdev *d, unsigned int type, uint8_t *page);
 /* Validate a SET_HCA_CAP page against max and cur; 0 or a command status (with syndrome). */
-int caps_set_check(const struct mdev *d, unsigned int type, const uint8_t *cur,
-		   const uint8_t *in, uint8_t *out_new, uint32_t *synd);
+int caps_set_check(const struct mdev *d, unsigned int type, const uint8_t *cur, const uint8_t *in,
+		   uint8_t *out_new, uint32_t *synd);
 /* The boot-page index holding the current caps of a type, -1 if none. */
 int caps_boot_slot(unsigned int type);
 
 /* ---- commands (cmdif.c and cmd_*.c) ------------------------------------------------------ */
 struct mcmd {
-	const uint8_t *in;		/* logical input message */
+	const uint8_t *in; /* logical input message */
 	uint32_t ilen;
-	uint8_t *out;			/* logical output message, zeroed */
+	uint8_t *out; /* logical output message, zeroed */
 	uint32_t olen;
 	uint16_t opcode, op_mod;
-	uint32_t syndrome;		/* set by handlers that fail */
+	uint32_t syndrome; /* set by handlers that fail */
 };
 
 /* A handler returns CX4_CMD_STAT_* (OK or an error; set c->syndrome for errors). */
@@ -291,22 +293,22 @@ typedef int (*mcmd_fn)(struct mdev *d, struct mcmd *c);
 
 /* Which HCA state a command needs (checked before the handler runs). */
 enum mcmd_state {
-	MCMD_ANY,		/* even before ENABLE_HCA */
-	MCMD_ENABLED,		/* after ENABLE_HCA */
-	MCMD_BOOTED,		/* enabled and boot pages given */
-	MCMD_INIT,		/* after INIT_HCA */
+	MCMD_ANY,     /* even before ENABLE_HCA */
+	MCMD_ENABLED, /* after ENABLE_HCA */
+	MCMD_BOOTED,  /* enabled and boot pages given */
+	MCMD_INIT,    /* after INIT_HCA */
 };
 
 struct mcmd_desc {
 	uint16_t opcode;
-	uint8_t state;			/* enum mcmd_state */
-	uint16_t in_min, out_min;	/* shortest acceptable lengths */
+	uint8_t state;		  /* enum mcmd_state */
+	uint16_t in_min, out_min; /* shortest acceptable lengths */
 	mcmd_fn fn;
 };
 
 /* Per-area command tables, each terminated by opcode 0. */
-extern const struct mcmd_desc mcmd_hca[], mcmd_res[], mcmd_eq[], mcmd_cq[], mcmd_mkey[],
-	mcmd_qp[], mcmd_srq[], mcmd_vport[];
+extern const struct mcmd_desc mcmd_hca[], mcmd_res[], mcmd_eq[], mcmd_cq[], mcmd_mkey[], mcmd_qp[],
+    mcmd_srq[], mcmd_vport[];
 
 /* Fail a command with a status and a syndrome that names the check (docs/cx4-model.md). */
 static inline int mcmd_err(struct mcmd *c, int status, uint32_t synd)
@@ -325,13 +327,13 @@ struct meq {
 	uint32_t log_size;
 	uint32_t uar;
 	uint32_t intr;
-	uint64_t mask;			/* event_bitmask */
+	uint64_t mask; /* event_bitmask */
 	bool oi;
 	bool armed;
-	bool fire;			/* interrupt owed at the end of the pass */
-	uint32_t refs;			/* CQs using it */
+	bool fire;     /* interrupt owed at the end of the pass */
+	uint32_t refs; /* CQs using it */
 	uint32_t npas;
-	uint32_t pi, ci;		/* producer (device) and consumer (from doorbells) */
+	uint32_t pi, ci; /* producer (device) and consumer (from doorbells) */
 	struct dbuf buf;
 	uint32_t icm_idx;
 };
@@ -356,20 +358,20 @@ void eq_post_port_change(struct mdev *d, uint8_t sub_type);
 struct mcq {
 	uint32_t cqn;
 	uint32_t log_size;
-	uint32_t cqe_size;		/* 64 or 128 */
+	uint32_t cqe_size; /* 64 or 128 */
 	bool cc, oi;
 	uint32_t uar;
 	struct meq *eq;
-	uint64_t dbr;			/* doorbell record IOVA */
-	uint32_t pi;			/* CQEs written */
-	uint32_t ci_seen;		/* last consumer index read from the doorbell record */
-	uint8_t arm;			/* 0 none, 1 next, 2 solicited */
+	uint64_t dbr;	  /* doorbell record IOVA */
+	uint32_t pi;	  /* CQEs written */
+	uint32_t ci_seen; /* last consumer index read from the doorbell record */
+	uint8_t arm;	  /* 0 none, 1 next, 2 solicited */
 	uint32_t arm_sn;
-	uint32_t last_solicit;		/* pi of the last solicited/error CQE + 1 */
-	uint8_t status;			/* CX4_CQC_STATUS_* */
-	uint32_t refs;			/* QPs/SRQs using it */
+	uint32_t last_solicit; /* pi of the last solicited/error CQE + 1 */
+	uint8_t status;	       /* CX4_CQC_STATUS_* */
+	uint32_t refs;	       /* QPs/SRQs using it */
 	uint32_t cq_period, cq_max_count, period_mode;
-	uint32_t mod_count;		/* CQEs since the last event (moderation) */
+	uint32_t mod_count; /* CQEs since the last event (moderation) */
 	struct mtimer mod_timer;
 	uint32_t npas;
 	struct dbuf buf;
@@ -387,61 +389,61 @@ void cq_destroy_all(struct mdev *d);
 /* ---- memory keys (mkey.c) ------------------------------------------------------------------ */
 struct mmkey {
 	uint32_t index;
-	uint8_t key;			/* mkey_7_0 */
-	uint8_t access_mode;		/* CX4_MKC_ACCESS_MODE_PA / _MTT */
-	uint8_t access;			/* CX4_MKC_{A,RW,RR,LW,LR} bits as mkc byte 1 >> 2 */
+	uint8_t key;	     /* mkey_7_0 */
+	uint8_t access_mode; /* CX4_MKC_ACCESS_MODE_PA / _MTT */
+	uint8_t access;	     /* CX4_MKC_{A,RW,RR,LW,LR} bits as mkc byte 1 >> 2 */
 	bool length64;
-	bool free_state;		/* mkc.free: created unusable (for UMR, not modelled) */
+	bool free_state; /* mkc.free: created unusable (for UMR, not modelled) */
 	uint32_t pd;
-	uint32_t qpn;			/* 0xFFFFFF = any */
+	uint32_t qpn; /* 0xFFFFFF = any */
 	uint64_t start, len;
-	uint32_t log_page_size;		/* page = 1 << log_page_size bytes */
+	uint32_t log_page_size; /* page = 1 << log_page_size bytes */
 	uint32_t nmtt;
-	int32_t *mtt_page;		/* ICM pages holding the MTT entries (512 per page) */
+	int32_t *mtt_page; /* ICM pages holding the MTT entries (512 per page) */
 	uint32_t nmtt_pages;
 	uint32_t icm_idx;
 };
 
 enum mkey_access {
-	MKEY_LR = 1 << 0,		/* local read */
-	MKEY_LW = 1 << 1,		/* local write */
-	MKEY_RR = 1 << 2,		/* remote read */
-	MKEY_RW = 1 << 3,		/* remote write */
-	MKEY_A = 1 << 4,		/* remote atomic */
+	MKEY_LR = 1 << 0, /* local read */
+	MKEY_LW = 1 << 1, /* local write */
+	MKEY_RR = 1 << 2, /* remote read */
+	MKEY_RW = 1 << 3, /* remote write */
+	MKEY_A = 1 << 4,  /* remote atomic */
 };
 
 /* Why a key check failed: mapped to CQE syndromes / NAKs by the caller. */
 enum mkey_err {
 	MKEY_OK = 0,
-	MKEY_EKEY = -1,			/* no such key / key byte mismatch */
-	MKEY_EPD = -2,			/* PD differs from the QP's */
-	MKEY_EACCESS = -3,		/* access right missing */
-	MKEY_EBOUNDS = -4,		/* outside [start, start + len) */
-	MKEY_EDMA = -5,			/* translated IOVA not mapped (IOMMU fault) */
-	MKEY_ESEGS = -6,		/* too many pieces for one request */
+	MKEY_EKEY = -1,	   /* no such key / key byte mismatch */
+	MKEY_EPD = -2,	   /* PD differs from the QP's */
+	MKEY_EACCESS = -3, /* access right missing */
+	MKEY_EBOUNDS = -4, /* outside [start, start + len) */
+	MKEY_EDMA = -5,	   /* translated IOVA not mapped (IOMMU fault) */
+	MKEY_ESEGS = -6,   /* too many pieces for one request */
 };
 
 /*
  * Translate [va, va + len) of key `key` for `qp` needing `access`: fills segs (host pointers
  * or pid/va pieces), returns the number of segments or an mkey_err.
  */
-int mkey_xlate(struct mdev *d, uint32_t key, uint32_t pd, uint32_t qpn, uint64_t va,
-	       uint64_t len, unsigned int access, bool rlky, struct dseg *segs, int max);
+int mkey_xlate(struct mdev *d, uint32_t key, uint32_t pd, uint32_t qpn, uint64_t va, uint64_t len,
+	       unsigned int access, bool rlky, struct dseg *segs, int max);
 /* The checks of mkey_xlate without the translation (a whole RDMA range at its first packet). */
-int mkey_check(struct mdev *d, uint32_t key, uint32_t pd, uint32_t qpn, uint64_t va,
-	       uint64_t len, unsigned int access);
+int mkey_check(struct mdev *d, uint32_t key, uint32_t pd, uint32_t qpn, uint64_t va, uint64_t len,
+	       unsigned int access);
 void mkey_destroy_all(struct mdev *d);
 
 /* ---- shared receive queues (srq.c) --------------------------------------------------------- */
 struct msrq {
 	uint32_t srqn;
 	uint32_t log_size;
-	uint32_t stride_shift;		/* WQE = 1 << stride_shift bytes */
+	uint32_t stride_shift; /* WQE = 1 << stride_shift bytes */
 	uint32_t pd;
 	uint64_t dbr;
-	uint32_t lwm;			/* limit watermark (ARM_RQ), 0 = disarmed */
-	uint16_t head;			/* next WQE index the device uses */
-	uint16_t consumed;		/* WQEs taken */
+	uint32_t lwm;	   /* limit watermark (ARM_RQ), 0 = disarmed */
+	uint16_t head;	   /* next WQE index the device uses */
+	uint16_t consumed; /* WQEs taken */
 	uint8_t state;
 	uint32_t refs;
 	uint32_t user_index;
@@ -456,13 +458,13 @@ int srq_pop(struct mdev *d, struct msrq *s, uint8_t *wqe, uint32_t max);
 void srq_destroy_all(struct mdev *d);
 
 /* ---- QPs (qp.c: commands and state; req.c/comp.c/resp.c: transport) ---------------------- */
-#define MQP_MAX_SGE		64	/* data segments a WQE can hold (1 KB WQE) */
-#define MQP_MAX_SEGS		128	/* translated pieces per request */
+#define MQP_MAX_SGE 64	 /* data segments a WQE can hold (1 KB WQE) */
+#define MQP_MAX_SEGS 128 /* translated pieces per request */
 
 /* The remote end of a connected QP, or of one UD send (from the address vector). */
 struct mpath {
-	uint32_t rip;			/* IPv4, network order */
-	uint16_t udp_sport;		/* 0 = pick from the QP number */
+	uint32_t rip;	    /* IPv4, network order */
+	uint16_t udp_sport; /* 0 = pick from the QP number */
 	uint8_t hop_limit, tclass;
 	uint8_t sgid_index;
 	uint8_t rmac[6];
@@ -473,68 +475,68 @@ struct msge {
 	uint32_t len;
 	uint32_t lkey;
 	uint64_t addr;
-	const uint8_t *inl;		/* inline data (points into the WQE copy), else NULL */
+	const uint8_t *inl; /* inline data (points into the WQE copy), else NULL */
 };
 
 struct mwqe {
 	uint16_t idx;
 	uint8_t opcode, opmod, fm_ce_se, ds;
 	uint8_t nbb;
-	uint32_t imm;			/* as in the WQE (big-endian image) */
+	uint32_t imm; /* as in the WQE (big-endian image) */
 	uint64_t raddr;
 	uint32_t rkey;
 	uint64_t swap_add, compare;
 	/* UD address vector */
 	uint32_t qkey, dqpn;
 	struct mpath av;
-	uint32_t len;			/* total data bytes */
+	uint32_t len; /* total data bytes */
 	uint32_t nsge;
 	struct msge sge[MQP_MAX_SGE];
-	uint8_t raw[1024];		/* the WQE as fetched (inline data points here) */
+	uint8_t raw[1024]; /* the WQE as fetched (inline data points here) */
 };
 
 /* Requester bookkeeping of one send WQE in flight (RC: until acknowledged). */
 struct mswqe {
-	uint16_t idx;			/* WQE index (wqe_counter) */
-	uint8_t nbb;			/* WQEBBs it occupies */
-	uint8_t opcode;			/* MLX5_OPCODE_* */
+	uint16_t idx;	/* WQE index (wqe_counter) */
+	uint8_t nbb;	/* WQEBBs it occupies */
+	uint8_t opcode; /* MLX5_OPCODE_* */
 	uint8_t fm_ce_se;
-	uint8_t done;			/* 1: all packets acknowledged / completed */
-	bool read_issued;		/* READ/atomic: counted in reads_out */
-	uint32_t first_psn, last_psn;	/* PSNs the WQE uses (RC/UC) */
-	uint32_t len;			/* message bytes */
-	uint32_t resid;			/* READ: bytes still expected */
+	uint8_t done;		      /* 1: all packets acknowledged / completed */
+	bool read_issued;	      /* READ/atomic: counted in reads_out */
+	uint32_t first_psn, last_psn; /* PSNs the WQE uses (RC/UC) */
+	uint32_t len;		      /* message bytes */
+	uint32_t resid;		      /* READ: bytes still expected */
 	uint64_t atomic_orig;
 };
 
 struct mreq {
-	uint16_t pi;			/* producer counter from the doorbell record (WQEBBs) */
-	uint16_t next;			/* WQEBB counter of the next WQE to start */
-	uint16_t ci;			/* WQEBB counter of the oldest uncompleted WQE */
-	uint32_t psn;			/* next PSN to send */
-	uint32_t cur_off;		/* bytes of the current (next) WQE already sent */
-	uint32_t cur_psn;		/* PSN of the current WQE's next packet */
+	uint16_t pi;	  /* producer counter from the doorbell record (WQEBBs) */
+	uint16_t next;	  /* WQEBB counter of the next WQE to start */
+	uint16_t ci;	  /* WQEBB counter of the oldest uncompleted WQE */
+	uint32_t psn;	  /* next PSN to send */
+	uint32_t cur_off; /* bytes of the current (next) WQE already sent */
+	uint32_t cur_psn; /* PSN of the current WQE's next packet */
 	bool cur_started;
 	/* in flight, in order: ring indexed by swq_tail..swq_head */
 	struct mswqe *swq;
 	uint32_t swq_size, swq_head, swq_tail;
-	uint32_t reads_out;		/* outstanding READ/atomic requests */
-	uint32_t pkts_out;		/* unacknowledged packets */
+	uint32_t reads_out; /* outstanding READ/atomic requests */
+	uint32_t pkts_out;  /* unacknowledged packets */
 	uint32_t since_ackreq;
 	/* completer */
-	uint32_t ack_psn;		/* oldest unacknowledged PSN */
+	uint32_t ack_psn; /* oldest unacknowledged PSN */
 	uint32_t retry_left, rnr_left;
-	bool need_retry;		/* go back to ack_psn */
+	bool need_retry; /* go back to ack_psn */
 	bool rnr_wait;
-	bool error;			/* SQ in error: flush */
+	bool error; /* SQ in error: flush */
 	bool dma_fault;
-	uint32_t pos;			/* swq position being (re)sent; == swq_head: new WQEs */
-	uint32_t sent_psn;		/* one past the highest PSN sent */
+	uint32_t pos;	   /* swq position being (re)sent; == swq_head: new WQEs */
+	uint32_t sent_psn; /* one past the highest PSN sent */
 	uint32_t rnr_psn;
-	struct mwqe *cur;		/* parsed WQE being sent */
+	struct mwqe *cur; /* parsed WQE being sent */
 	bool cur_valid;
 	uint16_t cur_idx;
-	struct mwqe *cwqe;		/* parsed WQE the completer writes READ data for */
+	struct mwqe *cwqe; /* parsed WQE the completer writes READ data for */
 	bool cwqe_valid;
 	uint16_t cwqe_idx;
 	uint32_t retry_psn;
@@ -545,20 +547,20 @@ struct mreq {
 
 /* Responder state of one QP. */
 struct mresp {
-	uint32_t epsn;			/* expected PSN */
+	uint32_t epsn; /* expected PSN */
 	uint32_t msn;
-	uint16_t rq_ci;			/* receive WQEs consumed */
-	bool nak_sent;			/* one NAK-sequence per gap */
-	bool in_msg;			/* between FIRST and LAST of a SEND/WRITE */
-	uint8_t msg_op;			/* opcode of the message in progress */
+	uint16_t rq_ci; /* receive WQEs consumed */
+	bool nak_sent;	/* one NAK-sequence per gap */
+	bool in_msg;	/* between FIRST and LAST of a SEND/WRITE */
+	uint8_t msg_op; /* opcode of the message in progress */
 	/* receive WQE being filled (SEND) */
 	bool have_wqe;
-	bool drop_msg;			/* UC: the rest of this message is dropped */
-	uint16_t wqe_idx;		/* RQ counter or SRQ WQE index */
-	uint32_t wqe_len;		/* buffer bytes */
-	uint32_t msg_off;		/* bytes received so far */
-	uint32_t msg_len;		/* RDMA WRITE: DMA length from the RETH */
-	struct msge rsge[32];		/* the receive WQE's scatter list */
+	bool drop_msg;	      /* UC: the rest of this message is dropped */
+	uint16_t wqe_idx;     /* RQ counter or SRQ WQE index */
+	uint32_t wqe_len;     /* buffer bytes */
+	uint32_t msg_off;     /* bytes received so far */
+	uint32_t msg_len;     /* RDMA WRITE: DMA length from the RETH */
+	struct msge rsge[32]; /* the receive WQE's scatter list */
 	uint32_t nrsge;
 	/* RDMA WRITE in progress */
 	uint64_t va;
@@ -572,7 +574,7 @@ struct mresp {
 	struct mread {
 		uint64_t va;
 		uint32_t rkey, len, off;
-		uint32_t psn;		/* PSN of the first response */
+		uint32_t psn; /* PSN of the first response */
 		uint32_t npkts;
 	} rd[16];
 	uint32_t rd_head, rd_tail;
@@ -584,13 +586,13 @@ struct mresp {
 	} atomic[16];
 	uint32_t atomic_next;
 	bool error;
-	bool comm_est;			/* COMM_EST posted */
+	bool comm_est; /* COMM_EST posted */
 };
 
 struct mqp {
 	uint32_t qpn;
-	uint8_t st;			/* CX4_QP_ST_* */
-	uint8_t state;			/* CX4_QP_STATE_* */
+	uint8_t st;    /* CX4_QP_ST_* */
+	uint8_t state; /* CX4_QP_STATE_* */
 	uint32_t pd;
 	uint32_t uar;
 	uint32_t user_index;
@@ -617,14 +619,14 @@ struct mqp {
 	bool rre, rwe, rae;
 	uint8_t atomic_mode;
 	struct mpath path;
-	uint16_t sport;			/* UDP source port actually used */
-	int sock;			/* index of the source-port socket */
+	uint16_t sport; /* UDP source port actually used */
+	int sock;	/* index of the source-port socket */
 	struct mreq req;
 	struct mresp resp;
 	/* engine lists */
-	bool on_active;			/* requester has work */
+	bool on_active; /* requester has work */
 	struct mqp *active_next;
-	bool on_ack;			/* responder owes an ACK */
+	bool on_ack; /* responder owes an ACK */
 	struct mqp *ack_next;
 	/* the qpc image kept in ICM is refreshed from these on QUERY_QP */
 	uint8_t qpc[CX4_QPC_SIZE];
@@ -665,14 +667,13 @@ void resp_flush_rq(struct mdev *d, struct mqp *qp);
 
 /* Build CQEs (cqe.c). */
 void cqe_req(struct mdev *d, struct mqp *qp, const struct mswqe *w, uint32_t byte_cnt);
-void cqe_req_err(struct mdev *d, struct mqp *qp, uint16_t idx, uint8_t opcode,
-		 uint8_t syndrome);
+void cqe_req_err(struct mdev *d, struct mqp *qp, uint16_t idx, uint8_t opcode, uint8_t syndrome);
 struct mrecv {
-	uint8_t opcode;			/* MLX5_CQE_RESP_* */
+	uint8_t opcode; /* MLX5_CQE_RESP_* */
 	uint32_t byte_cnt;
-	uint32_t imm;			/* big-endian image */
-	uint32_t src_qp;		/* UD */
-	uint32_t src_ip;		/* UD: for flags */
+	uint32_t imm;	 /* big-endian image */
+	uint32_t src_qp; /* UD */
+	uint32_t src_ip; /* UD: for flags */
 	bool solicited;
 	uint16_t wqe_counter;
 };
@@ -680,49 +681,49 @@ void cqe_resp(struct mdev *d, struct mqp *qp, const struct mrecv *r);
 void cqe_resp_err(struct mdev *d, struct mqp *qp, uint16_t wqe_counter, uint8_t syndrome);
 
 /* ---- the wire (net.c) ---------------------------------------------------------------------- */
-#define NET_TX_SLOTS		256
-#define NET_RX_SLOTS		64
-#define NET_SLOT_SIZE		4352	/* 4096 payload + headers + ICRC, rounded */
-#define NET_RX_HEADROOM		64	/* room for a UD GRH in front of a received packet */
-#define NET_MAX_IOV		(MQP_MAX_SEGS + 2)
-#define NET_MAX_SOCKS		64
+#define NET_TX_SLOTS 256
+#define NET_RX_SLOTS 32
+#define NET_SLOT_SIZE 4352	 /* one packet: 4096 payload + headers + ICRC, rounded */
+#define NET_RX_BUF (65536 + 256) /* one GRO receive: up to 64 KB of packets */
+#define NET_RX_HEADROOM 64
+#define NET_MAX_IOV (MQP_MAX_SEGS + 2)
+#define NET_MAX_SOCKS 64
+#define NET_GSO_MAX_SEGS 64 /* Linux UDP_MAX_SEGMENTS */
+#define NET_SCRATCH (256u << 10)
 
 struct txpkt {
-	struct mqp *qp;			/* requester packets: for DMA fault attribution */
-	int32_t swq_pos;		/* requester: swq position of the WQE, -1 otherwise */
-	bool last;			/* last packet of that WQE (UC/UD: completes it when sent) */
+	struct mqp *qp;	 /* requester packets: for DMA fault attribution */
+	int32_t swq_pos; /* requester: swq position of the WQE, -1 otherwise */
+	bool last;	 /* last packet of that WQE (UC/UD: completes it when sent) */
 	uint8_t hdr[ROCE_MAX_HDR_LEN];
-	uint8_t tail[8];
-	uint8_t hlen, tlen;
+	uint8_t tail[8]; /* pad + ICRC, computed when the packet is sent */
+	uint8_t hlen;
 	uint8_t tos, ttl;
 	uint16_t sock;
 	bool faulted;
-	bool ready;			/* tail (pad + ICRC) appended */
-	bool zcopy;			/* some iov points into host memory */
+	bool zcopy; /* some iov points into host memory */
 	uint32_t daddr;
-	uint32_t plen;			/* payload bytes */
-	int iovcnt;
-	struct iovec iov[NET_MAX_IOV];
-	uint8_t *bounce;		/* NET_SLOT_SIZE bytes of ours */
-};
-
-struct rxslot {
-	struct roce_udp_rx rx;
-	uint8_t *buf;
+	uint32_t plen;			   /* payload bytes */
+	int iovcnt;			   /* headers + payload pieces */
+	struct iovec iov[NET_MAX_IOV + 1]; /* + the tail, for the pcap writer */
+	uint8_t *bounce;		   /* NET_SLOT_SIZE bytes of ours */
 };
 
 struct mnet {
-	struct roce_udp_port rx_port;	/* IP:4791 */
-	struct roce_udp_port tx[NET_MAX_SOCKS];
+	struct roce_udp_port rx_port;		/* IP:4791, GRO on */
+	struct roce_udp_port tx[NET_MAX_SOCKS]; /* source ports, GSO on */
 	unsigned int ntx;
+	int blocked_sock; /* -1, or the socket that said EAGAIN (EPOLLOUT armed) */
 	struct roce_pcap *pcap;
-	/* transmit queue: [head, tail) ready, built in order */
+	/* transmit queue: [head, tail) built in order */
 	struct txpkt *tx_slot;
-	uint32_t tx_head, tx_tail;	/* free-running */
-	struct dma_batch tx_dma;	/* payload reads of queued packets */
-	bool tx_blocked;		/* a socket said EAGAIN: wait for POLLOUT */
-	struct rxslot *rx;
-	unsigned int drop_rx;		/* test knob */
+	uint32_t tx_head, tx_tail; /* free-running */
+	struct dma_batch tx_dma;   /* payload reads of queued packets */
+	struct iovec *tx_iov;	   /* iovs of one sendmmsg batch */
+	uint8_t *rx_buf[NET_RX_SLOTS];
+	unsigned int drop_rx; /* test knob */
+	uint8_t *scratch;     /* per-pass memory for data the responder builds */
+	size_t scratch_used;
 	uint8_t *slab;
 };
 
@@ -742,13 +743,15 @@ int net_tx_payload(struct mdev *d, struct txpkt *t, const struct dseg *s, int n,
 /* Add payload bytes of ours (inline data, atomic results) by copy. */
 void net_tx_copy(struct txpkt *t, const void *src, uint32_t len, uint32_t bounce_off);
 void net_tx_commit(struct mdev *d, struct txpkt *t);
+/* Memory that lives until the end of the pass (pending DMA may point into it). */
+uint8_t *net_scratch(struct mdev *d, size_t len);
 unsigned int net_tx_free_slots(const struct mdev *d);
 /* Send what is queued; returns packets sent. */
 int net_tx_flush(struct mdev *d);
 /* Receive and dispatch a batch; returns packets received. */
 int net_rx(struct mdev *d);
 /* Pick the source-port socket for a QP (per-QP entropy, research note 4.1). */
-uint16_t net_sport_for(struct mdev *d, uint32_t qpn, uint16_t want, int *sock);
+uint16_t net_sport_for(struct mdev *d, uint32_t qpn, uint16_t want, bool av, int *sock);
 
 /* ---- the device ---------------------------------------------------------------------------- */
 struct mprofile {
@@ -768,13 +771,13 @@ struct mroce_addr {
 };
 
 enum mhca_state {
-	MHCA_DISABLED,			/* after reset: waiting for ENABLE_HCA */
-	MHCA_ENABLED,			/* ENABLE_HCA done */
-	MHCA_INIT,			/* INIT_HCA done */
+	MHCA_DISABLED, /* after reset: waiting for ENABLE_HCA */
+	MHCA_ENABLED,  /* ENABLE_HCA done */
+	MHCA_INIT,     /* INIT_HCA done */
 };
 
 struct mdev {
-	struct cx4_bus bus;		/* first: the bus pointer is the device pointer */
+	struct cx4_bus bus; /* first: the bus pointer is the device pointer */
 	struct cx4_model_config cfg;
 	char name[32];
 	const struct mprofile *prof;
@@ -793,7 +796,7 @@ struct mdev {
 	pthread_mutex_t lock;
 	atomic_int lock_waiters;
 	int epfd, timerfd;
-	uint64_t now;			/* ns, refreshed each pass */
+	uint64_t now; /* ns, refreshed each pass */
 	uint64_t boot_ns;
 	struct mtimer_heap timers;
 	struct mtimer boot_timer, health_timer;
@@ -803,11 +806,11 @@ struct mdev {
 
 	/* init segment state */
 	bool initializing;
-	bool fatal;			/* health syndrome set: the firmware is dead */
-	uint32_t cmdq_h;		/* last write to 0x10 */
+	bool fatal;	 /* health syndrome set: the firmware is dead */
+	uint32_t cmdq_h; /* last write to 0x10 */
 	uint64_t cmdq_iova;
 	bool cmdq_valid;
-	uint32_t cmd_pending;		/* doorbell bits not yet served */
+	uint32_t cmd_pending; /* doorbell bits not yet served */
 	uint8_t nic_interface;
 	uint32_t health_counter;
 
@@ -816,23 +819,23 @@ struct mdev {
 	uint16_t issi;
 	uint8_t host_endianness;
 	bool teardown;
-	uint8_t cap_cur[3][CX4_HCA_CAP_SIZE];	/* cache of the ICM copies, by caps_boot_slot() */
+	uint8_t cap_cur[3][CX4_HCA_CAP_SIZE]; /* cache of the ICM copies, by caps_boot_slot() */
 	struct icm icm;
 
 	/* objects */
-	uint32_t *uar_used;		/* [MDEV_UAR_PAGES]: 0 free, 1 + objects using it */
-	uint32_t uar_active[MDEV_UAR_PAGES];	/* UAR pages whose rings are polled */
+	uint32_t *uar_used;		     /* [MDEV_UAR_PAGES]: 0 free, 1 + objects using it */
+	uint32_t uar_active[MDEV_UAR_PAGES]; /* UAR pages whose rings are polled */
 	uint32_t nuar_active;
 	struct idtab pds, tds, eqs, cqs, mkeys, qps, srqs;
-	struct meq *eq_by_type[64];	/* first subscribed EQ per event type (cache) */
+	struct meq *eq_by_type[64]; /* first subscribed EQ per event type (cache) */
 
 	/* port */
 	struct mroce_addr roce[256];
 	uint32_t roce_tbl_size;
-	uint8_t port_admin, port_oper;	/* CX4_PORT_STATUS_* */
-	bool link_cable;		/* cx4_model_set_link */
-	uint32_t port_mtu;		/* bytes (Ethernet MTU) */
-	uint32_t admin_mtu;		/* PMTU admin (frame bytes), 0 = max */
+	uint8_t port_admin, port_oper; /* CX4_PORT_STATUS_* */
+	bool link_cable;	       /* cx4_model_set_link */
+	uint32_t port_mtu;	       /* bytes (Ethernet MTU) */
+	uint32_t admin_mtu;	       /* PMTU admin (frame bytes), 0 = max */
 	uint8_t nic_vport_ctx[CX4_NIC_VPORT_CTX_SIZE];
 	uint8_t mac[6];
 
@@ -840,13 +843,13 @@ struct mdev {
 	struct mnet net;
 	struct mqp *active_head, *active_tail;
 	struct mqp *ack_head;
-	struct dma_batch rx_dma;	/* responder data writes of this pass */
+	struct dma_batch rx_dma; /* responder data writes of this pass */
 	struct {
 		struct mcq *cq;
 		uint8_t cqe[64];
-	} *cqe_q;			/* CQEs owed at the end of the pass */
+	} * cqe_q; /* CQEs owed at the end of the pass */
 	uint32_t ncqe_q, cqe_q_cap;
-	struct meq *eq_fire_list[256];	/* EQs with an interrupt owed at the end of the pass */
+	struct meq *eq_fire_list[256]; /* EQs with an interrupt owed at the end of the pass */
 	uint32_t neq_fire;
 
 	struct cx4_model_stats stats;
@@ -895,12 +898,15 @@ bool vport_roce_enabled(const struct mdev *d);
 /* A packet whose payload could not be read (DMA fault); swq_pos -1 for responses. */
 void qp_tx_fault(struct mdev *d, struct mqp *qp, int32_t swq_pos);
 
+/* Run the responder's pending DMA writes now (before memory they point to is reused). */
+void mdev_flush_rx_dma(struct mdev *d);
+
 /* Whole-device reset (FLR, nic_interface SW reset, close). */
 void mdev_reset_state(struct mdev *d);
 /* Destroy every object (TEARDOWN_HCA, reset). */
 void mdev_destroy_objects(struct mdev *d);
 
 /* Syndromes: a stable 32-bit code per failed check, (opcode << 16) | check number. */
-#define MSYND(op, n)	(((uint32_t)(op) << 16) | (uint32_t)(n))
+#define MSYND(op, n) (((uint32_t)(op) << 16) | (uint32_t)(n))
 
 #endif /* CX4_MODEL_INT_H */

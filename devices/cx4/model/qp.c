@@ -20,8 +20,8 @@
 
 #include "model.h"
 
-#define OP(x)		CX4_CMD_OP_##x
-#define QPN_BASE	0x100
+#define OP(x) CX4_CMD_OP_##x
+#define QPN_BASE 0x100
 
 int qp_tables_init(struct mdev *d)
 {
@@ -79,7 +79,8 @@ void qp_sq_doorbell(struct mdev *d, uint32_t uar, const uint8_t *val8)
 	qp_activate(d, qp);
 }
 
-/* ---- transport state -------------------------------------------------------------------------- */
+/* ---- transport state --------------------------------------------------------------------------
+ */
 
 static void reset_transport(struct mdev *d, struct mqp *qp)
 {
@@ -116,7 +117,7 @@ void qp_to_error(struct mdev *d, struct mqp *qp, uint8_t event)
 	resp_flush_rq(d, qp);
 	mtimer_cancel(&d->timers, &qp->req.retry_timer);
 	mtimer_cancel(&d->timers, &qp->req.rnr_timer);
-	qp_activate(d, qp);	/* later doorbells: flush */
+	qp_activate(d, qp); /* later doorbells: flush */
 }
 
 void qp_tx_fault(struct mdev *d, struct mqp *qp, int32_t swq_pos)
@@ -131,7 +132,7 @@ void qp_tx_fault(struct mdev *d, struct mqp *qp, int32_t swq_pos)
 
 /* ---- context fields ------------------------------------------------------------------------- */
 
-static const uint8_t v4pfx[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+static const uint8_t v4pfx[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
 
 /* The primary address path (RC/UC: INIT2RTR, or with PRIMARY_ADDR_PATH). 0 or a syndrome. */
 static uint32_t apply_path(struct mdev *d, struct mqp *qp, const uint8_t *qpc)
@@ -142,7 +143,7 @@ static uint32_t apply_path(struct mdev *d, struct mqp *qp, const uint8_t *qpc)
 	uint32_t mh = cx4_get(ads, CX4_ADS_RMAC_47_32), ml = cx4_get(ads, CX4_ADS_RMAC_31_0);
 
 	if (memcmp(ads + CX4_ADS_RGID_RIP_OFF, v4pfx, 12))
-		return 1;	/* RoCE v2 over IPv4: ::ffff:a.b.c.d */
+		return 1; /* RoCE v2 over IPv4: ::ffff:a.b.c.d */
 	if (sgid >= d->roce_tbl_size || !d->roce[sgid].valid)
 		return 2;
 	if (port > 1)
@@ -152,7 +153,8 @@ static uint32_t apply_path(struct mdev *d, struct mqp *qp, const uint8_t *qpc)
 	qp->path.hop_limit = (uint8_t)cx4_get(ads, CX4_ADS_HOP_LIMIT);
 	qp->path.tclass = (uint8_t)cx4_get(ads, CX4_ADS_TCLASS);
 	if (cx4_get(ads, CX4_ADS_F_DSCP) || cx4_get(ads, CX4_ADS_F_ECN))
-		qp->path.tclass = (uint8_t)(cx4_get(ads, CX4_ADS_DSCP) << 2 | cx4_get(ads, CX4_ADS_ECN));
+		qp->path.tclass =
+		    (uint8_t)(cx4_get(ads, CX4_ADS_DSCP) << 2 | cx4_get(ads, CX4_ADS_ECN));
 	qp->path.udp_sport = (uint16_t)cx4_get(ads, CX4_ADS_UDP_SPORT);
 	qp->path.rmac[0] = (uint8_t)(mh >> 8);
 	qp->path.rmac[1] = (uint8_t)mh;
@@ -160,12 +162,11 @@ static uint32_t apply_path(struct mdev *d, struct mqp *qp, const uint8_t *qpc)
 	qp->path.rmac[3] = (uint8_t)(ml >> 16);
 	qp->path.rmac[4] = (uint8_t)(ml >> 8);
 	qp->path.rmac[5] = (uint8_t)ml;
-	qp->sport = net_sport_for(d, qp->qpn, qp->path.udp_sport, &qp->sock);
+	qp->sport = net_sport_for(d, qp->qpn, qp->path.udp_sport, false, &qp->sock);
 	return 0;
 }
 
-static void save_qpc(struct mdev *d, struct mqp *qp, const uint8_t *qpc, uint32_t mask,
-		     uint16_t op)
+static void save_qpc(struct mdev *d, struct mqp *qp, const uint8_t *qpc, uint32_t mask, uint16_t op)
 {
 	/*
 	 * Keep the driver's context image (what QUERY_QP shows for the fields the model does
@@ -183,7 +184,8 @@ static void save_qpc(struct mdev *d, struct mqp *qp, const uint8_t *qpc, uint32_
 	icm_ctx_write(d, &d->icm.qpc, qp->icm_idx, qp->qpc, CX4_QPC_SIZE);
 }
 
-/* ---- CREATE_QP -------------------------------------------------------------------------------- */
+/* ---- CREATE_QP --------------------------------------------------------------------------------
+ */
 
 static void qp_free(struct mdev *d, struct mqp *qp)
 {
@@ -211,7 +213,8 @@ static int create_qp(struct mdev *d, struct mcmd *c)
 	const uint8_t *cap = d->cap_cur[0];
 	uint32_t st = cx4_get(qpc, CX4_QPC_ST), rq_type = cx4_get(qpc, CX4_QPC_RQ_TYPE);
 	uint32_t pd = cx4_get(qpc, CX4_QPC_PD), uar = cx4_get(qpc, CX4_QPC_UAR_PAGE);
-	uint32_t lrq = cx4_get(qpc, CX4_QPC_LOG_RQ_SIZE), lstr = cx4_get(qpc, CX4_QPC_LOG_RQ_STRIDE);
+	uint32_t lrq = cx4_get(qpc, CX4_QPC_LOG_RQ_SIZE),
+		 lstr = cx4_get(qpc, CX4_QPC_LOG_RQ_STRIDE);
 	uint32_t lsq = cx4_get(qpc, CX4_QPC_LOG_SQ_SIZE), no_sq = cx4_get(qpc, CX4_QPC_NO_SQ);
 	uint32_t lps = cx4_get(qpc, CX4_QPC_LOG_PAGE_SIZE), po = cx4_get(qpc, CX4_QPC_PAGE_OFFSET);
 	struct mcq *scq = cq_get(d, cx4_get(qpc, CX4_QPC_CQN_SND));
@@ -328,27 +331,28 @@ static int create_qp(struct mdev *d, struct mcmd *c)
 	return CX4_CMD_STAT_OK;
 }
 
-/* ---- transitions ------------------------------------------------------------------------------- */
+/* ---- transitions -------------------------------------------------------------------------------
+ */
 
 struct trans {
 	uint16_t op;
-	uint8_t from;			/* 0xff: any */
+	uint8_t from; /* 0xff: any */
 	uint8_t to;
 };
 
 static const struct trans trans[] = {
-	{ OP(RST2INIT_QP), CX4_QP_STATE_RST, CX4_QP_STATE_INIT },
-	{ OP(INIT2INIT_QP), CX4_QP_STATE_INIT, CX4_QP_STATE_INIT },
-	{ OP(INIT2RTR_QP), CX4_QP_STATE_INIT, CX4_QP_STATE_RTR },
-	{ OP(RTR2RTS_QP), CX4_QP_STATE_RTR, CX4_QP_STATE_RTS },
-	{ OP(RTS2RTS_QP), CX4_QP_STATE_RTS, CX4_QP_STATE_RTS },
-	{ OP(SQERR2RTS_QP), CX4_QP_STATE_SQER, CX4_QP_STATE_RTS },
-	{ OP(SQD_RTS_QP), CX4_QP_STATE_SQD, CX4_QP_STATE_RTS },
-	{ OP(2ERR_QP), 0xff, CX4_QP_STATE_ERR },
-	{ OP(2RST_QP), 0xff, CX4_QP_STATE_RST },
+    {OP(RST2INIT_QP), CX4_QP_STATE_RST, CX4_QP_STATE_INIT},
+    {OP(INIT2INIT_QP), CX4_QP_STATE_INIT, CX4_QP_STATE_INIT},
+    {OP(INIT2RTR_QP), CX4_QP_STATE_INIT, CX4_QP_STATE_RTR},
+    {OP(RTR2RTS_QP), CX4_QP_STATE_RTR, CX4_QP_STATE_RTS},
+    {OP(RTS2RTS_QP), CX4_QP_STATE_RTS, CX4_QP_STATE_RTS},
+    {OP(SQERR2RTS_QP), CX4_QP_STATE_SQER, CX4_QP_STATE_RTS},
+    {OP(SQD_RTS_QP), CX4_QP_STATE_SQD, CX4_QP_STATE_RTS},
+    {OP(2ERR_QP), 0xff, CX4_QP_STATE_ERR},
+    {OP(2RST_QP), 0xff, CX4_QP_STATE_RST},
 };
 
-#define OPT(b)	(mask & CX4_QP_OPTPAR_##b)
+#define OPT(b) (mask & CX4_QP_OPTPAR_##b)
 
 static int modify_qp(struct mdev *d, struct mcmd *c)
 {
@@ -418,7 +422,8 @@ static int modify_qp(struct mdev *d, struct mcmd *c)
 			uint32_t synd = apply_path(d, qp, qpc);
 
 			if (synd)
-				return mcmd_err(c, CX4_CMD_STAT_BAD_PARAM_ERR, MSYND(c->opcode, 8 + synd));
+				return mcmd_err(c, CX4_CMD_STAT_BAD_PARAM_ERR,
+						MSYND(c->opcode, 8 + synd));
 			qp->log_msg_max = cx4_get(qpc, CX4_QPC_LOG_MSG_MAX);
 			qp->remote_qpn = cx4_get(qpc, CX4_QPC_REMOTE_QPN);
 			qp->resp.epsn = cx4_get(qpc, CX4_QPC_NEXT_RCV_PSN);
@@ -511,7 +516,8 @@ static int query_qp(struct mdev *d, struct mcmd *c)
 	cx4_set(qpc, CX4_QPC_PRI(CX4_ADS_UDP_SPORT), qp->sport);
 	cx4_set(qpc, CX4_QPC_HW_SQ_WQEBB_COUNTER, qp->req.ci);
 	cx4_set(qpc, CX4_QPC_HW_RQ_COUNTER, qp->resp.rq_ci);
-	for (uint32_t i = 0; i < qp->buf.npages && CX4_QUERY_QP_OUT_PAS + 8 * (i + 1) <= c->olen; i++)
+	for (uint32_t i = 0; i < qp->buf.npages && CX4_QUERY_QP_OUT_PAS + 8 * (i + 1) <= c->olen;
+	     i++)
 		cx4_pas_set(c->out, CX4_QUERY_QP_OUT_PAS, i, qp->buf.pas[i]);
 	return CX4_CMD_STAT_OK;
 }
@@ -536,19 +542,19 @@ void qp_destroy_all(struct mdev *d)
 	idtab_foreach(&d->qps, free_one, d);
 }
 
-#define MQ()	(CX4_MODIFY_QP_IN_QPC + CX4_QPC_SIZE)
+#define MQ() (CX4_MODIFY_QP_IN_QPC + CX4_QPC_SIZE)
 const struct mcmd_desc mcmd_qp[] = {
-	{ OP(CREATE_QP), MCMD_INIT, CX4_CREATE_QP_IN_SIZE, CX4_CREATE_QP_OUT_SIZE, create_qp },
-	{ OP(RST2INIT_QP), MCMD_INIT, MQ(), CX4_MODIFY_QP_OUT_SIZE, modify_qp },
-	{ OP(INIT2INIT_QP), MCMD_INIT, MQ(), CX4_MODIFY_QP_OUT_SIZE, modify_qp },
-	{ OP(INIT2RTR_QP), MCMD_INIT, MQ(), CX4_MODIFY_QP_OUT_SIZE, modify_qp },
-	{ OP(RTR2RTS_QP), MCMD_INIT, MQ(), CX4_MODIFY_QP_OUT_SIZE, modify_qp },
-	{ OP(RTS2RTS_QP), MCMD_INIT, MQ(), CX4_MODIFY_QP_OUT_SIZE, modify_qp },
-	{ OP(SQERR2RTS_QP), MCMD_INIT, MQ(), CX4_MODIFY_QP_OUT_SIZE, modify_qp },
-	{ OP(SQD_RTS_QP), MCMD_INIT, MQ(), CX4_MODIFY_QP_OUT_SIZE, modify_qp },
-	{ OP(2ERR_QP), MCMD_INIT, CX4_QP_2ERR_IN_SIZE, CX4_QP_NOCTX_OUT_SIZE, modify_qp },
-	{ OP(2RST_QP), MCMD_INIT, CX4_QP_2RST_IN_SIZE, CX4_QP_NOCTX_OUT_SIZE, modify_qp },
-	{ OP(QUERY_QP), MCMD_INIT, CX4_QUERY_QP_IN_SIZE, CX4_QUERY_QP_OUT_SIZE, query_qp },
-	{ OP(DESTROY_QP), MCMD_INIT, CX4_DESTROY_QP_IN_SIZE, CX4_QP_NOCTX_OUT_SIZE, destroy_qp },
-	{ 0 },
+    {OP(CREATE_QP), MCMD_INIT, CX4_CREATE_QP_IN_SIZE, CX4_CREATE_QP_OUT_SIZE, create_qp},
+    {OP(RST2INIT_QP), MCMD_INIT, MQ(), CX4_MODIFY_QP_OUT_SIZE, modify_qp},
+    {OP(INIT2INIT_QP), MCMD_INIT, MQ(), CX4_MODIFY_QP_OUT_SIZE, modify_qp},
+    {OP(INIT2RTR_QP), MCMD_INIT, MQ(), CX4_MODIFY_QP_OUT_SIZE, modify_qp},
+    {OP(RTR2RTS_QP), MCMD_INIT, MQ(), CX4_MODIFY_QP_OUT_SIZE, modify_qp},
+    {OP(RTS2RTS_QP), MCMD_INIT, MQ(), CX4_MODIFY_QP_OUT_SIZE, modify_qp},
+    {OP(SQERR2RTS_QP), MCMD_INIT, MQ(), CX4_MODIFY_QP_OUT_SIZE, modify_qp},
+    {OP(SQD_RTS_QP), MCMD_INIT, MQ(), CX4_MODIFY_QP_OUT_SIZE, modify_qp},
+    {OP(2ERR_QP), MCMD_INIT, CX4_QP_2ERR_IN_SIZE, CX4_QP_NOCTX_OUT_SIZE, modify_qp},
+    {OP(2RST_QP), MCMD_INIT, CX4_QP_2RST_IN_SIZE, CX4_QP_NOCTX_OUT_SIZE, modify_qp},
+    {OP(QUERY_QP), MCMD_INIT, CX4_QUERY_QP_IN_SIZE, CX4_QUERY_QP_OUT_SIZE, query_qp},
+    {OP(DESTROY_QP), MCMD_INIT, CX4_DESTROY_QP_IN_SIZE, CX4_QP_NOCTX_OUT_SIZE, destroy_qp},
+    {0},
 };

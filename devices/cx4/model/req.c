@@ -20,12 +20,13 @@
  * access): fd-backed memory by reference, a client's memory read in one process_vm_readv per
  * pass (net.c). Any local error completes the WQE with an error CQE and moves the QP to ERR.
  */
+#include <limits.h>
 #include <string.h>
 
 #include "model.h"
 
-#define WINDOW		512	/* unacknowledged RC packets per QP */
-#define ACKREQ_EVERY	64	/* as rxe RXE_MAX_PKT_PER_ACK */
+#define WINDOW 512	/* unacknowledged RC packets per QP */
+#define ACKREQ_EVERY 64 /* as rxe RXE_MAX_PKT_PER_ACK */
 
 static inline uint32_t psn_add(uint32_t psn, uint32_t n)
 {
@@ -40,13 +41,13 @@ static inline uint32_t psn_sub(uint32_t a, uint32_t b)
 static uint8_t mkey_synd(int err)
 {
 	/* local key, PD, access or bounds violations and IOMMU faults: local protection */
-	return err == MKEY_ESEGS ? MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR :
-				   MLX5_CQE_SYNDROME_LOCAL_PROT_ERR;
+	return err == MKEY_ESEGS ? MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR
+				 : MLX5_CQE_SYNDROME_LOCAL_PROT_ERR;
 }
 
 /* Copy [off, off + len) of the WQE's data into packet t. 0 or a CQE syndrome. */
-static int gather(struct mdev *d, struct mqp *qp, const struct mwqe *w, uint32_t off,
-		  uint32_t len, struct txpkt *t)
+static int gather(struct mdev *d, struct mqp *qp, const struct mwqe *w, uint32_t off, uint32_t len,
+		  struct txpkt *t)
 {
 	struct dseg segs[MQP_MAX_SEGS];
 	uint32_t boff = 0;
@@ -119,8 +120,8 @@ static int start_new(struct mdev *d, struct mqp *qp)
 		return 0;
 	synd = load_cur(d, qp, r->next);
 	if (!synd) {
-		bool rd = w->opcode == MLX5_OPCODE_RDMA_READ || w->opcode == MLX5_OPCODE_ATOMIC_CS ||
-			  w->opcode == MLX5_OPCODE_ATOMIC_FA;
+		bool rd = w->opcode == MLX5_OPCODE_RDMA_READ ||
+			  w->opcode == MLX5_OPCODE_ATOMIC_CS || w->opcode == MLX5_OPCODE_ATOMIC_FA;
 		uint32_t sra = 1u << qp->log_sra_max;
 
 		/* fences ([dv] MLX5_WQE_CTRL_FENCE / INITIATOR_SMALL_FENCE) */
@@ -186,8 +187,10 @@ static void dest_of(const struct mqp *qp, const struct mwqe *w, uint32_t *daddr,
 
 static uint8_t roce_op(const struct mqp *qp, uint8_t op)
 {
-	return (uint8_t)((qp->st == CX4_QP_ST_UC ? ROCE_TRANSPORT_UC :
-			  qp->st == CX4_QP_ST_UD ? ROCE_TRANSPORT_UD : ROCE_TRANSPORT_RC) | op);
+	return (uint8_t)((qp->st == CX4_QP_ST_UC   ? ROCE_TRANSPORT_UC
+			  : qp->st == CX4_QP_ST_UD ? ROCE_TRANSPORT_UD
+						   : ROCE_TRANSPORT_RC) |
+			 op);
 }
 
 /* The wire opcode of packet k of n of a SEND/WRITE WQE. */
@@ -228,14 +231,18 @@ static int emit(struct mdev *d, struct mqp *qp, uint32_t pos, const struct mwqe 
 	struct txpkt *t = net_tx_get(d);
 	uint32_t daddr, dqpn;
 	uint8_t tos, ttl;
-	int synd;
+	int synd, sock = qp->sock;
 
 	if (!t)
 		return 1;
 	dest_of(qp, w, &daddr, &tos, &ttl, &dqpn);
 	h->dqpn = dqpn;
 	h->pkey = ROCE_DEFAULT_PKEY;
-	if (net_tx_hdr(d, t, h, payload ? plen : 0, daddr, (uint16_t)qp->sock, tos, ttl))
+	/* a UD address vector names its RoCE v2 UDP source port in rlid (rdma-core mlx5
+	 * create_ah); ports outside the RoCE range (roce_cap) fall back to the QP's */
+	if (qp->st == CX4_QP_ST_UD && w->av.udp_sport >= 0xc000)
+		net_sport_for(d, qp->qpn, w->av.udp_sport, true, &sock);
+	if (net_tx_hdr(d, t, h, payload ? plen : 0, daddr, (uint16_t)sock, tos, ttl))
 		return MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR;
 	if (payload && plen) {
 		synd = gather(d, qp, w, off, plen, t);
@@ -273,7 +280,7 @@ static int send_entry(struct mdev *d, struct mqp *qp, uint32_t pos)
 	}
 	switch (e->opcode) {
 	case MLX5_OPCODE_RDMA_READ: {
-		struct roce_tx_hdr h = { .opcode = roce_op(qp, ROCE_OP_RDMA_READ_REQUEST) };
+		struct roce_tx_hdr h = {.opcode = roce_op(qp, ROCE_OP_RDMA_READ_REQUEST)};
 		uint32_t off = psn_sub(r->cur_psn, e->first_psn) * qp->pmtu;
 
 		if (window_full(qp))
@@ -300,12 +307,12 @@ static int send_entry(struct mdev *d, struct mqp *qp, uint32_t pos)
 	}
 	case MLX5_OPCODE_ATOMIC_CS:
 	case MLX5_OPCODE_ATOMIC_FA: {
-		struct roce_tx_hdr h = { .psn = r->cur_psn, .ackreq = true };
+		struct roce_tx_hdr h = {.psn = r->cur_psn, .ackreq = true};
 
 		if (window_full(qp))
 			return 0;
-		h.opcode = roce_op(qp, e->opcode == MLX5_OPCODE_ATOMIC_CS ? ROCE_OP_COMPARE_SWAP :
-				   ROCE_OP_FETCH_ADD);
+		h.opcode = roce_op(qp, e->opcode == MLX5_OPCODE_ATOMIC_CS ? ROCE_OP_COMPARE_SWAP
+									  : ROCE_OP_FETCH_ADD);
 		h.atomic.va = w->raddr;
 		h.atomic.rkey = w->rkey;
 		h.atomic.swap_add = w->swap_add;
@@ -335,7 +342,7 @@ static int send_entry(struct mdev *d, struct mqp *qp, uint32_t pos)
 		uint32_t off = k * qp->pmtu;
 		uint32_t plen = e->len - off < qp->pmtu ? e->len - off : qp->pmtu;
 		bool last = k == n - 1;
-		struct roce_tx_hdr h = { .psn = r->cur_psn };
+		struct roce_tx_hdr h = {.psn = r->cur_psn};
 
 		if (window_full(qp))
 			return 0;
@@ -397,8 +404,11 @@ int req_run(struct mdev *d, struct mqp *qp, unsigned int budget)
 	struct mreq *r = &qp->req;
 	int work = 0;
 
-	if (qp->state == CX4_QP_STATE_ERR)
+	if (qp->state == CX4_QP_STATE_ERR) {
+		/* receives posted since the error are flushed too (no doorbell for those) */
+		resp_flush_rq(d, qp);
 		return flush_new(d, qp);
+	}
 	if (qp->state != CX4_QP_STATE_RTS || qp->no_sq || r->rnr_wait)
 		return 0;
 	if (!read_pi(d, qp)) {
@@ -416,8 +426,9 @@ int req_run(struct mdev *d, struct mqp *qp, unsigned int budget)
 		work++;
 	}
 	comp_retire(d, qp);
-	/* out of transmit slots with work left: try again next pass */
-	if (qp->state == CX4_QP_STATE_RTS && !net_tx_free_slots(d) &&
+	/* out of budget or transmit slots with work left: again next pass (a window or a fence
+	 * that holds it back reactivates it when the ACK comes) */
+	if (qp->state == CX4_QP_STATE_RTS && (budget == UINT_MAX || !net_tx_free_slots(d)) &&
 	    (r->pos != r->swq_head || r->next != r->pi))
 		qp_activate(d, qp);
 	return work;
@@ -446,8 +457,10 @@ void req_rewind(struct mdev *d, struct mqp *qp, uint32_t psn)
 		    psn_sub(e->first_psn, psn) < (1u << 23)) {
 			r->pos = p;
 			r->cur_started = true;
-			r->cur_psn = psn_sub(psn, e->first_psn) <= psn_sub(e->last_psn, e->first_psn) ?
-				     psn : e->first_psn;
+			r->cur_psn =
+			    psn_sub(psn, e->first_psn) <= psn_sub(e->last_psn, e->first_psn)
+				? psn
+				: e->first_psn;
 			if (e->opcode == MLX5_OPCODE_RDMA_READ)
 				e->resid = e->len - psn_sub(r->cur_psn, e->first_psn) * qp->pmtu;
 			d->stats.retransmits++;

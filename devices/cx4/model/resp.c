@@ -21,7 +21,7 @@
 
 #include "model.h"
 
-#define GRH_LEN		40
+#define GRH_LEN 40
 
 static inline uint32_t psn_add(uint32_t psn, uint32_t n)
 {
@@ -53,14 +53,14 @@ static struct txpkt *ctl_pkt(struct mdev *d, struct mqp *qp, struct roce_tx_hdr 
 /* ACK/NAK now (NAKs are not coalesced). */
 static void send_aeth(struct mdev *d, struct mqp *qp, uint8_t syn, uint32_t psn)
 {
-	struct roce_tx_hdr h = { .opcode = ROCE_OPCODE(RC, ACKNOWLEDGE), .psn = psn };
+	struct roce_tx_hdr h = {.opcode = ROCE_OPCODE(RC, ACKNOWLEDGE), .psn = psn};
 	struct txpkt *t;
 
 	h.aeth.syndrome = syn;
 	h.aeth.msn = qp->resp.msn;
 	t = ctl_pkt(d, qp, &h);
 	if (!t)
-		return;		/* no slot: the requester will time out and retry */
+		return; /* no slot: the requester will time out and retry */
 	net_tx_commit(d, t);
 	if ((syn & ROCE_AETH_TYPE_MASK) == ROCE_AETH_NAK)
 		d->stats.naks_sent++;
@@ -104,8 +104,8 @@ int resp_send_acks(struct mdev *d)
 			continue;
 		}
 		if (qp->resp.ack_owed && qp->state != CX4_QP_STATE_ERR) {
-			struct roce_tx_hdr h = { .opcode = ROCE_OPCODE(RC, ACKNOWLEDGE),
-						 .psn = qp->resp.ack_psn };
+			struct roce_tx_hdr h = {.opcode = ROCE_OPCODE(RC, ACKNOWLEDGE),
+						.psn = qp->resp.ack_psn};
 			struct txpkt *t;
 
 			h.aeth.syndrome = qp->resp.ack_syn;
@@ -143,7 +143,7 @@ static bool get_recv_wqe(struct mdev *d, struct mqp *qp)
 		if (idx < 0)
 			return false;
 		s->wqe_idx = (uint16_t)idx;
-		seg = wqe + 16;		/* after mlx5_wqe_srq_next_seg */
+		seg = wqe + 16; /* after mlx5_wqe_srq_next_seg */
 		nseg = (stride - 16) / 16;
 	} else if (qp->rq_wqe_cnt) {
 		uint8_t rec[4];
@@ -167,7 +167,7 @@ static bool get_recv_wqe(struct mdev *d, struct mqp *qp)
 		seg = wqe;
 		nseg = stride / 16;
 	} else {
-		return false;	/* zero-length RQ */
+		return false; /* zero-length RQ */
 	}
 	s->nrsge = 0;
 	s->wqe_len = 0;
@@ -179,8 +179,8 @@ static bool get_recv_wqe(struct mdev *d, struct mqp *qp)
 			break;
 		if (!bc)
 			continue;
-		s->rsge[s->nrsge++] = (struct msge){ .len = bc, .lkey = lkey,
-						     .addr = cx4_be64_load(seg + 8) };
+		s->rsge[s->nrsge++] =
+		    (struct msge){.len = bc, .lkey = lkey, .addr = cx4_be64_load(seg + 8)};
 		s->wqe_len += bc;
 	}
 	s->have_wqe = true;
@@ -189,8 +189,7 @@ static bool get_recv_wqe(struct mdev *d, struct mqp *qp)
 }
 
 /* Write len bytes at off of the receive WQE's scatter list. 0 or a CQE syndrome. */
-static int put_recv(struct mdev *d, struct mqp *qp, uint32_t off, const uint8_t *data,
-		    uint32_t len)
+static int put_recv(struct mdev *d, struct mqp *qp, uint32_t off, const uint8_t *data, uint32_t len)
 {
 	struct mresp *s = &qp->resp;
 	struct dseg segs[MQP_MAX_SEGS];
@@ -222,8 +221,12 @@ static int put_recv(struct mdev *d, struct mqp *qp, uint32_t off, const uint8_t 
 static void complete_recv(struct mdev *d, struct mqp *qp, uint8_t opcode, uint32_t byte_cnt,
 			  uint32_t imm, bool se, uint32_t src_qp)
 {
-	struct mrecv r = { .opcode = opcode, .byte_cnt = byte_cnt, .imm = imm, .solicited = se,
-			   .src_qp = src_qp, .wqe_counter = qp->resp.wqe_idx };
+	struct mrecv r = {.opcode = opcode,
+			  .byte_cnt = byte_cnt,
+			  .imm = imm,
+			  .solicited = se,
+			  .src_qp = src_qp,
+			  .wqe_counter = qp->resp.wqe_idx};
 
 	cqe_resp(d, qp, &r);
 	qp->resp.have_wqe = false;
@@ -246,7 +249,8 @@ void resp_flush_rq(struct mdev *d, struct mqp *qp)
 		cqe_resp_err(d, qp, s->rq_ci++, MLX5_CQE_SYNDROME_WR_FLUSH_ERR);
 }
 
-/* ---- RC/UC operations -------------------------------------------------------------------------- */
+/* ---- RC/UC operations --------------------------------------------------------------------------
+ */
 
 static bool is_imm(uint8_t op)
 {
@@ -268,7 +272,8 @@ static bool do_send(struct mdev *d, struct mqp *qp, const struct roce_pkt *p)
 				return false;
 			if (qp->st == CX4_QP_ST_RC) {
 				send_aeth(d, qp, ROCE_AETH_RNR_NAK | qp->min_rnr_nak, p->psn);
-				/* the rest of the message is dropped silently until it comes again */
+				/* the rest of the message is dropped silently until it comes again
+				 */
 				s->nak_sent = true;
 			} else {
 				s->drop_msg = !(f & ROCE_F_LAST);
@@ -281,16 +286,22 @@ static bool do_send(struct mdev *d, struct mqp *qp, const struct roce_pkt *p)
 	if (synd) {
 		cqe_resp_err(d, qp, s->wqe_idx, (uint8_t)synd);
 		s->have_wqe = false;
-		fatal_nak(d, qp, synd == MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR ? ROCE_NAK_INV_REQ :
-			  ROCE_NAK_REM_OP_ERR, p->psn, synd == MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR ?
-			  CX4_EVENT_TYPE_WQ_INVAL_REQ_ERROR : CX4_EVENT_TYPE_WQ_CATAS_ERROR);
+		fatal_nak(d, qp,
+			  synd == MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR ? ROCE_NAK_INV_REQ
+								     : ROCE_NAK_REM_OP_ERR,
+			  p->psn,
+			  synd == MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR
+			      ? CX4_EVENT_TYPE_WQ_INVAL_REQ_ERROR
+			      : CX4_EVENT_TYPE_WQ_CATAS_ERROR);
 		return false;
 	}
 	s->msg_off += p->payload_len;
 	if (f & ROCE_F_LAST) {
-		complete_recv(d, qp, is_imm(p->opcode) ? MLX5_CQE_RESP_SEND_IMM : MLX5_CQE_RESP_SEND,
-			      s->msg_off, is_imm(p->opcode) ? roce_immdt_raw(roce_pkt_hdr(p,
-			      ROCE_HDR_IMMDT)) : 0, p->se, 0);
+		complete_recv(
+		    d, qp, is_imm(p->opcode) ? MLX5_CQE_RESP_SEND_IMM : MLX5_CQE_RESP_SEND,
+		    s->msg_off,
+		    is_imm(p->opcode) ? roce_immdt_raw(roce_pkt_hdr(p, ROCE_HDR_IMMDT)) : 0, p->se,
+		    0);
 		s->msn = psn_add(s->msn, 1);
 	}
 	return true;
@@ -310,8 +321,8 @@ static bool do_write(struct mdev *d, struct mqp *qp, const struct roce_pkt *p)
 		s->va = roce_reth_va(reth);
 		s->rkey = roce_reth_rkey(reth);
 		s->resid = s->msg_len = roce_reth_len(reth);
-		err = qp->rwe ? mkey_check(d, s->rkey, qp->pd, qp->qpn, s->va, s->resid, MKEY_RW) :
-				MKEY_EACCESS;
+		err = qp->rwe ? mkey_check(d, s->rkey, qp->pd, qp->qpn, s->va, s->resid, MKEY_RW)
+			      : MKEY_EACCESS;
 		if (err) {
 			if (qp->st == CX4_QP_ST_RC)
 				fatal_nak(d, qp, ROCE_NAK_REM_ACC_ERR, p->psn,
@@ -323,7 +334,8 @@ static bool do_write(struct mdev *d, struct mqp *qp, const struct roce_pkt *p)
 	}
 	if (p->payload_len > s->resid || ((f & ROCE_F_LAST) && p->payload_len != s->resid)) {
 		if (qp->st == CX4_QP_ST_RC)
-			fatal_nak(d, qp, ROCE_NAK_INV_REQ, p->psn, CX4_EVENT_TYPE_WQ_INVAL_REQ_ERROR);
+			fatal_nak(d, qp, ROCE_NAK_INV_REQ, p->psn,
+				  CX4_EVENT_TYPE_WQ_INVAL_REQ_ERROR);
 		else
 			s->drop_msg = !(f & ROCE_F_LAST);
 		return false;
@@ -340,7 +352,8 @@ static bool do_write(struct mdev *d, struct mqp *qp, const struct roce_pkt *p)
 		       MQP_MAX_SEGS);
 	if (n < 0) {
 		if (qp->st == CX4_QP_ST_RC)
-			fatal_nak(d, qp, ROCE_NAK_REM_ACC_ERR, p->psn, CX4_EVENT_TYPE_WQ_ACCESS_ERROR);
+			fatal_nak(d, qp, ROCE_NAK_REM_ACC_ERR, p->psn,
+				  CX4_EVENT_TYPE_WQ_ACCESS_ERROR);
 		return false;
 	}
 	dseg_copy_batched(&d->rx_dma, segs, n, (uint8_t *)p->payload, qp->qpn);
@@ -374,18 +387,20 @@ static bool do_read(struct mdev *d, struct mqp *qp, const struct roce_pkt *p, bo
 		max = 16;
 	if (!qp->rre || mkey_check(d, rkey, qp->pd, qp->qpn, va, len, MKEY_RR)) {
 		if (!dup)
-			fatal_nak(d, qp, ROCE_NAK_REM_ACC_ERR, p->psn, CX4_EVENT_TYPE_WQ_ACCESS_ERROR);
+			fatal_nak(d, qp, ROCE_NAK_REM_ACC_ERR, p->psn,
+				  CX4_EVENT_TYPE_WQ_ACCESS_ERROR);
 		return false;
 	}
 	if (s->rd_tail - s->rd_head >= max) {
 		/* more outstanding READs than responder resources (log_rra_max) */
 		if (!dup)
-			fatal_nak(d, qp, ROCE_NAK_INV_REQ, p->psn, CX4_EVENT_TYPE_WQ_INVAL_REQ_ERROR);
+			fatal_nak(d, qp, ROCE_NAK_INV_REQ, p->psn,
+				  CX4_EVENT_TYPE_WQ_INVAL_REQ_ERROR);
 		return false;
 	}
 	rd = &s->rd[s->rd_tail++ % 16];
-	*rd = (struct mread){ .va = va, .rkey = rkey, .len = len, .psn = p->psn,
-			      .npkts = read_pkts(len, qp->pmtu) };
+	*rd = (struct mread){
+	    .va = va, .rkey = rkey, .len = len, .psn = p->psn, .npkts = read_pkts(len, qp->pmtu)};
 	if (!dup)
 		s->msn = psn_add(s->msn, 1);
 	qp_activate(d, qp);
@@ -394,7 +409,7 @@ static bool do_read(struct mdev *d, struct mqp *qp, const struct roce_pkt *p, bo
 
 static void atomic_ack(struct mdev *d, struct mqp *qp, uint32_t psn, uint64_t orig)
 {
-	struct roce_tx_hdr h = { .opcode = ROCE_OPCODE(RC, ATOMIC_ACKNOWLEDGE), .psn = psn };
+	struct roce_tx_hdr h = {.opcode = ROCE_OPCODE(RC, ATOMIC_ACKNOWLEDGE), .psn = psn};
 	struct txpkt *t;
 
 	h.aeth.syndrome = ROCE_AETH_ACK | ROCE_AETH_NO_CREDIT;
@@ -418,8 +433,9 @@ static bool do_atomic(struct mdev *d, struct mqp *qp, const struct roce_pkt *p)
 		fatal_nak(d, qp, ROCE_NAK_INV_REQ, p->psn, CX4_EVENT_TYPE_WQ_INVAL_REQ_ERROR);
 		return false;
 	}
-	n = qp->rae ? mkey_xlate(d, roce_atmeth_rkey(a), qp->pd, qp->qpn, va, 8, MKEY_A, false,
-				 segs, 2) : MKEY_EACCESS;
+	n = qp->rae
+		? mkey_xlate(d, roce_atmeth_rkey(a), qp->pd, qp->qpn, va, 8, MKEY_A, false, segs, 2)
+		: MKEY_EACCESS;
 	if (n < 0) {
 		fatal_nak(d, qp, ROCE_NAK_REM_ACC_ERR, p->psn, CX4_EVENT_TYPE_WQ_ACCESS_ERROR);
 		return false;
@@ -455,7 +471,7 @@ static bool do_atomic(struct mdev *d, struct mqp *qp, const struct roce_pkt *p)
 	s->atomic[s->atomic_next % 16].orig = cur;
 	s->atomic[s->atomic_next % 16].valid = true;
 	s->atomic_next++;
-	s->ack_owed = false;	/* the atomic ACK acknowledges everything before it */
+	s->ack_owed = false; /* the atomic ACK acknowledges everything before it */
 	atomic_ack(d, qp, p->psn, cur);
 	return true;
 }
@@ -478,8 +494,9 @@ static void duplicate(struct mdev *d, struct mqp *qp, const struct roce_pkt *p)
 static bool opcode_in_sequence(struct mresp *s, uint32_t f, uint8_t op)
 {
 	if (s->in_msg)
-		return !(f & ROCE_F_FIRST) && ((op & ~ROCE_TRANSPORT_MASK) <= ROCE_OP_SEND_ONLY_IMM ?
-					       s->msg_op == 0 : s->msg_op == 1);
+		return !(f & ROCE_F_FIRST) &&
+		       ((op & ~ROCE_TRANSPORT_MASK) <= ROCE_OP_SEND_ONLY_IMM ? s->msg_op == 0
+									     : s->msg_op == 1);
 	return (f & ROCE_F_FIRST) != 0;
 }
 
@@ -573,7 +590,7 @@ static void ud_rx(struct mdev *d, struct mqp *qp, const struct roce_pkt *p)
 	int synd;
 
 	if (roce_deth_qkey(deth) != qp->qkey || p->payload_len > qp->pmtu) {
-		d->stats.rx_drop_qp++;	/* Q_Key violation / too long: silently dropped */
+		d->stats.rx_drop_qp++; /* Q_Key violation / too long: silently dropped */
 		return;
 	}
 	if (imm_op)
@@ -584,10 +601,15 @@ static void ud_rx(struct mdev *d, struct mqp *qp, const struct roce_pkt *p)
 	}
 	/*
 	 * The GRH: 40 bytes before the payload, the IPv4 header in the last 20 ([IBTA] A17.4.5.1
-	 * "union rdma_network_hdr"). Built in the receive buffer over the packet's own headers
-	 * (net.c leaves room in front), so that header and payload go out in one DMA.
+	 * "union rdma_network_hdr"); header and payload go to the buffer in one DMA from memory
+	 * that lives until the end of the pass.
 	 */
-	grh = (uint8_t *)(uintptr_t)p->payload - GRH_LEN;
+	grh = net_scratch(d, GRH_LEN + p->payload_len);
+	if (!grh) {
+		d->stats.rx_drop_qp++;
+		return;
+	}
+	memcpy(grh + GRH_LEN, p->payload, p->payload_len);
 	roce_ipv4_udp_hdr(ipudp, &p->addr, p->tlen);
 	memset(grh, 0, GRH_LEN - ROCE_IPV4_HDR_LEN);
 	memcpy(grh + GRH_LEN - ROCE_IPV4_HDR_LEN, ipudp, ROCE_IPV4_HDR_LEN);
@@ -630,7 +652,8 @@ void resp_rx(struct mdev *d, struct mqp *qp, const struct roce_pkt *p)
 	}
 }
 
-/* ---- READ responses ---------------------------------------------------------------------------- */
+/* ---- READ responses ----------------------------------------------------------------------------
+ */
 
 int resp_read_run(struct mdev *d, struct mqp *qp, unsigned int budget)
 {
@@ -640,7 +663,7 @@ int resp_read_run(struct mdev *d, struct mqp *qp, unsigned int budget)
 	while (s->rd_head != s->rd_tail && budget--) {
 		struct mread *rd = &s->rd[s->rd_head % 16];
 		uint32_t i = rd->off / qp->pmtu, plen = rd->len - rd->off;
-		struct roce_tx_hdr h = { .psn = psn_add(rd->psn, i) };
+		struct roce_tx_hdr h = {.psn = psn_add(rd->psn, i)};
 		struct dseg segs[MQP_MAX_SEGS];
 		struct txpkt *t;
 		int n = 0;
@@ -662,8 +685,8 @@ int resp_read_run(struct mdev *d, struct mqp *qp, unsigned int budget)
 		h.aeth.syndrome = ROCE_AETH_ACK | ROCE_AETH_NO_CREDIT;
 		h.aeth.msn = s->msn;
 		if (plen) {
-			n = mkey_xlate(d, rd->rkey, qp->pd, qp->qpn, rd->va + rd->off, plen, MKEY_RR,
-				       false, segs, MQP_MAX_SEGS);
+			n = mkey_xlate(d, rd->rkey, qp->pd, qp->qpn, rd->va + rd->off, plen,
+				       MKEY_RR, false, segs, MQP_MAX_SEGS);
 			if (n < 0) {
 				/* the key was checked at the request: it went away meanwhile */
 				fatal_nak(d, qp, ROCE_NAK_REM_ACC_ERR, h.psn,
@@ -679,7 +702,8 @@ int resp_read_run(struct mdev *d, struct mqp *qp, unsigned int budget)
 		h.dqpn = qp->remote_qpn;
 		h.pkey = ROCE_DEFAULT_PKEY;
 		if (net_tx_hdr(d, t, &h, plen, qp->path.rip, (uint16_t)qp->sock, qp->path.tclass,
-			       qp->path.hop_limit) || net_tx_payload(d, t, segs, n, 0))
+			       qp->path.hop_limit) ||
+		    net_tx_payload(d, t, segs, n, 0))
 			break;
 		t->qp = qp;
 		t->swq_pos = -1;
@@ -689,6 +713,9 @@ int resp_read_run(struct mdev *d, struct mqp *qp, unsigned int budget)
 		if (i == rd->npkts - 1)
 			s->rd_head++;
 	}
+	/* out of budget with responses left: the rest next pass */
+	if (s->rd_head != s->rd_tail && qp->state != CX4_QP_STATE_ERR)
+		qp_activate(d, qp);
 	if (s->rd_head == s->rd_tail && s->ack_owed && !qp->on_ack) {
 		qp->on_ack = true;
 		qp->ack_next = d->ack_head;

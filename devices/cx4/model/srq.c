@@ -18,12 +18,13 @@
 
 #include "model.h"
 
-#define OP(x)		CX4_CMD_OP_##x
-#define SRQN_BASE	1
+#define OP(x) CX4_CMD_OP_##x
+#define SRQN_BASE 1
 
 int srq_tables_init(struct mdev *d)
 {
-	return idtab_init(&d->srqs, SRQN_BASE, 1u << cx4_get(d->cap_cur[0], CX4_CAP_GEN_LOG_MAX_SRQ));
+	return idtab_init(&d->srqs, SRQN_BASE,
+			  1u << cx4_get(d->cap_cur[0], CX4_CAP_GEN_LOG_MAX_SRQ));
 }
 
 struct msrq *srq_get(struct mdev *d, uint32_t srqn)
@@ -51,14 +52,16 @@ int srq_pop(struct mdev *d, struct msrq *s, uint8_t *wqe, uint32_t max)
 	if (!ok || !avail || avail > (1u << s->log_size))
 		return -1;
 	idx = s->head;
-	if (stride > max || dbuf_read(d, &s->buf, (uint64_t)(idx & ((1u << s->log_size) - 1)) *
-				      stride, wqe, stride)) {
+	if (stride > max ||
+	    dbuf_read(d, &s->buf, (uint64_t)(idx & ((1u << s->log_size) - 1)) * stride, wqe,
+		      stride)) {
 		/* an SRQ the device cannot read: SRQ catastrophic error */
 		s->state = CX4_SRQC_STATE_ERROR;
-		eq_post_qp_event(d, CX4_EVENT_TYPE_SRQ_CATAS_ERROR, s->srqn, CX4_EVENT_QUEUE_TYPE_RQ);
+		eq_post_qp_event(d, CX4_EVENT_TYPE_SRQ_CATAS_ERROR, s->srqn,
+				 CX4_EVENT_QUEUE_TYPE_RQ);
 		return -1;
 	}
-	s->head = (uint16_t)cx4_get(wqe, CX4_FLD(0x00, 0, 16));	/* next_wqe_index, bytes 2..3 */
+	s->head = (uint16_t)cx4_get(wqe, CX4_FLD(0x00, 0, 16)); /* next_wqe_index, bytes 2..3 */
 	s->consumed++;
 	if (s->lwm && (uint16_t)(avail - 1) < s->lwm) {
 		s->lwm = 0;
@@ -80,7 +83,8 @@ static int create_srq(struct mdev *d, struct mcmd *c)
 	const uint8_t *srqc = c->in + CX4_CREATE_SRQ_IN_SRQC;
 	uint32_t log_size = cx4_get(srqc, CX4_SRQC_LOG_SRQ_SIZE);
 	uint32_t lstr = cx4_get(srqc, CX4_SRQC_LOG_RQ_STRIDE) + 4;
-	uint32_t lps = cx4_get(srqc, CX4_SRQC_LOG_PAGE_SIZE), po = cx4_get(srqc, CX4_SRQC_PAGE_OFFSET);
+	uint32_t lps = cx4_get(srqc, CX4_SRQC_LOG_PAGE_SIZE),
+		 po = cx4_get(srqc, CX4_SRQC_PAGE_OFFSET);
 	uint32_t pd = cx4_get(srqc, CX4_SRQC_PD), npas, srqn;
 	uint64_t bytes, psz;
 	struct msrq *s;
@@ -184,10 +188,9 @@ void srq_destroy_all(struct mdev *d)
 }
 
 const struct mcmd_desc mcmd_srq[] = {
-	{ OP(CREATE_SRQ), MCMD_INIT, CX4_CREATE_SRQ_IN_SIZE, CX4_CREATE_SRQ_OUT_SIZE, create_srq },
-	{ OP(DESTROY_SRQ), MCMD_INIT, CX4_DESTROY_SRQ_IN_SIZE, CX4_DESTROY_SRQ_OUT_SIZE,
-	  destroy_srq },
-	{ OP(QUERY_SRQ), MCMD_INIT, CX4_QUERY_SRQ_IN_SIZE, CX4_QUERY_SRQ_OUT_SIZE, query_srq },
-	{ OP(ARM_RQ), MCMD_INIT, CX4_ARM_RQ_IN_SIZE, CX4_ARM_RQ_OUT_SIZE, arm_rq },
-	{ 0 },
+    {OP(CREATE_SRQ), MCMD_INIT, CX4_CREATE_SRQ_IN_SIZE, CX4_CREATE_SRQ_OUT_SIZE, create_srq},
+    {OP(DESTROY_SRQ), MCMD_INIT, CX4_DESTROY_SRQ_IN_SIZE, CX4_DESTROY_SRQ_OUT_SIZE, destroy_srq},
+    {OP(QUERY_SRQ), MCMD_INIT, CX4_QUERY_SRQ_IN_SIZE, CX4_QUERY_SRQ_OUT_SIZE, query_srq},
+    {OP(ARM_RQ), MCMD_INIT, CX4_ARM_RQ_IN_SIZE, CX4_ARM_RQ_OUT_SIZE, arm_rq},
+    {0},
 };

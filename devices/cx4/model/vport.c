@@ -16,28 +16,29 @@
 
 #include "model.h"
 
-#define OP(x)	CX4_CMD_OP_##x
-#define REG_SYND(reg, n)	MSYND(CX4_CMD_OP_ACCESS_REG, ((reg) & 0xff) << 4 | (n))
-#define ETH_OVERHEAD	22	/* Linux mlx5e: hw_mtu = sw_mtu + ETH_HLEN + VLAN_HLEN + FCS */
+#define OP(x) CX4_CMD_OP_##x
+#define REG_SYND(reg, n) MSYND(CX4_CMD_OP_ACCESS_REG, ((reg)&0xff) << 4 | (n))
+#define ETH_OVERHEAD 22 /* Linux mlx5e: hw_mtu = sw_mtu + ETH_HLEN + VLAN_HLEN + FCS */
 
 /* Recompute the operational state; post PORT_CHANGE when it changed. */
 void port_update(struct mdev *d)
 {
-	uint8_t oper = (d->port_admin == CX4_PORT_STATUS_UP && d->link_cable &&
-			d->hca == MHCA_INIT) ? CX4_PORT_STATUS_UP : CX4_PORT_STATUS_DOWN;
+	uint8_t oper = (d->port_admin == CX4_PORT_STATUS_UP && d->link_cable && d->hca == MHCA_INIT)
+			   ? CX4_PORT_STATUS_UP
+			   : CX4_PORT_STATUS_DOWN;
 
 	if (oper == d->port_oper)
 		return;
 	d->port_oper = oper;
-	eq_post_port_change(d, oper == CX4_PORT_STATUS_UP ? CX4_PORT_CHANGE_SUBTYPE_ACTIVE :
-			    CX4_PORT_CHANGE_SUBTYPE_DOWN);
+	eq_post_port_change(d, oper == CX4_PORT_STATUS_UP ? CX4_PORT_CHANGE_SUBTYPE_ACTIVE
+							  : CX4_PORT_CHANGE_SUBTYPE_DOWN);
 }
 
 static uint32_t eth_proto(const struct mdev *d)
 {
 	/* CX4: 100GBASE-CR4 (Snabb's card); CX4 Lx: 25GBASE-CR (the [trace] card's class) */
-	return 1u << (d->prof->pci_device == CX4_PCI_DEVICE_CX4 ? CX4_LINK_MODE_100GBASE_CR4 :
-		      CX4_LINK_MODE_25GBASE_CR);
+	return 1u << (d->prof->pci_device == CX4_PCI_DEVICE_CX4 ? CX4_LINK_MODE_100GBASE_CR4
+								: CX4_LINK_MODE_25GBASE_CR);
 }
 
 static int reg_access(struct mdev *d, struct mcmd *c, uint16_t reg, uint32_t size,
@@ -110,18 +111,28 @@ static int reg_access(struct mdev *d, struct mcmd *c, uint16_t reg, uint32_t siz
 static int access_reg(struct mdev *d, struct mcmd *c)
 {
 	uint16_t reg = (uint16_t)cx4_get(c->in, CX4_ACCESS_REG_IN_REGISTER_ID);
-	uint8_t in[0x40] = { 0 }, out[0x40] = { 0 };
+	uint8_t in[0x40] = {0}, out[0x40] = {0};
 	uint32_t size;
 	int st;
 
 	if (c->op_mod > CX4_ACCESS_REG_OPMOD_READ)
 		return mcmd_err(c, CX4_CMD_STAT_BAD_OP_ERR, REG_SYND(reg, 0));
 	switch (reg) {
-	case CX4_REG_HOST_ENDIANNESS: size = CX4_HOST_ENDIANNESS_SIZE; break;
-	case CX4_REG_PAOS: size = CX4_PAOS_SIZE; break;
-	case CX4_REG_PTYS: size = CX4_PTYS_SIZE; break;
-	case CX4_REG_PMTU: size = CX4_PMTU_SIZE; break;
-	default: size = 0; break;
+	case CX4_REG_HOST_ENDIANNESS:
+		size = CX4_HOST_ENDIANNESS_SIZE;
+		break;
+	case CX4_REG_PAOS:
+		size = CX4_PAOS_SIZE;
+		break;
+	case CX4_REG_PTYS:
+		size = CX4_PTYS_SIZE;
+		break;
+	case CX4_REG_PMTU:
+		size = CX4_PMTU_SIZE;
+		break;
+	default:
+		size = 0;
+		break;
 	}
 	if (size && c->ilen >= CX4_ACCESS_REG_IN_DATA + size)
 		memcpy(in, c->in + CX4_ACCESS_REG_IN_DATA, size);
@@ -160,13 +171,14 @@ void vport_init(struct mdev *d)
 	memset(v, 0, CX4_NIC_VPORT_CTX_SIZE);
 	cx4_set(v, CX4_NIC_VPORT_MTU, d->port_mtu + ETH_OVERHEAD);
 	cx4_set(v, CX4_NIC_VPORT_PERM_MAC_47_32, (uint32_t)d->mac[0] << 8 | d->mac[1]);
-	cx4_set(v, CX4_NIC_VPORT_PERM_MAC_31_0, (uint32_t)d->mac[2] << 24 |
-		(uint32_t)d->mac[3] << 16 | (uint32_t)d->mac[4] << 8 | d->mac[5]);
+	cx4_set(v, CX4_NIC_VPORT_PERM_MAC_31_0,
+		(uint32_t)d->mac[2] << 24 | (uint32_t)d->mac[3] << 16 | (uint32_t)d->mac[4] << 8 |
+		    d->mac[5]);
 	/* node/port GUID: EUI-64 of the MAC, as mlx5 firmware derives them */
 	cx4_set64(v, CX4_NIC_VPORT_NODE_GUID,
 		  (uint64_t)d->mac[0] << 56 | (uint64_t)d->mac[1] << 48 |
-		  (uint64_t)d->mac[2] << 40 | 0xfffeull << 24 | (uint64_t)d->mac[3] << 16 |
-		  (uint64_t)d->mac[4] << 8 | d->mac[5]);
+		      (uint64_t)d->mac[2] << 40 | 0xfffeull << 24 | (uint64_t)d->mac[3] << 16 |
+		      (uint64_t)d->mac[4] << 8 | d->mac[5]);
 	cx4_set64(v, CX4_NIC_VPORT_PORT_GUID, cx4_get64(v, CX4_NIC_VPORT_NODE_GUID));
 	cx4_set64(v, CX4_NIC_VPORT_SYSTEM_IMAGE_GUID, cx4_get64(v, CX4_NIC_VPORT_NODE_GUID));
 	vport_store(d);
@@ -176,9 +188,11 @@ static int query_nic_vport_context(struct mdev *d, struct mcmd *c)
 {
 	if (cx4_get(c->in, CX4_QUERY_NIC_VPORT_CONTEXT_IN_OTHER_VPORT) ||
 	    cx4_get(c->in, CX4_QUERY_NIC_VPORT_CONTEXT_IN_VPORT_NUMBER))
-		return mcmd_err(c, CX4_CMD_STAT_BAD_PARAM_ERR, MSYND(OP(QUERY_NIC_VPORT_CONTEXT), 1));
+		return mcmd_err(c, CX4_CMD_STAT_BAD_PARAM_ERR,
+				MSYND(OP(QUERY_NIC_VPORT_CONTEXT), 1));
 	if (icm_page_rw(d, d->icm.boot_page[ICM_BOOT_VPORT], 0,
-			c->out + CX4_QUERY_NIC_VPORT_CONTEXT_OUT_CTX, CX4_NIC_VPORT_CTX_SIZE, false))
+			c->out + CX4_QUERY_NIC_VPORT_CONTEXT_OUT_CTX, CX4_NIC_VPORT_CTX_SIZE,
+			false))
 		return mcmd_err(c, CX4_CMD_STAT_INT_ERR, MSYND(OP(QUERY_NIC_VPORT_CONTEXT), 2));
 	return CX4_CMD_STAT_OK;
 }
@@ -269,7 +283,7 @@ static int set_roce_address(struct mdev *d, struct mcmd *c)
 	uint32_t idx = cx4_get(c->in, CX4_SET_ROCE_ADDRESS_IN_INDEX);
 	const uint8_t *e = c->in + CX4_SET_ROCE_ADDRESS_IN_ADDR;
 	static const uint8_t zero[16];
-	struct mroce_addr a = { 0 };
+	struct mroce_addr a = {0};
 	uint32_t mh, ml;
 
 	if (idx >= d->roce_tbl_size || cx4_get(c->in, CX4_SET_ROCE_ADDRESS_IN_VHCA_PORT_NUM) > 1)
@@ -289,7 +303,7 @@ static int set_roce_address(struct mdev *d, struct mcmd *c)
 	a.mac[4] = (uint8_t)(ml >> 8);
 	a.mac[5] = (uint8_t)ml;
 	if (a.valid) {
-		static const uint8_t v4pfx[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+		static const uint8_t v4pfx[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
 
 		/* RoCE v2 over IPv4 (::ffff:a.b.c.d) only: roce_cap.l3_type / roce_version */
 		if (a.version != CX4_ROCE_VERSION_2 || a.l3_type != CX4_ROCE_L3_TYPE_IPV4 ||
@@ -300,8 +314,10 @@ static int set_roce_address(struct mdev *d, struct mcmd *c)
 			char ip[INET_ADDRSTRLEN];
 
 			inet_ntop(AF_INET, a.gid + 12, ip, sizeof(ip));
-			mdev_log(d, "RoCE address %u is %s, not the port's address: packets "
-				 "still leave from the port's address", idx, ip);
+			mdev_log(d,
+				 "RoCE address %u is %s, not the port's address: packets "
+				 "still leave from the port's address",
+				 idx, ip);
 		}
 	}
 	if (roce_rw(d, idx, (uint8_t *)e, true))
@@ -321,7 +337,8 @@ static int query_hca_vport_gid(struct mdev *d, struct mcmd *c)
 	    (idx != 0xffff && idx >= d->roce_tbl_size))
 		return mcmd_err(c, CX4_CMD_STAT_BAD_PARAM_ERR, MSYND(OP(QUERY_HCA_VPORT_GID), 1));
 	if (c->olen < CX4_QUERY_HCA_VPORT_GID_OUT_GID_OFF + 16 * n)
-		return mcmd_err(c, CX4_CMD_STAT_BAD_OUTP_LEN_ERR, MSYND(OP(QUERY_HCA_VPORT_GID), 2));
+		return mcmd_err(c, CX4_CMD_STAT_BAD_OUTP_LEN_ERR,
+				MSYND(OP(QUERY_HCA_VPORT_GID), 2));
 	cx4_set(c->out, CX4_QUERY_HCA_VPORT_GID_OUT_GIDS_NUM, n);
 	for (uint32_t i = 0; i < n; i++)
 		memcpy(c->out + CX4_QUERY_HCA_VPORT_GID_OUT_GID_OFF + 16 * i,
@@ -330,19 +347,19 @@ static int query_hca_vport_gid(struct mdev *d, struct mcmd *c)
 }
 
 const struct mcmd_desc mcmd_vport[] = {
-	{ OP(ACCESS_REG), MCMD_ENABLED, CX4_ACCESS_REG_IN_SIZE, CX4_ACCESS_REG_OUT_SIZE,
-	  access_reg },
-	{ OP(QUERY_VPORT_STATE), MCMD_INIT, CX4_QUERY_VPORT_STATE_IN_SIZE,
-	  CX4_QUERY_VPORT_STATE_OUT_SIZE, query_vport_state },
-	{ OP(QUERY_NIC_VPORT_CONTEXT), MCMD_INIT, CX4_QUERY_NIC_VPORT_CONTEXT_IN_SIZE,
-	  CX4_QUERY_NIC_VPORT_CONTEXT_OUT_SIZE, query_nic_vport_context },
-	{ OP(MODIFY_NIC_VPORT_CONTEXT), MCMD_INIT, CX4_MODIFY_NIC_VPORT_CONTEXT_IN_CTX +
-	  CX4_NIC_VPORT_CTX_SIZE, CX4_MODIFY_NIC_VPORT_CONTEXT_OUT_SIZE, modify_nic_vport_context },
-	{ OP(QUERY_ROCE_ADDRESS), MCMD_INIT, CX4_QUERY_ROCE_ADDRESS_IN_SIZE,
-	  CX4_QUERY_ROCE_ADDRESS_OUT_SIZE, query_roce_address },
-	{ OP(SET_ROCE_ADDRESS), MCMD_INIT, CX4_SET_ROCE_ADDRESS_IN_SIZE,
-	  CX4_SET_ROCE_ADDRESS_OUT_SIZE, set_roce_address },
-	{ OP(QUERY_HCA_VPORT_GID), MCMD_INIT, CX4_QUERY_HCA_VPORT_GID_IN_SIZE,
-	  CX4_QUERY_HCA_VPORT_GID_OUT_SIZE, query_hca_vport_gid },
-	{ 0 },
+    {OP(ACCESS_REG), MCMD_ENABLED, CX4_ACCESS_REG_IN_SIZE, CX4_ACCESS_REG_OUT_SIZE, access_reg},
+    {OP(QUERY_VPORT_STATE), MCMD_INIT, CX4_QUERY_VPORT_STATE_IN_SIZE,
+     CX4_QUERY_VPORT_STATE_OUT_SIZE, query_vport_state},
+    {OP(QUERY_NIC_VPORT_CONTEXT), MCMD_INIT, CX4_QUERY_NIC_VPORT_CONTEXT_IN_SIZE,
+     CX4_QUERY_NIC_VPORT_CONTEXT_OUT_SIZE, query_nic_vport_context},
+    {OP(MODIFY_NIC_VPORT_CONTEXT), MCMD_INIT,
+     CX4_MODIFY_NIC_VPORT_CONTEXT_IN_CTX + CX4_NIC_VPORT_CTX_SIZE,
+     CX4_MODIFY_NIC_VPORT_CONTEXT_OUT_SIZE, modify_nic_vport_context},
+    {OP(QUERY_ROCE_ADDRESS), MCMD_INIT, CX4_QUERY_ROCE_ADDRESS_IN_SIZE,
+     CX4_QUERY_ROCE_ADDRESS_OUT_SIZE, query_roce_address},
+    {OP(SET_ROCE_ADDRESS), MCMD_INIT, CX4_SET_ROCE_ADDRESS_IN_SIZE, CX4_SET_ROCE_ADDRESS_OUT_SIZE,
+     set_roce_address},
+    {OP(QUERY_HCA_VPORT_GID), MCMD_INIT, CX4_QUERY_HCA_VPORT_GID_IN_SIZE,
+     CX4_QUERY_HCA_VPORT_GID_OUT_SIZE, query_hca_vport_gid},
+    {0},
 };

@@ -93,7 +93,7 @@ int wqe_fetch(struct mdev *d, struct mqp *qp, uint16_t idx, struct mwqe *w)
 		return 0;
 	if (qp->st == CX4_QP_ST_UD) {
 		const uint8_t *av = p + at;
-		static const uint8_t v4pfx[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+		static const uint8_t v4pfx[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
 		uint32_t qkey = cx4_be32_load(av);
 
 		if (ds * 16 < at + 48 || memcmp(av + 0x20, v4pfx, 12))
@@ -135,7 +135,7 @@ int wqe_fetch(struct mdev *d, struct mqp *qp, uint16_t idx, struct mwqe *w)
 
 			if (at + 4 + n > ds * 16)
 				return MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR;
-			w->sge[w->nsge++] = (struct msge){ .len = n, .inl = p + at + 4 };
+			w->sge[w->nsge++] = (struct msge){.len = n, .inl = p + at + 4};
 			w->len += n;
 			at += (4 + n + 15) & ~15u;
 		} else {
@@ -147,7 +147,7 @@ int wqe_fetch(struct mdev *d, struct mqp *qp, uint16_t idx, struct mwqe *w)
 			s->inl = NULL;
 			at += 16;
 			if (!bc)
-				continue;	/* zero-length entries carry nothing */
+				continue; /* zero-length entries carry nothing */
 			if ((uint64_t)w->len + bc > (1ull << 31))
 				return MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR;
 			w->len += bc;

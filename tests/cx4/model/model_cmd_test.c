@@ -12,7 +12,7 @@
 
 #include "tdrv.h"
 
-#define OP(x)	CX4_CMD_OP_##x
+#define OP(x) CX4_CMD_OP_##x
 
 static void msleep(unsigned int ms)
 {
@@ -48,14 +48,14 @@ static void test_init_segment(void)
 	T_EQ(cx4_mmio_read32(&t.bar, 0x000), 16u << 16 | 12);
 	T_EQ(cx4_mmio_read32(&t.bar, 0x004), 5u << 16 | 1020);
 	l = cx4_mmio_read32(&t.bar, 0x014);
-	T_EQ(l & 0xff, 0x56);	/* log_cmdq_size 5, log_cmdq_stride 6 */
+	T_EQ(l & 0xff, 0x56); /* log_cmdq_size 5, log_cmdq_stride 6 */
 	for (i = 0; i < 2000 && cx4_mmio_read32(&t.bar, 0x1fc) >> 31; i++)
 		msleep(1);
 	T_EQ(cx4_mmio_read32(&t.bar, 0x1fc) >> 31, 0);
 	/* the health buffer: no syndrome, fw_ver not all ones (device present) */
 	T_EQ(cx4_mmio_read32(&t.bar, 0x23c) >> 16 & 0xff, 0);
 	T_ASSERT(cx4_mmio_read32(&t.bar, 0x230) != 0xffffffff);
-	T_EQ(cx4_mmio_read32(&t.bar, 0x1010) >> 24, 0);	/* Snabb reads a syndrome here */
+	T_EQ(cx4_mmio_read32(&t.bar, 0x1010) >> 24, 0); /* Snabb reads a syndrome here */
 	/* the heartbeat moves (Linux/rdma-core declare the device dead otherwise) */
 	hc0 = cx4_mmio_read32(&t.bar, 0x1010);
 	for (i = 0; i < 300 && cx4_mmio_read32(&t.bar, 0x1010) == hc0; i++)
@@ -101,7 +101,7 @@ static void test_cmdq_before_boot(void)
 
 static int query_cap(struct tdev *t, unsigned int type, bool cur, uint8_t *page)
 {
-	uint8_t in[16] = { 0 }, out[0x1010];
+	uint8_t in[16] = {0}, out[0x1010];
 	int st;
 
 	cx4_set(in, CX4_CMD_IN_OPCODE, OP(QUERY_HCA_CAP));
@@ -115,7 +115,7 @@ static int query_cap(struct tdev *t, unsigned int type, bool cur, uint8_t *page)
 static void test_bringup_caps(void)
 {
 	struct tdev t;
-	uint8_t cap[0x1000], out[0x110], in[16] = { 0 }, o16[16];
+	uint8_t cap[0x1000], out[0x110], in[16] = {0}, o16[16];
 
 	open_dev(&t, NULL);
 	T_EQ(tdev_cmdif_init(&t), 0);
@@ -129,7 +129,7 @@ static void test_bringup_caps(void)
 	T_EQ(cx4_get(cap, CX4_CAP_GEN_LOG_MAX_QP), 0x17);
 	T_EQ(cx4_get(cap, CX4_CAP_GEN_CMDIF_CHECKSUM), 3);
 	T_EQ(query_cap(&t, CX4_CAP_GENERAL, true, cap), 0);
-	T_EQ(cx4_get(cap, CX4_CAP_GEN_LOG_MAX_QP), 0x11);	/* set by tdev_bringup */
+	T_EQ(cx4_get(cap, CX4_CAP_GEN_LOG_MAX_QP), 0x11); /* set by tdev_bringup */
 	T_EQ(cx4_get(cap, CX4_CAP_GEN_PORT_TYPE), CX4_CAP_PORT_TYPE_ETH);
 	T_EQ(cx4_get(cap, CX4_CAP_GEN_NUM_PORTS), 1);
 	T_EQ(cx4_get(cap, CX4_CAP_GEN_CQE_VERSION), 1);
@@ -159,7 +159,7 @@ static void test_bringup_caps(void)
 
 	/* the CX4 Lx profile answers like the trace card */
 	{
-		struct cx4_model_config c = { .profile = CX4_MODEL_CX4LX };
+		struct cx4_model_config c = {.profile = CX4_MODEL_CX4LX};
 
 		open_dev(&t, &c);
 		T_EQ(cx4_mmio_read32(&t.bar, 0x000), 12u << 16 | 14);
@@ -173,7 +173,7 @@ static void test_bringup_caps(void)
 static void test_cmd_status(void)
 {
 	struct tdev t;
-	uint8_t in[0x1010] = { 0 }, out[0x1010], o16[16];
+	uint8_t in[0x1010] = {0}, out[0x1010], o16[16];
 
 	open_dev(&t, NULL);
 	T_EQ(tdev_cmdif_init(&t), 0);
@@ -205,11 +205,11 @@ static void test_cmd_status(void)
 	memcpy(in + 0x10, out, 0x1000);
 	cx4_set(in + 0x10, CX4_CAP_GEN_LOG_MAX_QP, 0x18);
 	T_EQ(tdev_cmd(&t, in, 0x1010, o16, 16), CX4_CMD_STAT_BAD_PARAM_ERR);
-	cx4_set(in, CX4_CMD_IN_OP_MOD, 1);	/* SET_HCA_CAP op_mod is type << 1 */
+	cx4_set(in, CX4_CMD_IN_OP_MOD, 1); /* SET_HCA_CAP op_mod is type << 1 */
 	T_EQ(tdev_cmd(&t, in, 0x1010, o16, 16), CX4_CMD_STAT_BAD_OP_ERR);
 	/* a page given twice, an unaligned page */
 	{
-		uint8_t mp[0x20] = { 0 };
+		uint8_t mp[0x20] = {0};
 
 		cx4_set(mp, CX4_CMD_IN_OPCODE, OP(MANAGE_PAGES));
 		cx4_set(mp, CX4_CMD_IN_OP_MOD, 1);
@@ -255,15 +255,33 @@ static void corrupt_hook(struct tdev *t, uint8_t *e, void *ctx)
 	struct corrupt *c = ctx;
 
 	switch (c->what) {
-	case 0: cx4_set(e, CX4_CMD_TYPE, 0); break;
-	case 1: cx4_set(t->mbox_in.p + 1024, CX4_MAILBOX_TOKEN, 0x5a); break;
-	case 2: cx4_set(t->mbox_in.p + 1024, CX4_MAILBOX_BLOCK_NUMBER, 7); break;
-	case 3: cx4_set64(e, CX4_CMD_INPUT_MAILBOX_PTR, t->mbox_in.iova + 0x40); break;
-	case 4: cx4_set64(e, CX4_CMD_OUTPUT_MAILBOX_PTR, 0x7fff0000000ull); break;
-	case 5: cx4_set(e, CX4_CMD_INPUT_LENGTH, 4); break;
-	case 6: cx4_set(e, CX4_CMD_OUTPUT_LENGTH, 4); break;
-	case 7: e[0x3e] = 1; break;
-	case 8: cx4_set64(t->mbox_in.p, CX4_MAILBOX_NEXT_PTR, 0x7fff0000000ull); break;
+	case 0:
+		cx4_set(e, CX4_CMD_TYPE, 0);
+		break;
+	case 1:
+		cx4_set(t->mbox_in.p + 1024, CX4_MAILBOX_TOKEN, 0x5a);
+		break;
+	case 2:
+		cx4_set(t->mbox_in.p + 1024, CX4_MAILBOX_BLOCK_NUMBER, 7);
+		break;
+	case 3:
+		cx4_set64(e, CX4_CMD_INPUT_MAILBOX_PTR, t->mbox_in.iova + 0x40);
+		break;
+	case 4:
+		cx4_set64(e, CX4_CMD_OUTPUT_MAILBOX_PTR, 0x7fff0000000ull);
+		break;
+	case 5:
+		cx4_set(e, CX4_CMD_INPUT_LENGTH, 4);
+		break;
+	case 6:
+		cx4_set(e, CX4_CMD_OUTPUT_LENGTH, 4);
+		break;
+	case 7:
+		e[0x3e] = 1;
+		break;
+	case 8:
+		cx4_set64(t->mbox_in.p, CX4_MAILBOX_NEXT_PTR, 0x7fff0000000ull);
+		break;
 	case 9: /* sign entry and blocks like Linux with cmdif_checksum on */
 		for (uint32_t i = 0; i < cx4_cmd_mailbox_count(cx4_get(e, CX4_CMD_INPUT_LENGTH));
 		     i++) {
@@ -281,13 +299,13 @@ static void corrupt_hook(struct tdev *t, uint8_t *e, void *ctx)
 static void test_delivery_status(void)
 {
 	static const uint8_t want[] = {
-		CX4_CMD_DELIVERY_CMD_DESCR_ERR, CX4_CMD_DELIVERY_TOK_ERR,
-		CX4_CMD_DELIVERY_BAD_BLK_NUM_ERR, CX4_CMD_DELIVERY_IN_PTR_ALIGN_ERR,
-		CX4_CMD_DELIVERY_OUT_PTR_ALIGN_ERR, CX4_CMD_DELIVERY_IN_LENGTH_ERR,
-		CX4_CMD_DELIVERY_OUT_LENGTH_ERR, CX4_CMD_DELIVERY_RES_FLD_NOT_CLR_ERR,
-		CX4_CMD_DELIVERY_IN_PTR_ALIGN_ERR,
+	    CX4_CMD_DELIVERY_CMD_DESCR_ERR,	CX4_CMD_DELIVERY_TOK_ERR,
+	    CX4_CMD_DELIVERY_BAD_BLK_NUM_ERR,	CX4_CMD_DELIVERY_IN_PTR_ALIGN_ERR,
+	    CX4_CMD_DELIVERY_OUT_PTR_ALIGN_ERR, CX4_CMD_DELIVERY_IN_LENGTH_ERR,
+	    CX4_CMD_DELIVERY_OUT_LENGTH_ERR,	CX4_CMD_DELIVERY_RES_FLD_NOT_CLR_ERR,
+	    CX4_CMD_DELIVERY_IN_PTR_ALIGN_ERR,
 	};
-	uint8_t in[0x1010] = { 0 }, out[0x1010];
+	uint8_t in[0x1010] = {0}, out[0x1010];
 	struct tdev t;
 
 	up(&t);
@@ -296,11 +314,12 @@ static void test_delivery_status(void)
 	cx4_set(in, CX4_CMD_IN_OPCODE, OP(QUERY_HCA_CAP));
 	cx4_set(in, CX4_CMD_IN_OP_MOD, 1);
 	for (int w = 0; w < (int)sizeof(want); w++) {
-		struct corrupt c = { .what = w };
+		struct corrupt c = {.what = w};
 
 		T_EQ(tdev_cmd_hook(&t, in, 0x1010, out, 0x1010, corrupt_hook, &c), -1);
 		if (t.deliv != want[w])
-			T_FAIL("corruption %d: delivery status 0x%x, want 0x%x", w, t.deliv, want[w]);
+			T_FAIL("corruption %d: delivery status 0x%x, want 0x%x", w, t.deliv,
+			       want[w]);
 	}
 	/* the device still works after malformed commands */
 	T_EQ(tdev_simple(&t, OP(NOP), 0, 0, 0, NULL), 0);
@@ -320,8 +339,8 @@ static void test_delivery_status(void)
 	T_EQ(tdev_simple(&t, OP(NOP), 0, 0, 0, NULL), -1);
 	T_EQ(t.deliv, CX4_CMD_DELIVERY_SIGNAT_ERR);
 	{
-		struct corrupt c = { .what = 9 };
-		uint8_t nop[16] = { 0 };
+		struct corrupt c = {.what = 9};
+		uint8_t nop[16] = {0};
 
 		cx4_set(nop, CX4_CMD_IN_OPCODE, OP(NOP));
 		T_EQ(tdev_cmd_hook(&t, nop, 16, out, 16, corrupt_hook, &c), 0);
@@ -336,7 +355,7 @@ static void test_delivery_status(void)
 
 static int take_pages(struct tdev *t, uint32_t n, uint8_t *out)
 {
-	uint8_t in[16] = { 0 };
+	uint8_t in[16] = {0};
 
 	cx4_set(in, CX4_CMD_IN_OPCODE, OP(MANAGE_PAGES));
 	cx4_set(in, CX4_CMD_IN_OP_MOD, CX4_MANAGE_PAGES_OPMOD_HCA_RETURN_PAGES);
@@ -399,7 +418,7 @@ static void test_pages(void)
 	T_EQ(cx4_get(o16, CX4_QUERY_PAGES_OUT_NUM_PAGES), 0);
 	/* objects live in ICM: each CQ context is read back from there by QUERY_CQ */
 	for (int i = 0; i < 80; i++) {
-		uint8_t q[16] = { 0 }, qo[0x110];
+		uint8_t q[16] = {0}, qo[0x110];
 
 		T_EQ(tdev_create_cq(&t, &cqm[i], &dbr[i], 0, t.eqn, &cqn[i]), 0);
 		cx4_set(q, CX4_CMD_IN_OPCODE, OP(QUERY_CQ));
@@ -434,7 +453,7 @@ static void test_pages(void)
 static void test_pages_unmapped(void)
 {
 	struct tdev t;
-	uint8_t mp[0x10 + 8 * 48] = { 0 }, o16[16];
+	uint8_t mp[0x10 + 8 * 48] = {0}, o16[16];
 
 	open_dev(&t, NULL);
 	T_EQ(tdev_cmdif_init(&t), 0);
@@ -443,7 +462,7 @@ static void test_pages_unmapped(void)
 	cx4_set(mp, CX4_CMD_IN_OPCODE, OP(MANAGE_PAGES));
 	cx4_set(mp, CX4_CMD_IN_OP_MOD, 1);
 	cx4_set(mp, CX4_MANAGE_PAGES_IN_INPUT_NUM_ENTRIES, 48);
-	for (int i = 0; i < 48; i++)	/* IOVAs nobody mapped */
+	for (int i = 0; i < 48; i++) /* IOVAs nobody mapped */
 		cx4_pas_set(mp, 0x10, (size_t)i, 0x7f0000000000ull + 4096ull * (uint64_t)i);
 	T_EQ(tdev_cmd(&t, mp, sizeof(mp), o16, 16), 0);
 	T_EQ(tdev_simple(&t, OP(INIT_HCA), 0, 0, 0, NULL), CX4_CMD_STAT_INT_ERR);
@@ -465,7 +484,8 @@ static void test_pages_unmapped(void)
 	tdev_close(&t);
 }
 
-/* ---- command completion events, interrupts, slots ----------------------------------------------- */
+/* ---- command completion events, interrupts, slots -----------------------------------------------
+ */
 
 static void test_cmd_events(void)
 {
@@ -475,6 +495,18 @@ static void test_cmd_events(void)
 
 	up(&t);
 	t.autodrain = false;
+	/*
+	 * CREATE_EQ, the last command of the bring-up, completes on the EQ it creates: its EQE
+	 * (slot 0) comes after its ownership bit, so wait for it rather than race it.
+	 */
+	for (int i = 0; i < 5000; i++) {
+		type = tdev_eq_poll(&t, eqe);
+		if (type == CX4_EVENT_TYPE_CMD && cx4_get(eqe, CX4_EQE_CMD_VECTOR) == 1)
+			break;
+		if (type < 0)
+			msleep(1);
+	}
+	T_EQ(type, CX4_EVENT_TYPE_CMD);
 	while (tdev_eq_poll(&t, NULL) >= 0)
 		;
 	while (tdev_wait_irq(&t, 0, 0))
@@ -500,7 +532,7 @@ static void test_cmd_events(void)
 		uint8_t *e;
 
 		T_EQ(tdev_simple(&t, OP(NOP), 0, 0, 0, NULL), 0);
-		T_ASSERT(tdev_wait_irq(&t, 0, 5000));	/* armed by the last poll */
+		T_ASSERT(tdev_wait_irq(&t, 0, 5000)); /* armed by the last poll */
 		/* consume without re-arming (no doorbell) */
 		e = t.eq_mem.p + (t.eq_ci & 127) * 64;
 		T_EQ(e[1], CX4_EVENT_TYPE_CMD);
@@ -519,7 +551,7 @@ static void test_cmd_events(void)
 
 static void test_trace(void)
 {
-	struct cx4_model_config c = { 0 };
+	struct cx4_model_config c = {0};
 	struct tdev t;
 	char *buf = NULL;
 	size_t len = 0;
@@ -532,7 +564,8 @@ static void test_trace(void)
 	tdev_close(&t);
 	fclose(f);
 	/* Linux 4.4 mlx5_core dump_command() text ([trace] command 0) */
-	T_ASSERT(strstr(buf, "dump command MLX5_CMD_OP_ENABLE_HCA(0x104) INPUT\n000: 07000000 "
+	T_ASSERT(strstr(buf,
+			"dump command MLX5_CMD_OP_ENABLE_HCA(0x104) INPUT\n000: 07000000 "
 			"00000010 00000000 00000000\n010: 01040000 00000000 00000000 00000000\n"));
 	T_ASSERT(strstr(buf, "dump command MLX5_CMD_OP_ENABLE_HCA(0x104) OUTPUT\n"));
 	free(buf);
@@ -545,7 +578,7 @@ static void test_resources(void)
 	struct tdev t;
 	uint8_t o16[16];
 	uint32_t uar2, pd, td;
-	struct tmem eqm = { 0 };
+	struct tmem eqm = {0};
 	uint32_t eqn;
 
 	up(&t);
@@ -565,7 +598,7 @@ static void test_resources(void)
 	T_EQ(tdev_simple(&t, OP(DEALLOC_TRANSPORT_DOMAIN), 0, td, 0, NULL),
 	     CX4_CMD_STAT_BAD_RES_ERR);
 	{
-		uint8_t in[16] = { 0 }, out[0x20];
+		uint8_t in[16] = {0}, out[0x20];
 
 		cx4_set(in, CX4_CMD_IN_OPCODE, OP(QUERY_SPECIAL_CONTEXTS));
 		T_EQ(tdev_cmd(&t, in, 16, out, 0x20), 0);
@@ -576,7 +609,7 @@ static void test_resources(void)
 	T_EQ(tdev_create_eq(&t, &eqm, 4, 99, 0, &eqn), CX4_CMD_STAT_BAD_PARAM_ERR);
 	T_EQ(tdev_create_eq(&t, &eqm, 4, 1, 0, &eqn), 0);
 	{
-		uint8_t in[16] = { 0 }, out[0x118];
+		uint8_t in[16] = {0}, out[0x118];
 
 		cx4_set(in, CX4_CMD_IN_OPCODE, OP(QUERY_EQ));
 		cx4_set(in, CX4_QUERY_EQ_IN_EQ_NUMBER, eqn);
@@ -589,14 +622,26 @@ static void test_resources(void)
 	}
 	T_EQ(tdev_simple(&t, OP(DESTROY_EQ), 0, eqn, 0, NULL), 0);
 	T_EQ(tdev_simple(&t, OP(DESTROY_EQ), 0, eqn, 0, NULL), CX4_CMD_STAT_BAD_RES_ERR);
+	/* exhausted resources: EQ numbers are 8 bits, the first is 0x10 (log_max_eq 8) */
+	{
+		uint32_t eqns[256];
+		int n = 0, st;
+
+		while ((st = tdev_create_eq(&t, &eqm, 4, 1, 0, &eqns[n])) == 0)
+			n++;
+		T_EQ(st, CX4_CMD_STAT_NO_RES_ERR);
+		T_EQ(n, 256 - 0x10 - 1); /* the bring-up EQ is one of them */
+		for (int i = 0; i < n; i++)
+			T_EQ(tdev_simple(&t, OP(DESTROY_EQ), 0, eqns[i], 0, NULL), 0);
+	}
 	tdev_close(&t);
 }
 
 static void test_cq_commands(void)
 {
 	struct tdev t;
-	struct tmem m = { 0 }, dbr = { 0 };
-	uint8_t in[0x110] = { 0 }, out[0x118];
+	struct tmem m = {0}, dbr = {0};
+	uint8_t in[0x110] = {0}, out[0x118];
 	uint32_t cqn;
 
 	up(&t);
@@ -614,8 +659,8 @@ static void test_cq_commands(void)
 	memset(in, 0, sizeof(in));
 	cx4_set(in, CX4_CMD_IN_OPCODE, OP(MODIFY_CQ));
 	cx4_set(in, CX4_MODIFY_CQ_IN_CQN, cqn);
-	cx4_set(in, CX4_MODIFY_CQ_IN_FIELD_SELECT, CX4_MODIFY_CQ_SEL_CQ_PERIOD |
-		CX4_MODIFY_CQ_SEL_CQ_MAX_COUNT);
+	cx4_set(in, CX4_MODIFY_CQ_IN_FIELD_SELECT,
+		CX4_MODIFY_CQ_SEL_CQ_PERIOD | CX4_MODIFY_CQ_SEL_CQ_MAX_COUNT);
 	cx4_set(in + 0x10, CX4_CQC_CQ_PERIOD, 16);
 	cx4_set(in + 0x10, CX4_CQC_CQ_MAX_COUNT, 8);
 	T_EQ(tdev_cmd(&t, in, 0x110, out, 16), 0);
@@ -634,11 +679,12 @@ static void test_cq_commands(void)
 	tdev_close(&t);
 }
 
-/* ---- port, vport, RoCE addresses, registers ---------------------------------------------------- */
+/* ---- port, vport, RoCE addresses, registers ----------------------------------------------------
+ */
 
 static int reg(struct tdev *t, uint16_t id, bool write, uint8_t *data, uint32_t size)
 {
-	uint8_t in[0x50] = { 0 }, out[0x50];
+	uint8_t in[0x50] = {0}, out[0x50];
 	int st;
 
 	cx4_set(in, CX4_CMD_IN_OPCODE, OP(ACCESS_REG));
@@ -667,7 +713,7 @@ static int wait_event(struct tdev *t, int type, uint8_t *eqe)
 static void test_port(void)
 {
 	struct tdev t;
-	uint8_t r[0x40] = { 0 }, o16[16], eqe[64];
+	uint8_t r[0x40] = {0}, o16[16], eqe[64];
 
 	up(&t);
 	T_EQ(tdev_simple(&t, OP(QUERY_VPORT_STATE), 0, 0, 0, o16), 0);
@@ -735,7 +781,7 @@ static void test_port(void)
 static void test_vport_roce(void)
 {
 	struct tdev t;
-	uint8_t in[0x200] = { 0 }, out[0x210];
+	uint8_t in[0x200] = {0}, out[0x210];
 	uint8_t *a = in + 0x10;
 	uint32_t ip;
 
@@ -796,8 +842,8 @@ static void test_reset(void)
 	up(&t);
 	/* nic_interface = disabled (after a fast teardown): the function stops answering */
 	cx4_mmio_write32(&t.bar, 0x14, (uint32_t)t.cmdq.iova | CX4_NIC_IFC_DISABLED << 8);
-	for (int i = 0; i < 1000 && (cx4_mmio_read32(&t.bar, 0x14) >> 8 & 7) !=
-	     CX4_NIC_IFC_DISABLED; i++)
+	for (int i = 0;
+	     i < 1000 && (cx4_mmio_read32(&t.bar, 0x14) >> 8 & 7) != CX4_NIC_IFC_DISABLED; i++)
 		msleep(1);
 	T_EQ(cx4_mmio_read32(&t.bar, 0x14) >> 8 & 7, CX4_NIC_IFC_DISABLED);
 	t.quiet = true;
@@ -821,20 +867,20 @@ static const struct {
 	const char *name;
 	void (*fn)(void);
 } tests[] = {
-	{ "init_segment", test_init_segment },
-	{ "cmdq_before_boot", test_cmdq_before_boot },
-	{ "bringup_caps", test_bringup_caps },
-	{ "cmd_status", test_cmd_status },
-	{ "delivery_status", test_delivery_status },
-	{ "pages", test_pages },
-	{ "pages_unmapped", test_pages_unmapped },
-	{ "cmd_events", test_cmd_events },
-	{ "trace", test_trace },
-	{ "resources", test_resources },
-	{ "cq_commands", test_cq_commands },
-	{ "port", test_port },
-	{ "vport_roce", test_vport_roce },
-	{ "reset", test_reset },
+    {"init_segment", test_init_segment},
+    {"cmdq_before_boot", test_cmdq_before_boot},
+    {"bringup_caps", test_bringup_caps},
+    {"cmd_status", test_cmd_status},
+    {"delivery_status", test_delivery_status},
+    {"pages", test_pages},
+    {"pages_unmapped", test_pages_unmapped},
+    {"cmd_events", test_cmd_events},
+    {"trace", test_trace},
+    {"resources", test_resources},
+    {"cq_commands", test_cq_commands},
+    {"port", test_port},
+    {"vport_roce", test_vport_roce},
+    {"reset", test_reset},
 };
 
 int main(int argc, char **argv)

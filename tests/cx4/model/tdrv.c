@@ -19,7 +19,7 @@ static void drain(struct tdev *t);
 
 static void sleep_us(unsigned int us)
 {
-	struct timespec ts = { .tv_sec = us / 1000000, .tv_nsec = (long)(us % 1000000) * 1000 };
+	struct timespec ts = {.tv_sec = us / 1000000, .tv_nsec = (long)(us % 1000000) * 1000};
 
 	nanosleep(&ts, NULL);
 }
@@ -59,8 +59,8 @@ int tmem_alloc(struct tdev *t, size_t len, struct tmem *m)
 	m->iova = t->next_iova;
 	/* a hole after each mapping: running off its end is a fault, not the next buffer */
 	t->next_iova += len + 4096;
-	map = (struct cx4_dma_map){ .iova = m->iova, .len = len,
-				    .perm = CX4_DMA_READ | CX4_DMA_WRITE, .fd = m->fd };
+	map = (struct cx4_dma_map){
+	    .iova = m->iova, .len = len, .perm = CX4_DMA_READ | CX4_DMA_WRITE, .fd = m->fd};
 	return t->bus->ops->dma_map(t->bus, &map);
 }
 
@@ -68,7 +68,11 @@ void tmem_free(struct tdev *t, struct tmem *m)
 {
 	if (!m->p)
 		return;
-	t->bus->ops->dma_unmap(t->bus, m->iova, m->len);
+	if (m->scattered)
+		for (size_t off = 0; off < m->len; off += 4096)
+			t->bus->ops->dma_unmap(t->bus, tmem_iova(m, off), 4096);
+	else
+		t->bus->ops->dma_unmap(t->bus, m->iova, m->len);
 	munmap(m->p, m->len);
 	close(m->fd);
 	memset(m, 0, sizeof(*m));
@@ -76,9 +80,12 @@ void tmem_free(struct tdev *t, struct tmem *m)
 
 uint64_t tmem_map_va(struct tdev *t, void *va, size_t len)
 {
-	struct cx4_dma_map map = { .iova = t->next_iova, .len = len,
-				   .perm = CX4_DMA_READ | CX4_DMA_WRITE, .fd = -1,
-				   .pid = getpid(), .va = (uint64_t)(uintptr_t)va };
+	struct cx4_dma_map map = {.iova = t->next_iova,
+				  .len = len,
+				  .perm = CX4_DMA_READ | CX4_DMA_WRITE,
+				  .fd = -1,
+				  .pid = getpid(),
+				  .va = (uint64_t)(uintptr_t)va};
 
 	if (t->bus->ops->dma_map(t->bus, &map))
 		return 0;
@@ -99,7 +106,7 @@ uint32_t tdev_addr(unsigned int k)
 int tdev_open(struct tdev *t, const struct cx4_model_config *cfg)
 {
 	static unsigned int k;
-	struct cx4_model_config c = { 0 };
+	struct cx4_model_config c = {0};
 	int err;
 
 	memset(t, 0, sizeof(*t));
@@ -109,6 +116,10 @@ int tdev_open(struct tdev *t, const struct cx4_model_config *cfg)
 		c.ipv4 = tdev_addr(k++);
 	if (!c.log && getenv("CX4_MODEL_LOG"))
 		c.log = stderr;
+	if (!c.spin_us && getenv("CX4_MODEL_SPIN_US"))
+		c.spin_us = (unsigned int)atoi(getenv("CX4_MODEL_SPIN_US"));
+	if (!c.rt_priority && getenv("CX4_MODEL_RT"))
+		c.rt_priority = (unsigned int)atoi(getenv("CX4_MODEL_RT"));
 	err = cx4_model_open(&c, &t->bus);
 	if (err)
 		return err;
@@ -127,7 +138,7 @@ void tdev_close(struct tdev *t)
 			munmap(t->pages[i].p, t->pages[i].len);
 			close(t->pages[i].fd);
 		}
-	struct tmem *ms[] = { &t->cmdq, &t->mbox_in, &t->mbox_out, &t->eq_mem };
+	struct tmem *ms[] = {&t->cmdq, &t->mbox_in, &t->mbox_out, &t->eq_mem};
 
 	for (size_t i = 0; i < sizeof(ms) / sizeof(ms[0]); i++)
 		if (ms[i]->p) {
@@ -190,7 +201,7 @@ static void fill_chain(struct tmem *m, const uint8_t *data, uint32_t len, uint8_
 		memset(b, 0, CX4_MAILBOX_SIZE);
 		if (data)
 			memcpy(b, data + at, k);
-		cx4_set64(b, CX4_MAILBOX_NEXT_PTR, i + 1 < n ? m->iova + (i + 1) * 1024ull : 0);
+		cx4_set64(b, CX4_MAILBOX_NEXT_PTR, i + 1 < n ? tmem_iova(m, (i + 1) * 1024ull) : 0);
 		cx4_set(b, CX4_MAILBOX_BLOCK_NUMBER, i);
 		cx4_set(b, CX4_MAILBOX_TOKEN, token);
 	}
@@ -257,7 +268,7 @@ int tdev_cmd(struct tdev *t, const void *in, uint32_t ilen, void *out, uint32_t 
 int tdev_simple(struct tdev *t, uint16_t opcode, uint16_t op_mod, uint32_t w8, uint32_t wc,
 		uint8_t *out16)
 {
-	uint8_t in[16] = { 0 }, out[16];
+	uint8_t in[16] = {0}, out[16];
 	int st;
 
 	cx4_set(in, CX4_CMD_IN_OPCODE, opcode);
@@ -288,7 +299,7 @@ int tdev_give_pages(struct tdev *t, uint32_t n)
 			free(in);
 			return -ENOMEM;
 		}
-		cx4_pas_set(in, CX4_MANAGE_PAGES_IN_PAS, i, t->pages[c].iova + k * 4096ull);
+		cx4_pas_set(in, CX4_MANAGE_PAGES_IN_PAS, i, tmem_iova(&t->pages[c], k * 4096ull));
 	}
 	cx4_set(in, CX4_CMD_IN_OPCODE, CX4_CMD_OP_MANAGE_PAGES);
 	cx4_set(in, CX4_CMD_IN_OP_MOD, CX4_MANAGE_PAGES_OPMOD_ALLOC_SUCCESS);
@@ -301,7 +312,7 @@ int tdev_give_pages(struct tdev *t, uint32_t n)
 int tdev_create_eq(struct tdev *t, struct tmem *mem, uint32_t log_size, uint32_t intr,
 		   uint64_t mask, uint32_t *eqn)
 {
-	uint8_t in[0x110 + 8 * 16] = { 0 }, out[16];
+	uint8_t in[0x110 + 8 * 16] = {0}, out[16];
 	uint8_t *eqc = in + CX4_CREATE_EQ_IN_EQC;
 	uint32_t npas = (uint32_t)(((64ull << log_size) + 4095) / 4096);
 	int st;
@@ -312,7 +323,7 @@ int tdev_create_eq(struct tdev *t, struct tmem *mem, uint32_t log_size, uint32_t
 	else if (!mem->p && tmem_alloc(t, 64ull << log_size, mem))
 		return -ENOMEM;
 	for (size_t i = 0; mem->p && i < (64ull << log_size) && i < mem->len; i += 64)
-		mem->p[i + 63] = 1;	/* owner = 1: hardware-owned on the first pass */
+		mem->p[i + 63] = 1; /* owner = 1: hardware-owned on the first pass */
 	cx4_set(in, CX4_CMD_IN_OPCODE, CX4_CMD_OP_CREATE_EQ);
 	cx4_set(eqc, CX4_EQC_LOG_EQ_SIZE, log_size);
 	cx4_set(eqc, CX4_EQC_UAR_PAGE, t->uar);
@@ -320,7 +331,7 @@ int tdev_create_eq(struct tdev *t, struct tmem *mem, uint32_t log_size, uint32_t
 	cx4_set(eqc, CX4_EQC_LOG_PAGE_SIZE, 0);
 	cx4_set64(in, CX4_CREATE_EQ_IN_EVENT_BITMASK, mask);
 	for (uint32_t i = 0; i < npas && i < 16 && mem->p; i++)
-		cx4_pas_set(in, CX4_CREATE_EQ_IN_PAS, i, mem->iova + 4096ull * i);
+		cx4_pas_set(in, CX4_CREATE_EQ_IN_PAS, i, tmem_iova(mem, 4096ull * i));
 	st = tdev_cmd(t, in, 0x110 + 8 * npas, out, 16);
 	if (!st)
 		*eqn = cx4_get(out, CX4_CREATE_EQ_OUT_EQ_NUMBER);
@@ -330,33 +341,43 @@ int tdev_create_eq(struct tdev *t, struct tmem *mem, uint32_t log_size, uint32_t
 int tdev_create_cq(struct tdev *t, struct tmem *mem, struct tmem *dbr, uint32_t log_size,
 		   uint32_t eqn, uint32_t *cqn)
 {
-	uint8_t in[0x110 + 8 * 64] = { 0 }, out[16];
+	return tdev_create_cq_ex(t, mem, dbr, log_size, eqn, 0, 0, cqn);
+}
+
+int tdev_create_cq_ex(struct tdev *t, struct tmem *mem, struct tmem *dbr, uint32_t log_size,
+		      uint32_t eqn, uint32_t cqe_sz, uint32_t cc, uint32_t *cqn)
+{
+	uint8_t in[0x110 + 8 * 64] = {0}, out[16];
 	uint8_t *cqc = in + CX4_CREATE_CQ_IN_CQC;
-	uint32_t npas = (uint32_t)(((64ull << log_size) + 4095) / 4096);
+	uint64_t stride = cqe_sz ? 128 : 64, bytes = stride << log_size;
+	uint32_t npas = (uint32_t)((bytes + 4095) / 4096);
 	int st;
 
 	if (npas > 64)
-		npas = 1;	/* a size for a refusal test: not allocated */
-	else if (!mem->p && tmem_alloc(t, 64ull << log_size, mem))
+		npas = 1; /* a size for a refusal test: not allocated */
+	else if (!mem->p && tmem_alloc(t, bytes, mem))
 		return -ENOMEM;
 	if (!dbr->p && tmem_alloc(t, 4096, dbr))
 		return -ENOMEM;
-	for (size_t i = 0; mem->p && i < (64ull << log_size) && i < mem->len; i += 64)
-		mem->p[i + 63] = 0xf1;	/* opcode invalid, owner 1 */
+	/* opcode invalid, owner 1, in the CQE64 (the second half of a 128-byte CQE) */
+	for (size_t i = 0; mem->p && i < bytes && i < mem->len; i += stride)
+		mem->p[i + stride - 1] = 0xf1;
 	cx4_set(in, CX4_CMD_IN_OPCODE, CX4_CMD_OP_CREATE_CQ);
 	cx4_set(cqc, CX4_CQC_LOG_CQ_SIZE, log_size);
+	cx4_set(cqc, CX4_CQC_CQE_SZ, cqe_sz);
+	cx4_set(cqc, CX4_CQC_CC, cc);
 	cx4_set(cqc, CX4_CQC_UAR_PAGE, t->uar);
 	cx4_set(cqc, CX4_CQC_C_EQN, eqn);
 	cx4_set64(cqc, CX4_CQC_DBR_ADDR, dbr->iova);
 	for (uint32_t i = 0; i < npas && mem->p; i++)
-		cx4_pas_set(in, CX4_CREATE_CQ_IN_PAS, i, mem->iova + 4096ull * i);
+		cx4_pas_set(in, CX4_CREATE_CQ_IN_PAS, i, tmem_iova(mem, 4096ull * i));
 	st = tdev_cmd(t, in, 0x110 + 8 * npas, out, 16);
 	if (!st)
 		*cqn = cx4_get(out, CX4_CREATE_CQ_OUT_CQN);
 	return st;
 }
 
-#define TEQ_LOG		7
+#define TEQ_LOG 7
 
 static int eq_poll_hw(struct tdev *t, uint8_t *eqe64)
 {
@@ -402,7 +423,7 @@ static void drain(struct tdev *t)
 
 bool tdev_wait_irq(struct tdev *t, unsigned int v, int ms)
 {
-	struct pollfd p = { .fd = t->bus->irq_fd[v], .events = POLLIN };
+	struct pollfd p = {.fd = t->bus->irq_fd[v], .events = POLLIN};
 	uint64_t cnt;
 
 	if (poll(&p, 1, ms) != 1)
@@ -410,15 +431,16 @@ bool tdev_wait_irq(struct tdev *t, unsigned int v, int ms)
 	return read(p.fd, &cnt, sizeof(cnt)) == sizeof(cnt);
 }
 
-#define CHECK(x)					\
-	do {						\
-		int _st = (x);				\
-		if (_st) {				\
-			if (!t->quiet)			\
-				fprintf(stderr, "bring-up: %s -> %d (syndrome 0x%x, deliv 0x%x)\n", \
-					#x, _st, t->syndrome, t->deliv); \
-			return _st;			\
-		}					\
+#define CHECK(x)                                                                                \
+	do {                                                                                    \
+		int _st = (x);                                                                  \
+		if (_st) {                                                                      \
+			if (!t->quiet)                                                          \
+				fprintf(stderr,                                                 \
+					"bring-up: %s -> %d (syndrome 0x%x, deliv 0x%x)\n", #x, \
+					_st, t->syndrome, t->deliv);                            \
+			return _st;                                                             \
+		}                                                                               \
 	} while (0)
 
 int tdev_bringup(struct tdev *t)
@@ -477,8 +499,9 @@ int tdev_bringup(struct tdev *t)
 	t->uar = cx4_get(o16, CX4_ALLOC_UAR_OUT_UAR);
 	CHECK(tdev_create_eq(t, &t->eq_mem, TEQ_LOG, 0,
 			     1ull << CX4_EVENT_TYPE_CMD | 1ull << CX4_EVENT_TYPE_PAGE_REQUEST |
-			     1ull << CX4_EVENT_TYPE_PORT_CHANGE | 1ull << CX4_EVENT_TYPE_CQ_ERROR |
-			     CX4_ASYNC_EVENT_MASK_LINUX44, &t->eqn));
+				 1ull << CX4_EVENT_TYPE_PORT_CHANGE |
+				 1ull << CX4_EVENT_TYPE_CQ_ERROR | CX4_ASYNC_EVENT_MASK_LINUX44,
+			     &t->eqn));
 	t->eq_ci = 0;
 	cx4_mmio_write32(&t->bar, t->uar * 4096u + 0x40, t->eqn << 24);
 	t->autodrain = true;
@@ -487,7 +510,7 @@ int tdev_bringup(struct tdev *t)
 
 int tdev_roce_setup(struct tdev *t)
 {
-	uint8_t in[0x200] = { 0 }, out[16];
+	uint8_t in[0x200] = {0}, out[16];
 	uint8_t *a = in + CX4_SET_ROCE_ADDRESS_IN_ADDR;
 	uint32_t ip = 0;
 

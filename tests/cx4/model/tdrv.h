@@ -19,20 +19,24 @@
 
 /* ---- test assertions -------------------------------------------------------------------- */
 extern const char *t_name;
-#define T_FAIL(...)							\
-	do {								\
-		fprintf(stderr, "FAIL %s:%d (%s): ", __FILE__, __LINE__, t_name);	\
-		fprintf(stderr, __VA_ARGS__);				\
-		fputc('\n', stderr);					\
-		exit(1);						\
+#define T_FAIL(...)                                                               \
+	do {                                                                      \
+		fprintf(stderr, "FAIL %s:%d (%s): ", __FILE__, __LINE__, t_name); \
+		fprintf(stderr, __VA_ARGS__);                                     \
+		fputc('\n', stderr);                                              \
+		exit(1);                                                          \
 	} while (0)
-#define T_ASSERT(c)	do { if (!(c)) T_FAIL("%s", #c); } while (0)
-#define T_EQ(a, b)							\
-	do {								\
-		long long _a = (long long)(a), _b = (long long)(b);	\
-		if (_a != _b)						\
-			T_FAIL("%s == %s: 0x%llx != 0x%llx", #a, #b,	\
-			       (unsigned long long)_a, (unsigned long long)_b); \
+#define T_ASSERT(c)                       \
+	do {                              \
+		if (!(c))                 \
+			T_FAIL("%s", #c); \
+	} while (0)
+#define T_EQ(a, b)                                                                           \
+	do {                                                                                 \
+		long long _a = (long long)(a), _b = (long long)(b);                          \
+		if (_a != _b)                                                                \
+			T_FAIL("%s == %s: 0x%llx != 0x%llx", #a, #b, (unsigned long long)_a, \
+			       (unsigned long long)_b);                                      \
 	} while (0)
 
 /* ---- DMA memory ------------------------------------------------------------------------- */
@@ -41,7 +45,14 @@ struct tmem {
 	uint8_t *p;
 	size_t len;
 	uint64_t iova;
+	bool scattered; /* each 4 KB page mapped for DMA on its own, 8 KB of IOVA apart */
 };
+
+/* The IOVA of byte off of a DMA buffer (page by page when scattered). */
+static inline uint64_t tmem_iova(const struct tmem *m, size_t off)
+{
+	return m->scattered ? m->iova + (off / 4096) * 8192 + off % 4096 : m->iova + off;
+}
 
 struct tdev;
 
@@ -52,34 +63,35 @@ void tmem_free(struct tdev *t, struct tmem *m);
 uint64_t tmem_map_va(struct tdev *t, void *va, size_t len);
 
 /* ---- the device ------------------------------------------------------------------------- */
-#define TDEV_MBOX_BLOCKS	128
+#define TDEV_MBOX_BLOCKS 128
 
 struct tdev {
 	struct cx4_bus *bus;
-	uint32_t ip;			/* the port's IPv4, network order */
+	uint32_t ip; /* the port's IPv4, network order */
 	struct cx4_mmio bar;
 	uint64_t next_iova;
 	struct tmem cmdq;
-	struct tmem mbox_in, mbox_out;	/* TDEV_MBOX_BLOCKS blocks each, 1 KB apart */
+	struct tmem mbox_in, mbox_out; /* TDEV_MBOX_BLOCKS blocks each, 1 KB apart */
 	uint8_t token;
-	unsigned int slot;		/* command slot to use */
-	struct tmem pages[64];		/* firmware pages, 64 per chunk */
+	unsigned int slot;     /* command slot to use */
+	struct tmem pages[64]; /* firmware pages, 64 per chunk */
 	unsigned int npages_chunks;
 	unsigned int pages_given;
 	/* set after tdev_bringup */
 	uint32_t uar;
 	struct tmem eq_mem;
-	uint32_t eqn;			/* async + cmd + page request EQ */
+	uint32_t eqn; /* async + cmd + page request EQ */
 	uint32_t eq_ci;
 	/* events seen while draining the EQ after commands (tdev_eq_poll returns them first) */
-	bool autodrain;			/* drain the EQ after each command (set by bring-up) */
+	bool autodrain; /* drain the EQ after each command (set by bring-up) */
 	uint8_t evq[64][64];
 	unsigned int evq_head, evq_tail;
 	/* last command */
 	uint8_t deliv;
 	uint32_t syndrome;
 	bool quiet;
-	bool atomic_mode1;		/* bring-up sets atomic_req_8B_endianness_mode = 1 */
+	bool atomic_mode1; /* bring-up sets atomic_req_8B_endianness_mode = 1 */
+	bool scatter;	   /* DMA buffers as separate 4 KB mappings (tmem.scattered) */
 };
 
 /* Open a model with cfg (a zero cfg gets a unique 127.x address) and map BAR0 accessors. */
@@ -123,6 +135,9 @@ int tdev_create_eq(struct tdev *t, struct tmem *mem, uint32_t log_size, uint32_t
 		   uint64_t mask, uint32_t *eqn);
 int tdev_create_cq(struct tdev *t, struct tmem *mem, struct tmem *dbr, uint32_t log_size,
 		   uint32_t eqn, uint32_t *cqn);
+/* With cqc.cqe_sz (0: 64 B, 1: 128 B) and cqc.cc (collapsed). */
+int tdev_create_cq_ex(struct tdev *t, struct tmem *mem, struct tmem *dbr, uint32_t log_size,
+		      uint32_t eqn, uint32_t cqe_sz, uint32_t cc, uint32_t *cqn);
 
 void hexdump(const void *p, size_t len);
 

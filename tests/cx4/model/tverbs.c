@@ -34,7 +34,16 @@ int tcq_create(struct tdev *t, struct tcq *cq, uint32_t log)
 {
 	memset(cq, 0, sizeof(*cq));
 	cq->log = log;
+	cq->stride = 64;
 	return tdev_create_cq(t, &cq->buf, &cq->dbr, log, t->eqn, &cq->cqn);
+}
+
+int tcq_create_128(struct tdev *t, struct tcq *cq, uint32_t log)
+{
+	memset(cq, 0, sizeof(*cq));
+	cq->log = log;
+	cq->stride = 128;
+	return tdev_create_cq_ex(t, &cq->buf, &cq->dbr, log, t->eqn, 1, 0, &cq->cqn);
 }
 
 int tcq_poll(struct tdev *t, struct tcq *cq, uint8_t *cqe64, int ms)
@@ -43,7 +52,9 @@ int tcq_poll(struct tdev *t, struct tcq *cq, uint8_t *cqe64, int ms)
 
 	(void)t;
 	for (;;) {
-		volatile uint8_t *c = cq->buf.p + (size_t)(cq->ci & ((1u << cq->log) - 1)) * 64;
+		volatile uint8_t *c = cq->buf.p +
+				      (size_t)(cq->ci & ((1u << cq->log) - 1)) * cq->stride +
+				      cq->stride - 64;
 		uint8_t own = c[63];
 
 		if ((own >> 4) != MLX5_CQE_INVALID && (own & 1) == ((cq->ci >> cq->log) & 1)) {
@@ -61,8 +72,8 @@ int tcq_poll(struct tdev *t, struct tcq *cq, uint8_t *cqe64, int ms)
 
 void tcq_arm(struct tdev *t, struct tcq *cq, bool sol)
 {
-	uint32_t hi = (cq->arm_sn & 3) << 28 | (sol ? MLX5_CQ_DB_REQ_NOT_SOL : 0) |
-		      (cq->ci & 0xffffff);
+	uint32_t hi =
+	    (cq->arm_sn & 3) << 28 | (sol ? MLX5_CQ_DB_REQ_NOT_SOL : 0) | (cq->ci & 0xffffff);
 	uint8_t db[8];
 	uint64_t v;
 
@@ -100,8 +111,7 @@ void tcq_expect(struct tdev *t, struct tcq *cq, struct tcqe *e, int ms)
 
 /* ---- memory keys -------------------------------------------------------------------------- */
 
-int tmr_reg(struct tdev *t, struct tmr *mr, size_t len, unsigned int access, int kind,
-	    uint32_t pd)
+int tmr_reg(struct tdev *t, struct tmr *mr, size_t len, unsigned int access, int kind, uint32_t pd)
 {
 	size_t npages = (len + 4095) / 4096;
 	uint32_t ilen = 0x110 + 8 * (uint32_t)((npages + 1) & ~1ul);
@@ -119,8 +129,8 @@ int tmr_reg(struct tdev *t, struct tmr *mr, size_t len, unsigned int access, int
 		mr->buf = mr->mem.p;
 		mr->iova = mr->mem.iova;
 	} else {
-		mr->buf = mmap(NULL, mr->len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-			       -1, 0);
+		mr->buf =
+		    mmap(NULL, mr->len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (mr->buf == MAP_FAILED)
 			return -ENOMEM;
 		mr->iova = tmem_map_va(t, mr->buf, mr->len);
@@ -142,9 +152,13 @@ int tmr_reg(struct tdev *t, struct tmr *mr, size_t len, unsigned int access, int
 	cx4_set64(mkc, CX4_MKC_LEN, mr->len);
 	cx4_set(mkc, CX4_MKC_TRANSLATIONS_OCTWORD_SIZE, (uint32_t)((npages + 1) / 2));
 	cx4_set(mkc, CX4_MKC_LOG_PAGE_SIZE, 12);
-	cx4_set(in, CX4_CREATE_MKEY_IN_TRANSLATIONS_OCTWORD_ACTUAL_SIZE, (uint32_t)((npages + 1) / 2));
+	cx4_set(in, CX4_CREATE_MKEY_IN_TRANSLATIONS_OCTWORD_ACTUAL_SIZE,
+		(uint32_t)((npages + 1) / 2));
 	for (size_t i = 0; i < npages; i++)
-		cx4_pas_set(in, 0x110, i, (mr->iova + 4096 * i) | CX4_MTT_READ | CX4_MTT_WRITE);
+		cx4_pas_set(
+		    in, 0x110, i,
+		    (mr->kind == TMR_FD ? tmem_iova(&mr->mem, 4096 * i) : mr->iova + 4096 * i) |
+			CX4_MTT_READ | CX4_MTT_WRITE);
 	st = tdev_cmd(t, in, ilen, out, 16);
 	free(in);
 	if (st)
@@ -161,11 +175,11 @@ int tmr_dereg(struct tdev *t, struct tmr *mr)
 
 /* ---- SRQ ---------------------------------------------------------------------------------- */
 
-#define SRQ_STRIDE	64	/* next segment + 3 data segments */
+#define SRQ_STRIDE 64 /* next segment + 3 data segments */
 
 int tsrq_create(struct tdev *t, struct tsrq *s, uint32_t log, uint32_t pd)
 {
-	uint8_t in[0x110 + 8 * 16] = { 0 }, out[16];
+	uint8_t in[0x110 + 8 * 16] = {0}, out[16];
 	uint8_t *srqc = in + 0x10;
 	size_t bytes = (size_t)SRQ_STRIDE << log;
 	uint32_t npas = (uint32_t)((bytes + 4095) / 4096);
@@ -188,7 +202,7 @@ int tsrq_create(struct tdev *t, struct tsrq *s, uint32_t log, uint32_t pd)
 	cx4_set(srqc, CX4_SRQC_PD, pd);
 	cx4_set64(srqc, CX4_SRQC_DBR_ADDR, s->dbr.iova);
 	for (uint32_t i = 0; i < npas; i++)
-		cx4_pas_set(in, 0x110, i, s->buf.iova + 4096ull * i);
+		cx4_pas_set(in, 0x110, i, tmem_iova(&s->buf, 4096ull * i));
 	st = tdev_cmd(t, in, 0x110 + 8 * npas, out, 16);
 	if (!st)
 		s->srqn = cx4_get(out, CX4_CREATE_SRQ_OUT_SRQN);
@@ -222,12 +236,12 @@ int tsrq_post_recv(struct tdev *t, struct tsrq *s, const struct tsge *sg, int ns
 
 /* ---- QP ---------------------------------------------------------------------------------- */
 
-#define RQ_STRIDE_LOG	2	/* 64-byte receive WQEs: 4 data segments */
+#define RQ_STRIDE_LOG 2 /* 64-byte receive WQEs: 4 data segments */
 
 int tqp_create(struct tdev *t, struct tqp *qp, uint8_t st, uint32_t pd, struct tcq *scq,
 	       struct tcq *rcq, uint32_t log_sq, uint32_t log_rq, struct tsrq *srq)
 {
-	uint8_t in[0x110 + 8 * 64] = { 0 }, out[16];
+	uint8_t in[0x110 + 8 * 64] = {0}, out[16];
 	uint8_t *qpc = in + 0x18;
 	size_t rq_bytes = srq ? 0 : ((size_t)16 << RQ_STRIDE_LOG) << log_rq;
 	size_t bytes = rq_bytes + ((size_t)64 << log_sq);
@@ -265,7 +279,7 @@ int tqp_create(struct tdev *t, struct tqp *qp, uint8_t st, uint32_t pd, struct t
 	cx4_set(qpc, CX4_QPC_CQN_RCV, rcq->cqn);
 	cx4_set64(qpc, CX4_QPC_DBR_ADDR, qp->dbr.iova);
 	for (uint32_t i = 0; i < npas; i++)
-		cx4_pas_set(in, 0x110, i, qp->buf.iova + 4096ull * i);
+		cx4_pas_set(in, 0x110, i, tmem_iova(&qp->buf, 4096ull * i));
 	s = tdev_cmd(t, in, 0x110 + 8 * npas, out, 16);
 	if (!s)
 		qp->qpn = cx4_get(out, CX4_CREATE_QP_OUT_QPN);
@@ -274,7 +288,7 @@ int tqp_create(struct tdev *t, struct tqp *qp, uint8_t st, uint32_t pd, struct t
 
 int tqp_modify(struct tdev *t, struct tqp *qp, uint16_t op, uint32_t mask, const uint8_t *qpc)
 {
-	uint8_t in[0x110] = { 0 }, out[16];
+	uint8_t in[0x110] = {0}, out[16];
 
 	cx4_set(in, CX4_CMD_IN_OPCODE, op);
 	cx4_set(in, CX4_MODIFY_QP_IN_QPN, qp->qpn);
@@ -331,7 +345,8 @@ int tqp_connect(struct tdev *t, struct tqp *qp, const struct tconn *c)
 		cx4_set(qpc, CX4_QPC_RETRY_COUNT, c->retry);
 		cx4_set(qpc, CX4_QPC_RNR_RETRY, c->rnr_retry);
 		cx4_set(qpc, CX4_QPC_LOG_SRA_MAX, 4);
-		cx4_set(qpc, CX4_QPC_PRI(CX4_ADS_ACK_TIMEOUT), c->ack_timeout ? c->ack_timeout : 14);
+		cx4_set(qpc, CX4_QPC_PRI(CX4_ADS_ACK_TIMEOUT),
+			c->ack_timeout ? c->ack_timeout : 14);
 	}
 	return tqp_modify(t, qp, CX4_CMD_OP_RTR2RTS_QP, 0, qpc);
 }
@@ -347,7 +362,7 @@ static void sq_write(struct tqp *qp, uint32_t off_bytes, const uint8_t *src, uin
 
 int tqp_post_send(struct tdev *t, struct tqp *qp, const struct tsend *s)
 {
-	uint8_t w[1024] = { 0 };
+	uint8_t w[1024] = {0};
 	uint32_t at = 16, ds, nbb;
 	uint16_t idx = qp->sq_pi;
 
@@ -356,7 +371,7 @@ int tqp_post_send(struct tdev *t, struct tqp *qp, const struct tsend *s)
 
 		cx4_be32_store(av, s->qkey);
 		cx4_be32_store(av + 8, MLX5_EXTENDED_UD_AV | s->dqpn);
-		av[0x1b] = 64;	/* hop limit */
+		av[0x1b] = 64; /* hop limit */
 		av[0x20 + 10] = av[0x20 + 11] = 0xff;
 		memcpy(av + 0x20 + 12, &s->dip, 4);
 		at += 48;
@@ -404,7 +419,7 @@ int tqp_post_send(struct tdev *t, struct tqp *qp, const struct tsend *s)
 		memcpy(&v, w, 8);
 		cx4_mmio_write64_be(&t->bar, t->uar * 4096u + 0x800 + qp->bf_off, v);
 	}
-	qp->bf_off ^= 0x100;	/* alternate BlueFlame halves, as rdma-core */
+	qp->bf_off ^= 0x100; /* alternate BlueFlame halves, as rdma-core */
 	return idx;
 }
 

@@ -14,11 +14,13 @@
 struct tcq {
 	struct tmem buf, dbr;
 	uint32_t cqn, log;
+	uint32_t stride; /* 64 or 128 */
 	uint32_t ci;
 	uint32_t arm_sn;
 };
 
 int tcq_create(struct tdev *t, struct tcq *cq, uint32_t log);
+int tcq_create_128(struct tdev *t, struct tcq *cq, uint32_t log);
 /* Next CQE within ms (copied to cqe64): 1, or 0 on timeout. */
 int tcq_poll(struct tdev *t, struct tcq *cq, uint8_t *cqe64, int ms);
 /* Arm for the next (sol = false) or next solicited completion. */
@@ -32,19 +34,18 @@ struct tmr {
 	uint64_t iova;
 	uint32_t key;
 	uint32_t index;
-	struct tmem mem;		/* TMR_FD */
+	struct tmem mem; /* TMR_FD */
 	int kind;
 };
 
 /* Register len bytes (page multiple) of new memory with the mkc access bits (MKEY_*-like). */
-#define TA_LR	(1u << 0)
-#define TA_LW	(1u << 1)
-#define TA_RR	(1u << 2)
-#define TA_RW	(1u << 3)
-#define TA_A	(1u << 4)
-#define TA_ALL	(TA_LR | TA_LW | TA_RR | TA_RW | TA_A)
-int tmr_reg(struct tdev *t, struct tmr *mr, size_t len, unsigned int access, int kind,
-	    uint32_t pd);
+#define TA_LR (1u << 0)
+#define TA_LW (1u << 1)
+#define TA_RR (1u << 2)
+#define TA_RW (1u << 3)
+#define TA_A (1u << 4)
+#define TA_ALL (TA_LR | TA_LW | TA_RR | TA_RW | TA_A)
+int tmr_reg(struct tdev *t, struct tmr *mr, size_t len, unsigned int access, int kind, uint32_t pd);
 int tmr_dereg(struct tdev *t, struct tmr *mr);
 
 struct tsrq {
@@ -73,12 +74,12 @@ int tqp_create(struct tdev *t, struct tqp *qp, uint8_t st, uint32_t pd, struct t
 	       struct tcq *rcq, uint32_t log_sq, uint32_t log_rq, struct tsrq *srq);
 
 struct tconn {
-	uint32_t rip;			/* peer's IPv4 (network order) */
+	uint32_t rip; /* peer's IPv4 (network order) */
 	uint32_t rqpn;
-	uint32_t mtu;			/* CX4_QP_MTU_* */
+	uint32_t mtu; /* CX4_QP_MTU_* */
 	uint32_t sq_psn, rq_psn;
 	uint32_t retry, rnr_retry, min_rnr, ack_timeout;
-	uint32_t qkey;			/* UD */
+	uint32_t qkey; /* UD */
 };
 
 /* RST2INIT, INIT2RTR, RTR2RTS with the usual fields (defaults for zero members). */
@@ -91,21 +92,21 @@ struct tsge {
 };
 
 struct tsend {
-	uint8_t opcode;			/* MLX5_OPCODE_* */
-	uint8_t fm_ce_se;		/* default MLX5_WQE_CTRL_CQ_UPDATE when zero and !unsignaled */
+	uint8_t opcode;	  /* MLX5_OPCODE_* */
+	uint8_t fm_ce_se; /* default MLX5_WQE_CTRL_CQ_UPDATE when zero and !unsignaled */
 	bool unsignaled;
 	const struct tsge *sg;
 	int nsg;
-	const void *inl;		/* inline data instead of sg */
+	const void *inl; /* inline data instead of sg */
 	uint32_t inl_len;
 	uint64_t raddr;
 	uint32_t rkey;
 	uint64_t swap_add, compare;
-	uint32_t imm;			/* big-endian image */
+	uint32_t imm; /* big-endian image */
 	/* UD */
 	uint32_t dqpn, qkey, dip;
-	bool bf;			/* BlueFlame copy instead of an 8-byte doorbell */
-	bool no_doorbell;		/* only write the WQE and the doorbell record */
+	bool bf;	  /* BlueFlame copy instead of an 8-byte doorbell */
+	bool no_doorbell; /* only write the WQE and the doorbell record */
 };
 
 /* Post one send WQE; returns its WQE index. */
