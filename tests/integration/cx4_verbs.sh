@@ -6,6 +6,7 @@
 # cx4_1, and in loopback on one device.
 . "$BV_SOURCE_DIR/tests/lib/harness.sh"
 bv_isolate_net "$@"
+. "$BV_SOURCE_DIR/tests/integration/cx4_lib.sh"
 bv_up
 T="$BV_BUILD_DIR/bin/cx4_verbs_test"
 BV_TMO=600 bv_run "$T" -v -a cx4_0 -b cx4_1 all >"$CX4_OUT/two.txt" 2>&1 ||

@@ -6,7 +6,7 @@
  *
  * Configuration keys of a cx4 device section used here: backend (model, vfio), profile
  * (cx4, cx4lx: which card the model presents), udp_port, port_mtu, pcap (capture file),
- * spin_us (model engine polling), pci (VFIO).
+ * spin_us (model engine polling), rt_priority (SCHED_FIFO engine), pci (VFIO).
  */
 #include <errno.h>
 #include <signal.h>
@@ -42,6 +42,7 @@ int cx4d_bus_open(struct cx4d *d)
 			.pcap_path = bv_conf_get(d->conf, "pcap", NULL),
 			.log = stderr,
 			.spin_us = (unsigned int)bv_conf_get_long(d->conf, "spin_us", 0),
+			.rt_priority = (unsigned int)bv_conf_get_long(d->conf, "rt_priority", 0),
 		};
 		int err;
 
