@@ -1127,6 +1127,42 @@ static void test_cq_events(void)
 		}
 		T_EQ(type, CX4_EVENT_TYPE_COMP);
 		T_EQ(cx4_get(eqe, CX4_EQE_COMP_CQN), b.rcq.cqn);
+		/* arming with an unpolled CQE there: no event for it, only for the next one */
+		{
+			uint8_t c[64];
+
+			/* the sends above completed on a's send CQ too: take those first */
+			while (tcq_poll(&a.t, &a.scq, c, 200))
+				;
+			s.opcode = MLX5_OPCODE_RDMA_WRITE;
+			s.fm_ce_se = 0;
+			tqp_post_send(&a.t, &a.qp, &s);
+			for (int i = 0; i < 500; i++) {
+				volatile uint8_t *p =
+				    a.scq.buf.p + (size_t)(a.scq.ci & ((1u << a.scq.log) - 1)) * 64;
+
+				if ((p[63] >> 4) != MLX5_CQE_INVALID)
+					break;
+				usleep(1000);
+			}
+			while ((type = tdev_eq_poll(&a.t, eqe)) >= 0)
+				;
+			tcq_arm(&a.t, &a.scq, false);
+			usleep(50000);
+			while ((type = tdev_eq_poll(&a.t, eqe)) >= 0 && type != CX4_EVENT_TYPE_COMP)
+				;
+			T_ASSERT(type != CX4_EVENT_TYPE_COMP);
+			T_EQ(tcq_poll(&a.t, &a.scq, c, WAIT), 1);
+			tqp_post_send(&a.t, &a.qp, &s);
+			for (int i = 0; i < 500 && type != CX4_EVENT_TYPE_COMP; i++) {
+				type = tdev_eq_poll(&a.t, eqe);
+				if (type < 0)
+					usleep(1000);
+			}
+			T_EQ(type, CX4_EVENT_TYPE_COMP);
+			T_EQ(cx4_get(eqe, CX4_EQE_COMP_CQN), a.scq.cqn);
+			T_EQ(tcq_poll(&a.t, &a.scq, c, WAIT), 1);
+		}
 	}
 	no_retransmits(&a);
 	no_retransmits(&b);
