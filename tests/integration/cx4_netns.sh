@@ -64,8 +64,8 @@ pair() {
 for dir in "" rev; do
 	pair "rc-c$dir" "ibv_rc_pingpong -d cx4_0 -g $CX4_GID -n 200 -c" \
 		"ibv_rc_pingpong -d cx4_0 -g $CX4_GID -n 200 -c" $dir
-	pair "rc-e$dir" "ibv_rc_pingpong -d cx4_0 -g $CX4_GID -n 200 -e -c" \
-		"ibv_rc_pingpong -d cx4_0 -g $CX4_GID -n 200 -e -c" $dir
+	pair "rc-e$dir" "ibv_rc_pingpong -d cx4_0 -g $CX4_GID -n 2000 -e -c" \
+		"ibv_rc_pingpong -d cx4_0 -g $CX4_GID -n 2000 -e -c" $dir
 	pair "ud-c$dir" "ibv_ud_pingpong -d cx4_0 -g $CX4_GID -n 200 -c" \
 		"ibv_ud_pingpong -d cx4_0 -g $CX4_GID -n 200 -c" $dir
 	pair "srq-c$dir" "ibv_srq_pingpong -d cx4_0 -g $CX4_GID -n 100 -c" \
