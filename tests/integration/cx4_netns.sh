@@ -38,8 +38,14 @@ B() { ip netns exec $NB env BV_RUNDIR="$RB" "$@"; }
 A "$BVCTL" --config "$RA/host.conf" up >/dev/null || bv_fail "bvctl up in $NA"
 B "$BVCTL" --config "$RB/host.conf" up >/dev/null || bv_fail "bvctl up in $NB"
 
-# pair NAME "SERVER ARGS" "CLIENT ARGS": server on host A, client on host B (or reversed)
+# pair NAME "SERVER ARGS" "CLIENT ARGS": server on host A, client on host B (or reversed);
+# retried once where perftest could not calibrate its clock under load (as cx4_pair)
 pair() {
+	CX4_PAIR_SOFT=1 pair_once "$@" && return 0
+	echo "retry $1: perftest could not calibrate its clock under load" >&2
+	pair_once "$@"
+}
+pair_once() {
 	local name=$1 srv=$2 cli=$3 rev=${4:-} out="$CX4_OUT/$1" sp crc src S=A C=B sip=$IPA
 	[ -n "$rev" ] && { S=B; C=A; sip=$IPB; }
 	# shellcheck disable=SC2086
@@ -56,6 +62,10 @@ pair() {
 	wait $sp
 	src=$?
 	if [ $crc != 0 ] || [ $src != 0 ]; then
+		if [ -n "${CX4_PAIR_SOFT:-}" ] && grep -q "Correlation coefficient r^2" "$out.srv" "$out.cli" &&
+			grep -q "Can't produce a report" "$out.srv" "$out.cli"; then
+			return 1
+		fi
 		tail -n 20 "$out.srv" "$out.cli" >&2
 		bv_fail "$name (server rc $src, client rc $crc)"
 	fi
