@@ -9,8 +9,9 @@
  * opcode invalid, owner 1), written last. The consumer index is read from the CQ doorbell
  * record only when the CQ looks full; a real overrun without overrun-ignore is a CQ error
  * event (syndrome 1) and the CQ stops. Arming (UAR + 0x20: sn << 28 | cmd | ci, cqn) asks
- * for one completion event, for the next CQE written after it (or the next solicited/error
- * one); CQEs already there do not fire it. cq_max_count / cq_period moderate events.
+ * for one completion event, for the next CQE (or the next solicited/error one); arming while
+ * CQEs after ci that no event has reported yet are there fires at once, CQEs an earlier event
+ * already reported do not fire again. cq_max_count / cq_period moderate events.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -50,6 +51,7 @@ static void cq_event(struct mdev *d, struct mcq *cq)
 {
 	cq->arm = ARM_NONE;
 	cq->mod_count = 0;
+	cq->event_pi = cq->pi;
 	mtimer_cancel(&d->timers, &cq->mod_timer);
 	if (cq->eq)
 		eq_post_comp(d, cq->eq, cq->cqn);
@@ -160,7 +162,7 @@ void cq_arm_doorbell(struct mdev *d, uint32_t uar, const uint8_t *val8)
 {
 	uint32_t hi = cx4_be32_load(val8), cqn = cx4_be32_load(val8 + 4) & 0xffffff;
 	struct mcq *cq = cq_get(d, cqn);
-	uint32_t ci;
+	uint32_t ci, base;
 
 	if (!cq || cq->uar != uar)
 		return;
@@ -170,10 +172,16 @@ void cq_arm_doorbell(struct mdev *d, uint32_t uar, const uint8_t *val8)
 	cq->arm = (hi & CX4_CQ_DB_REQ_NOT_SOL) ? ARM_SOL : ARM_NEXT;
 	cq->mod_count = 0;
 	/*
-	 * Only CQEs written after the arm raise the event: one already there does not (the
-	 * verbs contract makes software poll again after arming; perftest -e counts on an event
-	 * meaning a new completion, and mlx5_ib_arm_cq finds missed events in software).
+	 * CQEs after ci that no event reported yet fire at once (software polled the CQ empty,
+	 * then a CQE came before the arm: Linux ULPs and ibv_*_pingpong count on that event).
+	 * CQEs an event already reported do not fire again: perftest -e re-arms after each event
+	 * before polling and takes every event to mean a new completion.
 	 */
+	base = (int32_t)(cq->event_pi - ci) > 0 ? cq->event_pi : ci;
+	if (cq->arm == ARM_NEXT ? cq->pi != base
+				: (int32_t)(cq->last_solicit - base) > 0 &&
+				      cq->last_solicit - base <= (1u << cq->log_size))
+		cq_event(d, cq);
 }
 
 /* ---- commands -------------------------------------------------------------------------------- */

@@ -368,6 +368,7 @@ struct mcq {
 	uint8_t arm;	  /* 0 none, 1 next, 2 solicited */
 	uint32_t arm_sn;
 	uint32_t last_solicit; /* pi of the last solicited/error CQE + 1 */
+	uint32_t event_pi;     /* pi when the last completion event was raised */
 	uint8_t status;	       /* CX4_CQC_STATUS_* */
 	uint32_t refs;	       /* QPs/SRQs using it */
 	uint32_t cq_period, cq_max_count, period_mode;
