@@ -87,8 +87,13 @@ int cx4d_bus_open(struct cx4d *d)
  * Test control of the model, from outside the PCI function (cx4_model.h: "for tests and
  * tools only"): SIGUSR1 pulls the port's cable, SIGUSR2 plugs it back. The driver sees only
  * what it would see on a card: a PORT_CHANGE event and the port state registers.
+ *
+ * SIGRTMIN takes the function down as a fault would: the NIC interface is set to "disabled"
+ * (init segment 0x14), after which the device has forgotten every object and answers no
+ * command. Nothing is told to the driver: its health sensor has to find it (health.c) and
+ * the clients then get IBV_EVENT_DEVICE_FATAL, as on a card that failed under the driver.
  */
-static void cable(struct bvd *b, int fd, uint32_t events, void *arg)
+static void test_control(struct bvd *b, int fd, uint32_t events, void *arg)
 {
 	struct cx4d *d = cx4d_of(b);
 	struct signalfd_siginfo si;
@@ -97,19 +102,33 @@ static void cable(struct bvd *b, int fd, uint32_t events, void *arg)
 	(void)arg;
 	if (read(fd, &si, sizeof(si)) != sizeof(si))
 		return;
+	if ((int)si.ssi_signo == SIGRTMIN) {
+		uint32_t l_sz = cx4_mmio_read32(&d->bus->bar0, 0x14);
+
+		cx4d_log(d, "test control: function fault (NIC interface disabled)");
+		cx4_mmio_write32(&d->bus->bar0, 0x14,
+				 (l_sz & ~(7u << 8)) | (uint32_t)CX4_NIC_IFC_DISABLED << 8);
+		return;
+	}
 	cx4d_log(d, "test control: cable %s", si.ssi_signo == SIGUSR1 ? "pulled" : "plugged");
 	cx4_model_set_link(d->bus, si.ssi_signo == SIGUSR2);
 }
 #endif
+
+static void test_signals(sigset_t *m)
+{
+	sigemptyset(m);
+	sigaddset(m, SIGUSR1);
+	sigaddset(m, SIGUSR2);
+	sigaddset(m, SIGRTMIN);
+}
 
 void cx4d_bus_block_test_signals(void)
 {
 	sigset_t m;
 
 	/* before any thread exists, so the model's threads inherit the mask */
-	sigemptyset(&m);
-	sigaddset(&m, SIGUSR1);
-	sigaddset(&m, SIGUSR2);
+	test_signals(&m);
 	sigprocmask(SIG_BLOCK, &m, NULL);
 }
 
@@ -121,13 +140,11 @@ int cx4d_bus_test_controls(struct cx4d *d)
 
 	if (strcmp(bv_conf_get(d->conf, "backend", "model"), "model"))
 		return 0;
-	sigemptyset(&m);
-	sigaddset(&m, SIGUSR1);
-	sigaddset(&m, SIGUSR2);
+	test_signals(&m);
 	fd = signalfd(-1, &m, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (fd < 0)
 		return errno;
-	return -bvd_watch_fd(d->bvd, fd, cable, NULL);
+	return -bvd_watch_fd(d->bvd, fd, test_control, NULL);
 #else
 	(void)d;
 	return 0;

@@ -8,7 +8,8 @@
  *
  * --trace (or CX4D_TRACE=FILE, or "trace = FILE" in the device's configuration section)
  * writes every command as Linux mlx5_core's dynamic-debug hexdump. With the model backend,
- * SIGUSR1 / SIGUSR2 pull / plug the modelled port's cable (tests of port events).
+ * SIGUSR1 / SIGUSR2 pull / plug the modelled port's cable (tests of port events); SIGRTMIN
+ * disables the modelled function (tests of device fatal).
  */
 
 #include <errno.h>
