@@ -5,7 +5,8 @@
  *
  *   RC   SEND, SEND_IMM, inline SEND, RDMA WRITE, WRITE_IMM, inline WRITE, RDMA READ,
  *        compare & swap (hit and miss), fetch & add, receives from an SRQ, a chain of
- *        unsignaled sends completed by the last one, two SGEs on each side
+ *        unsignaled sends completed by the last one, two SGEs on each side, fences (a WRITE
+ *        of what a READ / a fetch & add just brought back, posted together)
  *   UC   SEND, WRITE, WRITE_IMM
  *   UD   SEND and SEND_IMM up to the path MTU, with the 40-byte GRH in front
  */
@@ -260,6 +261,70 @@ static void t_chain(struct vt_end *a, struct vt_end *b)
 		VT_FAIL("chain: unsignaled sends produced completions");
 }
 
+/*
+ * Fences: a WRITE that sends on what a READ (or a fetch & add) posted just before it brings
+ * back. Posted in one list, the WRITE carries IBV_SEND_FENCE, so it must not start before the
+ * READ's (the atomic's) response has landed; the remote end then holds exactly the data.
+ */
+static void t_fence(struct vt_end *a, struct vt_end *b)
+{
+	enum { N = 256 * 1024 };
+	uint8_t *mid = a->buf + DST_OFF, *dst = b->buf + DST_OFF + (1u << 20);
+	uint64_t *counter = (uint64_t *)(b->buf + DST_OFF), *fetched = (uint64_t *)mid;
+	uint64_t *copy = (uint64_t *)(b->buf + DST_OFF + 64);
+	struct ibv_sge rs = { (uintptr_t)mid, N, a->mr->lkey }, ws = rs;
+	struct ibv_send_wr rd = { .wr_id = 30, .sg_list = &rs, .num_sge = 1,
+				  .opcode = IBV_WR_RDMA_READ, .send_flags = IBV_SEND_SIGNALED };
+	struct ibv_send_wr wr = { .wr_id = 31, .sg_list = &ws, .num_sge = 1,
+				  .opcode = IBV_WR_RDMA_WRITE,
+				  .send_flags = IBV_SEND_SIGNALED | IBV_SEND_FENCE }, *bad;
+	struct ibv_wc wc;
+	uint32_t s = seed++;
+
+	memset(mid, 0xee, N);
+	memset(dst, 0xee, N + GUARD);
+	vt_fill(b->buf + SRC_OFF, N, s);
+	rd.next = &wr;
+	rd.wr.rdma.remote_addr = (uintptr_t)(b->buf + SRC_OFF);
+	rd.wr.rdma.rkey = b->mr->rkey;
+	wr.wr.rdma.remote_addr = (uintptr_t)dst;
+	wr.wr.rdma.rkey = b->mr->rkey;
+	if (ibv_post_send(a->qp, &rd, &bad)) {
+		VT_FAIL("fence READ -> WRITE: post failed");
+		return;
+	}
+	if (!expect(a, 30, IBV_WC_RDMA_READ, &wc, "fence: the READ") ||
+	    !expect(a, 31, IBV_WC_RDMA_WRITE, &wc, "fence: the fenced WRITE"))
+		return;
+	vt_check(dst, N, s, "fence: WRITE of the READ's data");
+	vt_check_const(dst + N, GUARD, 0xee, "fence: WRITE guard");
+
+	/* fetch & add, then a fenced WRITE of the fetched value */
+	*counter = 0x1234500000000000ull + s;
+	*fetched = 0;
+	*copy = 0;
+	rs = (struct ibv_sge){ (uintptr_t)fetched, 8, a->mr->lkey };
+	ws = rs;
+	rd = (struct ibv_send_wr){ .wr_id = 32, .sg_list = &rs, .num_sge = 1, .next = &wr,
+				   .opcode = IBV_WR_ATOMIC_FETCH_AND_ADD,
+				   .send_flags = IBV_SEND_SIGNALED };
+	rd.wr.atomic.remote_addr = (uintptr_t)counter;
+	rd.wr.atomic.rkey = b->mr->rkey;
+	rd.wr.atomic.compare_add = 1;
+	wr.wr_id = 33;
+	wr.wr.rdma.remote_addr = (uintptr_t)copy;
+	if (ibv_post_send(a->qp, &rd, &bad)) {
+		VT_FAIL("fence FAA -> WRITE: post failed");
+		return;
+	}
+	if (!expect(a, 32, IBV_WC_FETCH_ADD, &wc, "fence: the FAA") ||
+	    !expect(a, 33, IBV_WC_RDMA_WRITE, &wc, "fence: the WRITE after the FAA"))
+		return;
+	if (*copy != 0x1234500000000000ull + s || *counter != *copy + 1)
+		VT_FAIL("fence FAA -> WRITE: wrote 0x%llx, counter 0x%llx",
+			(unsigned long long)*copy, (unsigned long long)*counter);
+}
+
 static void t_ud(struct vt_end *a, struct vt_end *b, struct ibv_ah *ah, size_t n, bool imm)
 {
 	uint8_t *dst = b->buf + DST_OFF;
@@ -333,9 +398,11 @@ static void rc_suite(bool srq)
 			t_read(&a, &b, n);
 		}
 	}
-	if (!srq)
+	if (!srq) {
 		for (int k = 0; k < 4; k++)
 			t_atomic(&a, &b, k);
+		t_fence(&a, &b);
+	}
 	t_chain(&a, &b);
 out:
 	vt_close(&a);
