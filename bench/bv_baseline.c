@@ -121,7 +121,7 @@ static void udp_blast(size_t size, bool gso, double *gbps, double *mpps)
 	struct iovec iov[BATCH];
 	char *buf = calloc(1, chunk);
 	pthread_t th;
-	double t0, t1;
+	double t0, t1 = 0;
 	uint64_t b0;
 
 	if (gso) {
@@ -253,7 +253,7 @@ static void tcp_bw(void)
 	char *buf = calloc(1, chunk);
 	uint64_t bytes = 0;
 	pid_t pid;
-	double t0, t1;
+	double t0, t1 = 0;
 
 	if (bind(l, (struct sockaddr *)&sa, sizeof(sa)) || listen(l, 1) ||
 	    getsockname(l, (struct sockaddr *)&sa, &len))
@@ -276,6 +276,7 @@ static void tcp_bw(void)
 			break;
 		bytes += n;
 	} while ((t1 = now()) - t0 < seconds);
+	t1 = now();
 	close(s);
 	close(l);
 	kill(pid, SIGKILL);
@@ -291,7 +292,7 @@ static void pvm_bw(size_t size)
 	int p[2];
 	pid_t pid;
 	uint64_t bytes = 0;
-	double t0, t1;
+	double t0, t1 = 0;
 
 	memset(src, 0x5a, size);
 	memset(dst, 0, size);

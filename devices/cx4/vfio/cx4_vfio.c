@@ -586,7 +586,7 @@ static void teardown(struct cx4_vfio *v)
 int cx4_vfio_open_sys(const char *pci_bdf, const struct cx4_vfio_sys *sys, struct cx4_bus **bus)
 {
 	struct cx4_vfio *v;
-	unsigned int vendor, device;
+	unsigned int vendor = 0, device = 0;	/* set by check_identity() */
 	int err;
 
 	vfio_clear_error();
