@@ -32,6 +32,10 @@ asan: deps
 	cmake --build $(ASAN_BUILD) -j$(JOBS)
 	cd $(ASAN_BUILD) && ctest -j$(JOBS) --output-on-failure $(CTEST_ARGS)
 
+# Interop with Linux soft-RoCE in an emulated VM (slow): tests/integration/cx4_interop_rxe.sh.
+interop: build
+	BV_BUILD_DIR=$(CURDIR)/$(BUILD) BV_SOURCE_DIR=$(CURDIR) tests/integration/cx4_interop_rxe.sh
+
 format: $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) --target format
 

@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: MIT
+/* Protection domains and memory regions: control verbs answered by cx4d. */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "cx4.h"
+
+struct ibv_pd *cx4_alloc_pd(struct ibv_context *ctx)
+{
+	struct cx4_alloc_pd_rsp rsp;
+	struct cx4_pd *pd = calloc(1, sizeof(*pd));
+	int err;
+
+	if (!pd)
+		return NULL;
+	err = cx4_call(ctx, CX4_OP_ALLOC_PD, NULL, 0, NULL, 0, &rsp, sizeof(rsp));
+	if (err) {
+		free(pd);
+		errno = err;
+		return NULL;
+	}
+	pd->ibv_pd.handle = rsp.handle;
+	pd->pdn = rsp.pdn;
+	return &pd->ibv_pd;
+}
+
+int cx4_dealloc_pd(struct ibv_pd *ibpd)
+{
+	struct cx4_handle_req req = { .handle = ibpd->handle };
+	int err = cx4_call(ibpd->context, CX4_OP_DEALLOC_PD, &req, sizeof(req), NULL, 0, NULL, 0);
+
+	if (err)
+		return err;
+	free(to_cx4_pd(ibpd));
+	return 0;
+}
+
+struct ibv_mr *cx4_reg_mr(struct ibv_pd *pd, void *addr, size_t length, uint64_t hca_va,
+			  int access)
+{
+	struct cx4_reg_mr_req req = { .pd_handle = pd->handle, .access = (uint32_t)access,
+				      .addr = (uintptr_t)addr, .length = length,
+				      .hca_va = hca_va };
+	struct cx4_reg_mr_rsp rsp;
+	struct cx4_mr *mr = calloc(1, sizeof(*mr));
+	int err;
+
+	if (!mr)
+		return NULL;
+	err = cx4_call(pd->context, CX4_OP_REG_MR, &req, sizeof(req), NULL, 0, &rsp, sizeof(rsp));
+	if (err) {
+		free(mr);
+		errno = err;
+		return NULL;
+	}
+	mr->vmr.ibv_mr.handle = rsp.handle;
+	mr->vmr.ibv_mr.lkey = rsp.lkey;
+	mr->vmr.ibv_mr.rkey = rsp.rkey;
+	mr->vmr.mr_type = IBV_MR_TYPE_MR;
+	mr->vmr.access = access;
+	/* the ibv_mr is mr's first member: cx4_dereg_mr frees mr through it */
+	// cppcheck-suppress memleak
+	return &mr->vmr.ibv_mr;
+}
+
+int cx4_dereg_mr(struct verbs_mr *vmr)
+{
+	struct cx4_handle_req req = { .handle = vmr->ibv_mr.handle };
+	int err = cx4_call(vmr->ibv_mr.context, CX4_OP_DEREG_MR, &req, sizeof(req), NULL, 0,
+			   NULL, 0);
+
+	if (err)
+		return err;
+	free(vmr);
+	return 0;
+}

@@ -1,0 +1,91 @@
+#!/bin/bash
+# Interoperability with Linux soft-RoCE: a cx4 device (cx4d + the model, bound to 10.99.0.1 in
+# the network namespace "bvrxe") against rxe0 in a Debian 12 VM (shared/tools/rxe-peer, guest
+# 10.99.0.2), both directions: ib_write_bw, ib_read_bw, ib_send_bw, ib_atomic_bw,
+# ibv_rc_pingpong -c and ibv_ud_pingpong -c. Slow (the VM is emulated): run by `make interop`,
+# not by ctest. Needs root; builds the VM image once (BV_RXE_IMAGE, default /var/tmp/rxe-peer).
+. "$BV_SOURCE_DIR/tests/lib/harness.sh"
+. "$BV_SOURCE_DIR/tests/integration/cx4_lib.sh"
+[ "$(id -u)" = 0 ] || { echo "SKIP: needs root"; exit 77; }
+TOOLS=${BV_RXE_TOOLS:-$BV_SOURCE_DIR/../shared/tools/rxe-peer}
+[ -x "$TOOLS/run-vm" ] || TOOLS=/work/shared/tools/rxe-peer
+IMG=${BV_RXE_IMAGE:-/var/tmp/rxe-peer}
+[ -s "$IMG/root.img" ] || "$TOOLS/build-vm" "$IMG" || bv_fail "cannot build the rxe VM image"
+VM_TMO=${BV_RXE_TIMEOUT:-1200}
+
+# the namespace and tap run-vm uses (idempotent, as run-vm does it): our port lives there
+ns=bvrxe tap=bvtap0
+ip netns list | grep -qw $ns || ip netns add $ns
+ip -n $ns link set lo up
+ip -n $ns link show $tap >/dev/null 2>&1 ||
+	{ ip -n $ns tuntap add dev $tap mode tap && ip -n $ns addr add 10.99.0.1/24 dev $tap; }
+ip -n $ns link set $tap up
+conf=$(mktemp /tmp/cx4rxe.XXXXXX)
+printf '[device cx4_0]\nkind = cx4\nip = 10.99.0.1\n' >"$conf"
+H() { ip netns exec $ns env BV_RUNDIR="$BV_RUNDIR" "$@"; }
+H "$BVCTL" --config "$conf" up >/dev/null || bv_fail "bvctl up in $ns"
+rm -f "$conf"
+# the VM runs in its own session: kill_vm takes qemu down with run-vm, whatever happened
+vm=""
+kill_vm() { [ -n "$vm" ] && kill -- -"$vm" 2>/dev/null; [ -n "$vm" ] && wait "$vm" 2>/dev/null; vm=""; }
+CX4_ON_EXIT='kill_vm; H "$BVCTL" down >/dev/null 2>&1' 
+
+# In the guest: the RoCE v2 IPv4 GID of rxe0 (its index depends on the guest's addresses).
+# The guest command travels on the kernel command line inside double quotes: none in it.
+GID='G=$(for i in 0 1 2 3 4 5 6 7; do t=$(cat /sys/class/infiniband/rxe0/ports/1/gid_attrs/types/$i); g=$(cat /sys/class/infiniband/rxe0/ports/1/gids/$i); case $t$g in *v2*ffff:*) echo $i; break;; esac; done)'
+# perftest gives each side the other's outstanding read depth: rxe offers 128, a ConnectX-4
+# takes 16 (log_max_ra_req_qp), and mlx5 refuses more. -o 16 on both sides, as with real cards.
+TESTS=("ib_write_bw -n 200" "ib_read_bw -n 200 -o 16" "ib_send_bw -n 200" "ib_atomic_bw -n 200 -o 16"
+       "ibv_rc_pingpong -c -n 50" "ibv_ud_pingpong -c -n 50 -s 512")
+gflag() { case "$1" in ibv_*) echo "-g";; *) echo "-x";; esac; }
+
+# host_run CMD...: a client of the guest's server, retried while the guest still boots
+host_client() {
+	local out="$CX4_OUT/client.out" t0
+	t0=$(date +%s)
+	while :; do
+		H timeout -k 5 300 "$BVCTL" run -- "$@" >"$out" 2>&1 && return 0
+		grep -q "Couldn't connect\|Unable to open file descriptor" "$out" || break
+		[ $(($(date +%s) - t0)) -lt "$VM_TMO" ] || break
+		sleep 2
+	done
+	cat "$out" >&2
+	return 1
+}
+
+echo "== rxe0 serves, cx4_0 connects"
+guest=""
+for t in "${TESTS[@]}"; do
+	set -- $t
+	guest="$guest $1 -d rxe0 $(gflag $1) \$G ${*:2};"
+done
+setsid "$TOOLS/run-vm" "$IMG" "$GID; $guest" "$VM_TMO" >"$CX4_OUT/vm1.console" 2>&1 &
+vm=$!
+for t in "${TESTS[@]}"; do
+	set -- $t
+	host_client $1 -d cx4_0 $(gflag $1) $CX4_GID "${@:2}" 10.99.0.2 ||
+		{ kill_vm; tail -n 30 "$CX4_OUT/vm1.console"; bv_fail "cx4 -> rxe: $t"; }
+	echo "ok cx4 -> rxe: $t"
+done
+wait $vm
+vm=""
+
+echo "== cx4_0 serves, rxe0 connects"
+guest=""
+for t in "${TESTS[@]}"; do
+	set -- $t
+	guest="$guest n=0; until $1 -d rxe0 $(gflag $1) \$G ${*:2} 10.99.0.1 || [ \$((n+=1)) -gt 60 ]; do sleep 2; done;"
+done
+setsid "$TOOLS/run-vm" "$IMG" "$GID; $guest" "$VM_TMO" >"$CX4_OUT/vm2.console" 2>&1 &
+vm=$!
+for t in "${TESTS[@]}"; do
+	set -- $t
+	H timeout -k 5 "$VM_TMO" "$BVCTL" run -- $1 -d cx4_0 $(gflag $1) $CX4_GID "${@:2}" \
+		>"$CX4_OUT/server.out" 2>&1 ||
+		{ cat "$CX4_OUT/server.out"; kill_vm; tail -n 30 "$CX4_OUT/vm2.console";
+		  bv_fail "rxe -> cx4: $t"; }
+	echo "ok rxe -> cx4: $t"
+done
+wait $vm
+vm=""
+echo "PASS"

@@ -1,0 +1,17 @@
+#!/bin/bash
+# The project's verbs test: every opcode of RC, UC and UD moves many message sizes, every byte
+# checked (and the bytes after each message), then the error cases: bad rkey, out of bounds,
+# MR without remote access, bad lkey, short receive buffer, RNR retries exhausted, peer gone
+# (transport retries exhausted within the configured timeout), flushes. Between cx4_0 and
+# cx4_1, and in loopback on one device.
+. "$BV_SOURCE_DIR/tests/lib/harness.sh"
+bv_isolate_net "$@"
+. "$BV_SOURCE_DIR/tests/integration/cx4_lib.sh"
+bv_up
+T="$BV_BUILD_DIR/bin/cx4_verbs_test"
+BV_TMO=600 bv_run "$T" -v -a cx4_0 -b cx4_1 all >"$CX4_OUT/two.txt" 2>&1 ||
+	{ tail -n 40 "$CX4_OUT/two.txt" >&2; bv_fail "cx4_0 <-> cx4_1"; }
+BV_TMO=600 bv_run "$T" -v -a cx4_0 -b cx4_0 all >"$CX4_OUT/loop.txt" 2>&1 ||
+	{ tail -n 40 "$CX4_OUT/loop.txt" >&2; bv_fail "loopback on cx4_0"; }
+grep -h "exhausted after" "$CX4_OUT/two.txt" "$CX4_OUT/loop.txt"
+echo "PASS"
