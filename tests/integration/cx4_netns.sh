@@ -38,38 +38,16 @@ B() { ip netns exec $NB env BV_RUNDIR="$RB" "$@"; }
 A "$BVCTL" --config "$RA/host.conf" up >/dev/null || bv_fail "bvctl up in $NA"
 B "$BVCTL" --config "$RB/host.conf" up >/dev/null || bv_fail "bvctl up in $NB"
 
-# pair NAME "SERVER ARGS" "CLIENT ARGS": server on host A, client on host B (or reversed);
-# retried once where perftest could not calibrate its clock under load (as cx4_pair)
+# pair NAME "SERVER ARGS" "CLIENT ARGS" [rev]: server on host A, client on host B (or reversed)
 pair() {
-	CX4_PAIR_SOFT=1 pair_once "$@" && return 0
-	echo "retry $1: perftest could not calibrate its clock under load" >&2
-	pair_once "$@"
-}
-pair_once() {
-	local name=$1 srv=$2 cli=$3 rev=${4:-} out="$CX4_OUT/$1" sp crc src S=A C=B sip=$IPA
-	[ -n "$rev" ] && { S=B; C=A; sip=$IPB; }
-	# shellcheck disable=SC2086
-	$S timeout -k 5 120 "$BVCTL" run -- $srv >"$out.srv" 2>&1 &
-	sp=$!
-	for i in $(seq 400); do
-		$S grep -q ":4853 00000000:0000 0A" /proc/net/tcp && break
-		sleep 0.05
-	done
-	# shellcheck disable=SC2086
-	$C timeout -k 5 120 "$BVCTL" run -- $cli $sip >"$out.cli" 2>&1
-	crc=$?
-	[ $crc = 0 ] || kill $sp 2>/dev/null
-	wait $sp
-	src=$?
-	if [ $crc != 0 ] || [ $src != 0 ]; then
-		if [ -n "${CX4_PAIR_SOFT:-}" ] && grep -q "Correlation coefficient r^2" "$out.srv" "$out.cli" &&
-			grep -q "Can't produce a report" "$out.srv" "$out.cli"; then
-			return 1
-		fi
-		tail -n 20 "$out.srv" "$out.cli" >&2
-		bv_fail "$name (server rc $src, client rc $crc)"
+	local sip=$IPA
+	if [ -n "${4:-}" ]; then
+		sip=$IPB
+		BV_PAIR_S=B BV_PAIR_C=A bv_pair "$1" 18515 "$2" "$3 $sip" || bv_fail "$1"
+	else
+		BV_PAIR_S=A BV_PAIR_C=B bv_pair "$1" 18515 "$2" "$3 $sip" || bv_fail "$1"
 	fi
-	echo "ok $name"
+	echo "ok $1"
 }
 for dir in "" rev; do
 	pair "rc-c$dir" "ibv_rc_pingpong -d cx4_0 -g $CX4_GID -n 200 -c" \

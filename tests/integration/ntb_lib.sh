@@ -38,36 +38,17 @@ ntb_gid() {
 		head -n1
 }
 
-# ntb_wait_port PORT: until something listens on the TCP port (the server side of a pair).
 ntb_wait_port() {
-	for _ in $(seq 200); do
-		ss -ltn 2>/dev/null | grep -q ":$1 " && return 0
-		sleep 0.05
-	done
-	return 1
+	bv_wait_listen "$@"
 }
 
 # ntb_pair NAME PORT CMD...: CMD -p PORT -d ntb_0 as the server, CMD -p PORT -d ntb_1 localhost
-# as the client, both unmodified binaries through bvctl run; both must succeed. Output in
-# $BV_RUNDIR/NAME.{server,client}.
+# as the client, both unmodified binaries through bvctl run (bv_pair); both must succeed.
+# Output in $BV_OUT/NAME.{srv,cli}.
 ntb_pair() {
-	local name=$1 port=$2 spid rc src
+	local name=$1 port=$2
 	shift 2
-	bv_run "$@" -p "$port" -d ntb_0 >"$BV_RUNDIR/$name.server" 2>&1 &
-	spid=$!
-	ntb_wait_port "$port" || { kill "$spid" 2>/dev/null; bv_fail "$name: no server"; }
-	bv_run "$@" -p "$port" -d ntb_1 localhost >"$BV_RUNDIR/$name.client" 2>&1
-	rc=$?
-	wait "$spid"
-	src=$?
-	if [ $rc != 0 ] || [ $src != 0 ]; then
-		echo "--- $name server (exit $src)" >&2
-		tail -n 15 "$BV_RUNDIR/$name.server" >&2
-		echo "--- $name client (exit $rc)" >&2
-		tail -n 15 "$BV_RUNDIR/$name.client" >&2
-		return 1
-	fi
-	return 0
+	bv_pair "$name" "$port" "$* -p $port -d ntb_0" "$* -p $port -d ntb_1 localhost"
 }
 
 # ntb_check_counters WHAT: the model's counters on both ends (bvctl status): no read across

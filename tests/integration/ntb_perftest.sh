@@ -14,8 +14,8 @@ run() {
 	port=$((port + 1))
 	ntb_pair "pt$port" "$port" "$@" || bv_fail "$prof: $*"
 	# the result table: a line of numbers under the #bytes header
-	grep -A1 '#bytes' "$BV_RUNDIR/pt$port.client" | tail -n1 | grep -Eq '^ *[0-9]+ +[0-9]+ ' ||
-		{ cat "$BV_RUNDIR/pt$port.client" >&2; bv_fail "$prof: $*: no result"; }
+	grep -A1 '#bytes' "$BV_OUT/pt$port.cli" | tail -n1 | grep -Eq '^ *[0-9]+ +[0-9]+ ' ||
+		{ cat "$BV_OUT/pt$port.cli" >&2; bv_fail "$prof: $*: no result"; }
 }
 
 for prof in $NTB_PROFILES; do

@@ -15,7 +15,7 @@ for prof in $NTB_PROFILES; do
 		port=$((port + 1))
 		# shellcheck disable=SC2086
 		ntb_pair "pp$port" "$port" $t -g "$g" -n 500 || bv_fail "$prof: $t"
-		grep -q "iters in" "$BV_RUNDIR/pp$port.client" || bv_fail "$prof: $t: no result"
+		grep -q "iters in" "$BV_OUT/pp$port.cli" || bv_fail "$prof: $t: no result"
 	done
 	ntb_check_counters "$prof"
 	bv_note "$prof: pingpongs ok"

@@ -39,6 +39,8 @@ bv_isolate_net() {
 
 BV_RUNDIR=$(mktemp -d /tmp/bvt.XXXXXX)
 export BV_RUNDIR
+# Program outputs (bvctl down leaves a run directory with foreign files in it alone).
+BV_OUT=$(mktemp -d /tmp/bvout.XXXXXX)
 if [ "${BV_SANITIZE:-0}" = 1 ]; then
 	LD_PRELOAD="$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=libubsan.so)"
 	export LD_PRELOAD ASAN_OPTIONS=detect_leaks=0:abort_on_error=1
@@ -54,7 +56,7 @@ bv_cleanup() {
 		done
 	fi
 	"$BVCTL" down >/dev/null 2>&1 || echo "WARN: bvctl down failed" >&2
-	rm -rf "$BV_RUNDIR"
+	rm -rf "$BV_RUNDIR" "$BV_OUT"
 	exit $rc
 }
 trap bv_cleanup EXIT
@@ -96,4 +98,63 @@ bv_expect_output() {
 	shift
 	out=$("$@" 2>&1) || { echo "$out" >&2; bv_fail "'$*' failed"; }
 	echo "$out" | grep -Eq -- "$pat" || { echo "$out" >&2; bv_fail "'$*' did not print /$pat/"; }
+}
+
+# bv_wait_listen PORT: until a TCP socket listens on PORT (20 s). Runs under $BV_PAIR_S, so
+# it looks in the server's network namespace.
+bv_wait_listen() {
+	local hex i
+	hex=$(printf '%04X' "$1")
+	for i in $(seq 400); do
+		${BV_PAIR_S:-} grep -q ":$hex 00000000:0000 0A" /proc/net/tcp /proc/net/tcp6 2>/dev/null &&
+			return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+# bv_pair NAME PORT "SERVER CMD" "CLIENT CMD": a client/server pair of unmodified programs,
+# both through bvctl run, the server first (listening on PORT); both must exit 0. Outputs stay
+# in $BV_OUT/NAME.{srv,cli} and are shown on failure; returns 1 then. Never hangs: every
+# process has a timeout, and a failed client takes the server down with it. BV_PAIR_S and
+# BV_PAIR_C are optional command prefixes for the server and the client (another namespace).
+#
+# One failure is retried once: perftest calibrates the CPU clock by timing busy loops and gives
+# up ("Correlation coefficient r^2 ... < 0.9", "Can't produce a report") when the machine is
+# so loaded that the samples scatter; that says nothing about the device.
+bv_pair() {
+	BV_PAIR_SOFT=1 bv_pair_once "$@" && return 0
+	[ $? = 2 ] || return 1
+	echo "retry $1: perftest could not calibrate its clock under load" >&2
+	bv_pair_once "$@"
+}
+bv_pair_once() {
+	local name=$1 port=$2 srv=$3 cli=$4 out="$BV_OUT/$1" sp crc src
+	# shellcheck disable=SC2086
+	${BV_PAIR_S:-} timeout -k 5 "$BV_TMO" "$BVCTL" run -- $srv >"$out.srv" 2>&1 &
+	sp=$!
+	if ! bv_wait_listen "$port"; then
+		kill "$sp" 2>/dev/null
+		wait "$sp"
+		cat "$out.srv" >&2
+		echo "FAIL [$BV_TEST_NAME]: $name: the server never listened on $port" >&2
+		return 1
+	fi
+	# shellcheck disable=SC2086
+	${BV_PAIR_C:-} timeout -k 5 "$BV_TMO" "$BVCTL" run -- $cli >"$out.cli" 2>&1
+	crc=$?
+	[ $crc = 0 ] || kill "$sp" 2>/dev/null
+	wait "$sp"
+	src=$?
+	if [ $crc != 0 ] || [ $src != 0 ]; then
+		if [ -n "${BV_PAIR_SOFT:-}" ] && grep -q "Correlation coefficient r^2" "$out.srv" "$out.cli" &&
+			grep -q "Can't produce a report" "$out.srv" "$out.cli"; then
+			return 2
+		fi
+		echo "--- $name server (rc $src): $srv" >&2
+		tail -n 20 "$out.srv" >&2
+		echo "--- $name client (rc $crc): $cli" >&2
+		tail -n 20 "$out.cli" >&2
+		return 1
+	fi
 }
