@@ -105,6 +105,7 @@ struct cx4_model_stats {
 	uint64_t dma_faults; /* DMA to an unmapped or forbidden IOVA */
 	uint64_t eqes, interrupts;
 	uint64_t wakeups; /* engine went to sleep and was woken */
+	uint64_t waiter_wakes; /* futex wakes of drivers waiting for a pass (cx4_wait_end) */
 };
 
 int cx4_model_get_stats(struct cx4_bus *bus, struct cx4_model_stats *st);
