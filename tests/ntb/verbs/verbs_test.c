@@ -14,6 +14,8 @@
 #include <errno.h>
 #include <getopt.h>
 #include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -1356,6 +1358,76 @@ out:
 	return ret;
 }
 
+/* ---- registration against concurrent stores ----------------------------------------------- */
+
+struct hammer {
+	volatile uint64_t *words;	/* one per page */
+	size_t n;
+	atomic_bool stop;
+	uint64_t lost, stores;
+};
+
+static void *hammer_main(void *arg)
+{
+	struct hammer *h = arg;
+	uint64_t seq = 0;
+
+	while (!atomic_load_explicit(&h->stop, memory_order_relaxed)) {
+		seq++;
+		for (size_t i = 0; i < h->n; i++) {
+			volatile uint64_t *w = h->words + i * 512;
+
+			/* the word must still hold what this thread stored there last */
+			if (*w != seq - 1)
+				h->lost++;
+			*w = seq;
+			h->stores++;
+		}
+	}
+	for (size_t i = 0; i < h->n; i++)
+		h->lost += h->words[i * 512] != seq;
+	return NULL;
+}
+
+/*
+ * ibv_reg_mr with remote write moves the region's pages into a memfd for the PIO path, and
+ * ibv_dereg_mr moves them back: a thread storing into the buffer meanwhile must lose nothing.
+ */
+static int t_reg_race(void)
+{
+	size_t len = 4 << 20;
+	uint8_t *mem = aligned_alloc(4096, len);
+	struct hammer h = { .words = (volatile uint64_t *)mem, .n = len / 4096 };
+	pthread_t t;
+	int ret = -1;
+	bool running = false;
+
+	CHECK(mem, "alloc");
+	memset(mem, 0, len);
+	CHECK(!pthread_create(&t, NULL, hammer_main, &h), "thread");
+	running = true;
+	for (int r = 0; r < 40; r++) {
+		struct ibv_mr *mr = ibv_reg_mr(A.pd, mem + 8, len - 16, ALL_ACCESS);
+
+		CHECK(mr, "reg_mr: %s", strerror(errno));
+		CHECK(!ibv_dereg_mr(mr), "dereg_mr");
+	}
+	atomic_store(&h.stop, true);
+	pthread_join(t, NULL);
+	running = false;
+	note("%llu stores, %llu lost", (unsigned long long)h.stores, (unsigned long long)h.lost);
+	CHECK(!h.lost, "%llu of %llu stores lost while the region was (de)registered",
+	      (unsigned long long)h.lost, (unsigned long long)h.stores);
+	ret = 0;
+out:
+	if (running) {
+		atomic_store(&h.stop, true);
+		pthread_join(t, NULL);
+	}
+	free(mem);
+	return ret;
+}
+
 /* ---- main --------------------------------------------------------------------------------------- */
 
 static const struct test {
@@ -1381,6 +1453,7 @@ static const struct test {
 	{ "err_len", t_err_len },
 	{ "rnr", t_rnr },
 	{ "retry", t_retry },
+	{ "reg_race", t_reg_race },
 };
 
 int main(int argc, char **argv)
