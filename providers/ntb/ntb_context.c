@@ -153,8 +153,13 @@ static int attach_locked(struct ntb_context *ctx)
 	ctx->peer_len = size;
 	/* without a DMA channel (the engine slots of the peer's IOMMU are all taken), PIO and
 	 * ring messages carry everything */
-	if (ntb_dma_chan_open(ctx->hal, &dattr, &ctx->dma))
+	ret = -ntb_dma_chan_open(ctx->hal, &dattr, &ctx->dma);
+	if (ret) {
 		ctx->dma = NULL;
+		fprintf(stderr, "bridgeverbs: %s: no DMA channel (%s): PIO and ring messages "
+			"carry everything\n", ctx->bv.vctx.context.device->name,
+			ret == EBUSY ? "the peer's IOMMU engine slots are all taken" : strerror(ret));
+	}
 
 	ctx->side = rsp.side;
 	ctx->slot = rsp.slot;

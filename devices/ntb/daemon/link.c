@@ -409,7 +409,7 @@ void ntbd_link_status(struct ntbd *n, char *buf, size_t len)
 		 "  link %s side %d, profile %s: %s (hardware link %s%s), port %s\n"
 		 "  window 0: %s at IOVA 0x%llx, control region %s; peer epoch %u, ours %u\n"
 		 "  counters: xlink_reads %llu, iommu_faults %llu, dropped %llu, db_rings %llu, "
-		 "link_ups %llu\n",
+		 "link_ups %llu, engines %llu\n",
 		 n->d->conf->link[0] ? n->d->conf->link : n->d->conf->name, n->d->conf->side,
 		 ntb_profile_name(n->ntb), names[l->state], hw ? "up" : "down",
 		 hw ? (sp == NTB_SPEED_GEN4 ? ", gen4" : sp == NTB_SPEED_GEN3 ? ", gen3" :
@@ -419,6 +419,6 @@ void ntbd_link_status(struct ntbd *n, char *buf, size_t len)
 		 human(l->ctl_size, b, sizeof(b)), l->peer_epoch, l->epoch,
 		 (unsigned long long)st.xlink_reads, (unsigned long long)st.iommu_faults,
 		 (unsigned long long)st.dropped_link, (unsigned long long)st.db_rings,
-		 (unsigned long long)st.link_ups);
+		 (unsigned long long)st.link_ups, (unsigned long long)st.engines);
 	(void)wd;
 }

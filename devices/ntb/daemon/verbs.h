@@ -95,6 +95,7 @@ struct nv_state {
 	uint32_t vector_owner_mask;	/* doorbell vectors given to clients */
 	uint32_t ipv4;			/* our port address, network order */
 	uint8_t gid[16];
+	unsigned int engines_held;	/* revoked engine slots live processes still hold */
 };
 
 static inline struct nv_state *nv(struct ntbd *n)
@@ -110,6 +111,8 @@ void nv_attach(struct nv_state *s, struct nv_client *cl, const void *in, size_t 
 	       struct bvd_reply *r);
 void nv_client_gone(struct nv_state *s, struct nv_client *cl);
 void nv_relay(struct nv_state *s, bool all);
+/* Take back the engine slots of our IOMMU that departed peer clients held. */
+void nv_reclaim_engines(struct nv_state *s);
 
 /* verbs_mr.c */
 void nv_alloc_pd(struct nv_state *s, struct nv_client *cl, struct bvd_reply *r);

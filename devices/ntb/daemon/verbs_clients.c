@@ -241,3 +241,45 @@ void nv_relay(struct nv_state *s, bool all)
 		}
 	}
 }
+
+/* Is (pid, grant) a client the peer's ntbd lists as alive? Its slot table is in our window. */
+static bool peer_client_alive(void *arg, pid_t pid, uint32_t grant)
+{
+	struct nv_state *s = arg;
+	const uint8_t *pc = (const uint8_t *)s->n->link.ctl + s->ctrl_off;
+	const struct ntbv_ctrl_hdr *ph = (const struct ntbv_ctrl_hdr *)pc;
+	const struct ntbv_slot *sl = (const struct ntbv_slot *)(pc + NTBV_CTRL_SLOTS_OFF);
+	uint32_t n = ph->max_slots < NTBV_MAX_SLOTS ? ph->max_slots : NTBV_MAX_SLOTS;
+
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t e = atomic_load_explicit(&sl[i].epoch, memory_order_acquire);
+
+		if ((e & 1) && sl[i].pid == (uint32_t)pid && sl[i].grant == grant)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * A peer client's DMA channel holds an engine slot of our IOMMU for as long as it exists; a
+ * killed client never gives it back (there are 128). Its ntbd publishes that the client left
+ * (the slot epoch in the table it writes into our window, then the control doorbell): take
+ * the slot back. Live processes keep a revoked slot until they exit (their engine no longer
+ * writes); we look again on the next doorbell or link tick.
+ */
+void nv_reclaim_engines(struct nv_state *s)
+{
+	const struct ntbv_ctrl_hdr *ph;
+	int held;
+
+	if (!s->ready)
+		return;
+	ph = (const struct ntbv_ctrl_hdr *)((uint8_t *)s->n->link.ctl + s->ctrl_off);
+	/* without the peer's (current) table, only slots of exited processes are freed */
+	if (atomic_load_explicit(&ph->magic, memory_order_acquire) != NTBV_MAGIC ||
+	    ph->version != NTBV_VERSION)
+		held = ntb_iommu_engines_reclaim(s->n->ntb, NULL, NULL);
+	else
+		held = ntb_iommu_engines_reclaim(s->n->ntb, peer_client_alive, s);
+	s->engines_held = held > 0 ? (unsigned int)held : 0;
+}

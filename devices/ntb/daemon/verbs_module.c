@@ -151,6 +151,8 @@ static void nv_link_ready(struct ntbd *n)
 	nv_publish_header(s);
 	s->ready = true;
 	nv_publish_done(s);
+	/* channels of the last session's peer clients: theirs no more */
+	nv_reclaim_engines(s);
 	bvd_log(n->d, "verbs: %u client slots, %u/%u-cell request/response rings, mtu %u, "
 		"aperture %llu MiB", s->max_slots, s->ring_cells, s->resp_cells, s->mtu,
 		(unsigned long long)((l->win_size - l->ctl_size) >> 20));
@@ -181,6 +183,9 @@ static void nv_doorbell(struct ntbd *n, uint64_t bits)
 	gen = atomic_load_explicit(&ph->gen, memory_order_acquire);
 	/* the peer's tables changed (clients came or went): every client re-arms its bells */
 	nv_relay(s, gen != s->seen_gen);
+	/* ... and the engine slots of clients that went are ours to take back */
+	if (gen != s->seen_gen || s->engines_held)
+		nv_reclaim_engines(s);
 	s->seen_gen = gen;
 }
 
@@ -283,8 +288,9 @@ static void nv_status(struct ntbd *n, char *buf, size_t len)
 	for (uint32_t i = 1; i < NTBV_MAX_MR; i++)
 		nmr += s->mrs[i].owner != NULL;
 	o += snprintf(buf + o, len - o, "  verbs: %s, %u slots x %u/%u-cell rings, mtu %u, "
-		      "%u QPs, %u MRs\n", s->ready ? "ready" : "waiting for the link",
-		      s->max_slots, s->ring_cells, s->resp_cells, s->mtu, nqp, nmr);
+		      "%u QPs, %u MRs, %u revoked engine slots held\n",
+		      s->ready ? "ready" : "waiting for the link", s->max_slots, s->ring_cells,
+		      s->resp_cells, s->mtu, nqp, nmr, s->engines_held);
 	for (unsigned int i = 0; i < s->max_slots && o < len; i++) {
 		const struct nv_slot *sl = &s->slots[i];
 

@@ -56,6 +56,7 @@ void nv_publish_slot(struct nv_state *s, unsigned int slot)
 		return;
 	}
 	v.pid = sl->owner->pid;
+	v.grant = sl->owner->grant_id;
 	v.db_bit = sl->owner->db_bits ? (uint32_t)__builtin_ctzll(sl->owner->db_bits) : 0;
 	memcpy(v.comm, sl->owner->c->comm, sizeof(v.comm));
 	memcpy((uint8_t *)e + sizeof(e->epoch), (uint8_t *)&v + sizeof(v.epoch),

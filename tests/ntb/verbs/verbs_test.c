@@ -15,6 +15,7 @@
 #include <getopt.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -1428,6 +1429,17 @@ out:
 	return ret;
 }
 
+/*
+ * Not a test: die by SIGKILL with both contexts attached (each holds a DMA channel, whose
+ * engine slot in the peer's IOMMU only ntbd can give back). For tests/integration scripts.
+ */
+static int t_die(void)
+{
+	fflush(NULL);
+	kill(getpid(), SIGKILL);
+	return -1;
+}
+
 /* ---- main --------------------------------------------------------------------------------------- */
 
 static const struct test {
@@ -1454,6 +1466,7 @@ static const struct test {
 	{ "rnr", t_rnr },
 	{ "retry", t_retry },
 	{ "reg_race", t_reg_race },
+	{ "die", t_die },	/* only when named */
 };
 
 int main(int argc, char **argv)
@@ -1480,7 +1493,7 @@ int main(int argc, char **argv)
 	if (open_end(&A, da) || open_end(&B, db))
 		return 1;
 	for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
-		bool sel = optind == argc;
+		bool sel = optind == argc && tests[i].fn != t_die;
 		uint64_t t0;
 		int r;
 
