@@ -190,6 +190,12 @@ uint32_t ntb_events(struct ntb_dev *ntb)
 	uint32_t ret;
 	int n;
 
+	if (ntb->relink) {
+		/* the down half of a peer's bounce was reported last time: now the up half */
+		ntb->relink = false;
+		if (ntb->owner)
+			ntb_link_update(ntb);
+	}
 	while ((n = epoll_wait(ntb->epfd, ev, 16, 0)) > 0) {
 		for (int i = 0; i < n; i++) {
 			int fd = ev[i].data.fd;
@@ -224,6 +230,8 @@ uint32_t ntb_events(struct ntb_dev *ntb)
 	ret = ntb->pending;
 	ntb->pending = 0;
 	drain_eventfd(ntb->pend_fd);
+	if (ntb->relink)
+		ntb_raise(ntb->pend_fd);	/* come back for the up half */
 	return ret;
 }
 

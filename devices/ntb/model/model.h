@@ -78,6 +78,8 @@ struct ntb_dev {
 	int inofd;			/* side 1: inotify on the run directory */
 	int cable;			/* connected socket, -1 while unplugged */
 	bool peer_enabled;
+	uint32_t peer_enable_gen;	/* the peer's enable_gen when we last looked */
+	bool relink;			/* a peer bounce was reported as down: up next */
 	struct ntb_obj *objs;		/* ours (FD-kind IOMMU mappings) */
 	struct ntb_obj *peer_objs;	/* the peer's, received over the cable */
 	uint32_t next_obj;

@@ -53,7 +53,8 @@ struct ntb_regs {
 	uint32_t link_epoch;		/* increments each time the link comes up */
 	uint32_t speed;
 	uint32_t width;
-	uint32_t pad1;
+	uint32_t enable_gen;		/* increments at every ntb_link_disable(): a bounce the
+					 * peer's model must see even if it looks too late */
 
 	/* counters of this side (struct ntb_stats) */
 	uint64_t xlink_reads;
