@@ -339,6 +339,18 @@ struct ntb_context {
 	uint8_t *local;			/* our control region (fd 0), read/write */
 	uint64_t local_len;
 	const struct ntbv_ctrl_hdr *pctrl;	/* in our window: the peer end's objects */
+	/*
+	 * The peer end's geometry, copied from its header once and checked then: the peer
+	 * could rewrite the header at any time, and every index into our window or its window
+	 * is computed from these copies only.
+	 */
+	struct {
+		uint32_t max_slots, max_qp, max_mr;
+		uint32_t ring_cells, resp_cells;
+		uint64_t slices_off, slice_len;
+		uint32_t ipv4;
+		uint8_t gid[16];
+	} pg;
 	const struct ntbv_slot *pslots;
 	const struct ntbv_qp_ent *pqps;
 	const struct ntbv_mr_ent *pmrs;

@@ -76,7 +76,7 @@ static void sweep(struct ntb_context *ctx, uint64_t now, int *work)
 
 static bool rx_pending(struct ntb_context *ctx)
 {
-	for (unsigned int i = 0; i < ctx->pctrl->max_slots; i++)
+	for (unsigned int i = 0; i < ctx->pg.max_slots; i++)
 		if (ntb_rx_pending(&ctx->peers[i]))
 			return true;
 	return false;
@@ -89,7 +89,7 @@ int ntb_engine(struct ntb_context *ctx, bool from_app)
 
 	if (!ctx->attached)
 		return 0;
-	for (unsigned int i = 0; i < ctx->pctrl->max_slots; i++) {
+	for (unsigned int i = 0; i < ctx->pg.max_slots; i++) {
 		struct ntb_peer *p = &ctx->peers[i];
 
 		if (!p->dirty && !ntb_rx_pending(p))

@@ -442,10 +442,10 @@ static struct ntb_peer *resolve_peer(struct ntb_context *ctx, uint32_t dest_qpn)
 	struct ntb_peer *p;
 
 	if (!ctx->attached || ((dest_qpn & NTBV_QPN_SIDE) != 0) == (ctx->side != 0) ||
-	    NTBV_QPN_INDEX(dest_qpn) >= ctx->pctrl->max_qp)
+	    NTBV_QPN_INDEX(dest_qpn) >= ctx->pg.max_qp)
 		return NULL;
 	ntb_read_entry(&e, &ctx->pqps[NTBV_QPN_INDEX(dest_qpn)], sizeof(e));
-	if (e.qpn != dest_qpn || e.slot >= ctx->pctrl->max_slots)
+	if (e.qpn != dest_qpn || e.slot >= ctx->pg.max_slots)
 		return NULL;
 	p = ntb_peer_get(ctx, e.slot);
 	return p && ntb_slot_epoch(ctx, e.slot) == e.slot_epoch ? p : NULL;
