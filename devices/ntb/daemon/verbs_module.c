@@ -166,9 +166,31 @@ static void nv_link_lost(struct ntbd *n)
 	 * The peer's control area and rings are gone with it. Attached clients keep their
 	 * (now dead) grants: their QPs fail and they get IBV_EVENT_PORT_ERR from ntbd.
 	 */
+	if (s->ready) {
+		struct ntbv_ctrl_hdr *ph = (struct ntbv_ctrl_hdr *)((uint8_t *)n->link.ctl +
+								      s->ctrl_off);
+
+		/*
+		 * What the peer wrote into our control area describes its last session: a
+		 * client attaching in the next one must wait (EAGAIN) until the peer's ntbd
+		 * has cleared and rewritten it, not read stale slots and QPs meanwhile.
+		 */
+		atomic_store_explicit(&ph->magic, 0, memory_order_release);
+	}
 	s->ready = false;
 	s->pctrl = NULL;
 	s->seen_gen = 0;
+	/* wake every client: its engine sees the link down and fails its QPs' work */
+	nv_relay(s, true);
+}
+
+static void nv_tick(struct ntbd *n)
+{
+	struct nv_state *s = nv(n);
+
+	/* revoked engine slots whose processes may have exited since */
+	if (s->engines_held)
+		nv_reclaim_engines(s);
 }
 
 static void nv_doorbell(struct ntbd *n, uint64_t bits)
@@ -312,4 +334,5 @@ const struct ntbd_module ntbd_verbs_module = {
 	.client_close = nv_client_close,
 	.request = nv_request,
 	.status = nv_status,
+	.tick = nv_tick,
 };
