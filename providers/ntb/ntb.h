@@ -386,6 +386,14 @@ struct ntb_context {
 	_Atomic uint64_t next_sweep;	/* ns: the next timer due (UINT64_MAX: none) */
 	_Atomic uint64_t wake_at;	/* ns: when the blocked progress thread wakes anyway */
 
+	/*
+	 * The link session this context attached in is over (the peer's daemon died or hung,
+	 * the link went down): latched, the context must be reopened. Every QP's outstanding
+	 * work completed with errors (link_failed: done once).
+	 */
+	_Atomic bool link_lost;
+	_Atomic bool link_failed;
+
 	/* async events the engine raised, sent outside the engine's locks */
 	pthread_mutex_t ev_lock;
 	struct ntb_pending_event {
@@ -434,6 +442,11 @@ static inline void ntb_cpu_relax(void)
 
 /* ntb_context.c */
 int ntb_ensure_attached(struct ntb_context *ctx);
+/*
+ * Is the link session of this context still up? A few loads of the register files (the
+ * HAL's link state and both session epochs); once false, false for ever.
+ */
+bool ntb_link_alive(struct ntb_context *ctx);
 int ntb_call(struct ntb_context *ctx, uint16_t op, const void *req, size_t req_len, void *rsp,
 	     size_t rsp_len);
 void ntb_raise_event(struct ntb_context *ctx, uint64_t element, enum ibv_event_type type);
@@ -517,6 +530,12 @@ void ntb_qp_to_error(struct ntb_qp *qp, bool sq_locked);
 void ntb_qp_flush_rq(struct ntb_qp *qp);
 void ntb_qp_flush_cur(struct ntb_qp *qp);
 void ntb_qp_complete_sq(struct ntb_qp *qp);	/* sq_lock held */
+/*
+ * The link went down under the QP (sq_lock held): RC's oldest outstanding WQE completes with
+ * IBV_WC_RETRY_EXC_ERR (nothing can answer it any more), the rest are flushed, the QP is in
+ * ERROR.
+ */
+void ntb_qp_link_fail(struct ntb_qp *qp);
 struct ntb_qp *ntb_qp_lookup(struct ntb_context *ctx, uint32_t qpn);
 uint32_t ntb_mtu_bytes(enum ibv_mtu mtu);
 

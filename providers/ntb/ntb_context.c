@@ -62,6 +62,8 @@ void ntb_raise_event(struct ntb_context *ctx, uint64_t element, enum ibv_event_t
 	if (ctx->nev < sizeof(ctx->ev) / sizeof(ctx->ev[0]))
 		ctx->ev[ctx->nev++] = (struct ntb_pending_event){ element, type };
 	pthread_mutex_unlock(&ctx->ev_lock);
+	/* the progress thread sends them (an application thread never waits for ntbd) */
+	ntb_progress_poke(ctx);
 }
 
 /* The async fd belongs to ntbd's end of a socket pair: ntbd queues the record for us. */
@@ -225,12 +227,23 @@ out:
 	return ret;
 }
 
+bool ntb_link_alive(struct ntb_context *ctx)
+{
+	if (atomic_load_explicit(&ctx->link_lost, memory_order_relaxed))
+		return false;
+	if (!ctx->hal || ntb_link_is_up(ctx->hal, NULL, NULL))
+		return true;
+	atomic_store(&ctx->link_lost, true);
+	return false;
+}
+
 int ntb_ensure_attached(struct ntb_context *ctx)
 {
 	int ret = 0;
 
+	/* a context whose link session ended cannot make new QPs or MRs: reopen it */
 	if (ctx->attached)
-		return 0;
+		return ntb_link_alive(ctx) ? 0 : ENOLINK;
 	pthread_mutex_lock(&ctx->lock);
 	/* EAGAIN: the link just came up and the peer's ntbd is still writing its half */
 	for (int tries = 0; !ctx->attached && tries < 100; tries++) {

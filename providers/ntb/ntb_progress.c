@@ -28,6 +28,7 @@
 #define NAP_MS		1	/* while the application polls */
 #define APP_ACTIVE_NS	2000000ull	/* it polled this recently: it is polling */
 #define SERVE_NS	50000000ull	/* ... but left messages waiting: serve them this long */
+#define LINK_CHECK_MS	1000	/* a blocked progress thread with QPs looks at the link */
 
 void ntb_timer(struct ntb_context *ctx, uint64_t when)
 {
@@ -82,6 +83,41 @@ static bool rx_pending(struct ntb_context *ctx)
 	return false;
 }
 
+/*
+ * The link session ended (ntb_link_alive): take in what the peer wrote before it did (answers
+ * to our requests, its requests), then every QP's outstanding work completes with an error and
+ * every receive is flushed - an application blocked on a completion gets one, nothing waits
+ * for a peer that is gone. Once per context.
+ */
+static void link_failed(struct ntb_context *ctx)
+{
+	if (atomic_exchange(&ctx->link_failed, true))
+		return;
+	for (unsigned int i = 0; i < ctx->pg.max_slots; i++) {
+		struct ntb_peer *p = &ctx->peers[i];
+
+		pthread_mutex_lock(&p->rx_lock);
+		if (ntb_rx_pending(p) && ntb_peer_rx_sync(p)) {
+			ntb_comp_process(p, ENGINE_BUDGET * 16);
+			ntb_resp_process(p, ENGINE_BUDGET * 16);
+		}
+		pthread_mutex_unlock(&p->rx_lock);
+	}
+	pthread_mutex_lock(&ctx->lock);
+	for (struct ntb_qp *qp = ctx->qp_list; qp; qp = qp->next) {
+		pthread_mutex_lock(&qp->sq_lock);
+		ntb_qp_link_fail(qp);
+		pthread_mutex_unlock(&qp->sq_lock);
+		if (qp->peer) {
+			pthread_mutex_lock(&qp->peer->rx_lock);
+			ntb_qp_flush_cur(qp);
+			pthread_mutex_unlock(&qp->peer->rx_lock);
+		}
+		ntb_qp_flush_rq(qp);
+	}
+	pthread_mutex_unlock(&ctx->lock);
+}
+
 int ntb_engine(struct ntb_context *ctx, bool from_app)
 {
 	int work = 0;
@@ -89,6 +125,15 @@ int ntb_engine(struct ntb_context *ctx, bool from_app)
 
 	if (!ctx->attached)
 		return 0;
+	if (!ntb_link_alive(ctx)) {
+		if (!atomic_load_explicit(&ctx->link_failed, memory_order_relaxed)) {
+			link_failed(ctx);
+			work = 1;
+		}
+		if (!from_app && ctx->nev)
+			ntb_flush_events(ctx);
+		return work;
+	}
 	for (unsigned int i = 0; i < ctx->pg.max_slots; i++) {
 		struct ntb_peer *p = &ctx->peers[i];
 
@@ -108,7 +153,11 @@ int ntb_engine(struct ntb_context *ctx, bool from_app)
 	now = ntb_now();
 	if (ctx->want_sweep || now >= atomic_load_explicit(&ctx->next_sweep, memory_order_relaxed))
 		sweep(ctx, now, &work);
-	if (ctx->nev)
+	/*
+	 * Async events go through ntbd (a request and its answer): not from an application
+	 * thread in poll_cq, which must never wait for a daemon (a stopped one would hang it).
+	 */
+	if (!from_app && ctx->nev)
 		ntb_flush_events(ctx);
 	return work;
 }
@@ -217,6 +266,12 @@ static void *progress_main(void *arg)
 			 */
 			block(ctx, NAP_MS);
 			/*
+			 * Events the application's poll_cq raised (it never calls ntbd: a
+			 * stopped daemon must not hang it); a lost link it notices itself.
+			 */
+			if (ctx->nev)
+				ntb_flush_events(ctx);
+			/*
 			 * Messages waited a whole nap and nobody consumed anything: the
 			 * application polls a CQ now and then but waits elsewhere (on memory a
 			 * one-sided operation writes). Serve them ourselves for a while.
@@ -247,7 +302,11 @@ static void *progress_main(void *arg)
 			last_work = ntb_now();
 			continue;
 		}
-		block(ctx, sleep_ms(ctx, ntb_now(), -1));
+		/*
+		 * With QPs, look at the link now and then even when nothing is due: a peer that
+		 * dies or hangs may never ring us again, and work waiting on it must fail.
+		 */
+		block(ctx, sleep_ms(ctx, ntb_now(), ctx->qp_list ? LINK_CHECK_MS : -1));
 		last_work = ntb_now();
 	}
 	return NULL;

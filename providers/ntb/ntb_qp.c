@@ -306,6 +306,25 @@ static void publish(struct ntb_qp *qp)
 	ntb_call(qp->ctx, NTB_OP_MODIFY_QP, &req, sizeof(req), NULL, 0);
 }
 
+void ntb_qp_link_fail(struct ntb_qp *qp)
+{
+	if (qp_state(qp) == IBV_QPS_ERR)
+		return;		/* flushed already */
+	if (qp->type == IBV_QPT_RC) {
+		for (uint32_t i = qp->sq_tail; i != qp->sq_head; i++) {
+			struct ntb_swqe *w = &qp->sq[i & (qp->sq_size - 1)];
+
+			if (w->state == NTB_SWQE_DONE)
+				continue;
+			/* what a transport timer would say: the responder is unreachable */
+			w->state = NTB_SWQE_DONE;
+			w->status = IBV_WC_RETRY_EXC_ERR;
+			break;
+		}
+	}
+	ntb_qp_to_error(qp, true);
+}
+
 bool ntb_qp_mark_error(struct ntb_qp *qp)
 {
 	if (atomic_exchange(&qp->state, IBV_QPS_ERR) == IBV_QPS_ERR)

@@ -583,6 +583,12 @@ void ntb_qp_tx(struct ntb_qp *qp)
 {
 	if (qp->sq_tx == qp->sq_head || qp_state(qp) != IBV_QPS_RTS)
 		return;
+	if (!ntb_link_alive(qp->ctx)) {
+		/* nothing placed or sent from here on reaches anyone: fail, never pretend */
+		ntb_qp_link_fail(qp);
+		ntb_progress_poke(qp->ctx);	/* the other QPs, the receive side */
+		return;
+	}
 	if (qp->rnr_until) {
 		if (ntb_now() < qp->rnr_until)
 			return;
