@@ -267,6 +267,7 @@ struct ntb_qp {
 	/* the peer client its RC/UC partner lives in (from RTR) */
 	struct ntb_peer *peer;
 	uint32_t peer_epoch;
+	uint64_t peer_gone_ns;		/* when we saw that peer client leave (progress.c) */
 
 	/* send queue (requester, completer) */
 	pthread_mutex_t sq_lock;
@@ -393,6 +394,10 @@ struct ntb_context {
 	 */
 	_Atomic bool link_lost;
 	_Atomic bool link_failed;
+	/* the peer end's table generation whose departed clients were dealt with (progress.c) */
+	_Atomic uint64_t peers_gen;
+	_Atomic uint64_t peers_defer_gen;	/* while some QP waits: look again at peers_recheck */
+	_Atomic uint64_t peers_recheck;
 
 	/* async events the engine raised, sent outside the engine's locks */
 	pthread_mutex_t ev_lock;
@@ -531,11 +536,12 @@ void ntb_qp_flush_rq(struct ntb_qp *qp);
 void ntb_qp_flush_cur(struct ntb_qp *qp);
 void ntb_qp_complete_sq(struct ntb_qp *qp);	/* sq_lock held */
 /*
- * The link went down under the QP (sq_lock held): RC's oldest outstanding WQE completes with
- * IBV_WC_RETRY_EXC_ERR (nothing can answer it any more), the rest are flushed, the QP is in
- * ERROR.
+ * The peer can never answer again - the link went down under the QP, or the peer client
+ * left (sq_lock held): RC's oldest outstanding WQE completes with IBV_WC_RETRY_EXC_ERR (what
+ * the transport timer would say), the rest are flushed, the QP is in ERROR. The caller
+ * flushes the receive side.
  */
-void ntb_qp_link_fail(struct ntb_qp *qp);
+void ntb_qp_unreachable(struct ntb_qp *qp);
 struct ntb_qp *ntb_qp_lookup(struct ntb_context *ctx, uint32_t qpn);
 uint32_t ntb_mtu_bytes(enum ibv_mtu mtu);
 

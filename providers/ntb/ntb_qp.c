@@ -306,7 +306,7 @@ static void publish(struct ntb_qp *qp)
 	ntb_call(qp->ctx, NTB_OP_MODIFY_QP, &req, sizeof(req), NULL, 0);
 }
 
-void ntb_qp_link_fail(struct ntb_qp *qp)
+void ntb_qp_unreachable(struct ntb_qp *qp)
 {
 	if (qp_state(qp) == IBV_QPS_ERR)
 		return;		/* flushed already */
@@ -608,6 +608,7 @@ int ntb_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *a, int mask)
 			qp->peer = bind;
 			if (bind) {
 				qp->peer_epoch = ntb_slot_epoch(qp->ctx, bind->slot);
+				qp->peer_gone_ns = 0;
 				bind->nqps++;
 			}
 		}

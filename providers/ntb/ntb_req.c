@@ -585,7 +585,7 @@ void ntb_qp_tx(struct ntb_qp *qp)
 		return;
 	if (!ntb_link_alive(qp->ctx)) {
 		/* nothing placed or sent from here on reaches anyone: fail, never pretend */
-		ntb_qp_link_fail(qp);
+		ntb_qp_unreachable(qp);
 		ntb_progress_poke(qp->ctx);	/* the other QPs, the receive side */
 		return;
 	}
