@@ -101,7 +101,7 @@ for victim in 0 1; do
 		out=$(NTB_PIO=$pio NTB_KILL_PID=$(cat "$BV_RUNDIR/ntb_$victim.pid") \
 			bv_run "$BV_BUILD_DIR/bin/ntb_verbs_test" -v linkdown 2>&1) ||
 			{ echo "$out" >&2; bv_fail "linkdown, ntbd of ntb_$victim killed, PIO $pio"; }
-		echo "$out" | grep -q "^ok   linkdown" ||
+		grep -q "^ok   linkdown" <<<"$out" ||
 			{ echo "$out" >&2; bv_fail "linkdown did not run"; }
 		bv_note "linkdown, ntbd of ntb_$victim killed, PIO $pio: $(echo "$out" | grep -E "writes" | tr '\n' ' ')"
 	done
