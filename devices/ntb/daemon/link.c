@@ -49,7 +49,6 @@ struct ntbd_peer_view {
 	uint32_t epoch;
 };
 
-static struct ntbd_peer_view pv;
 
 static void link_step(struct ntbd *n);
 static void link_changed(struct ntbd *n);
@@ -175,36 +174,36 @@ static void on_cmd(void *arg, const struct ntbd_mbox_msg *msg)
 	switch (msg->cmd) {
 	case MBOX_HELLO:
 		/* the peer's session (re)starts: forget what an earlier one said */
-		memset(&pv, 0, sizeof(pv));
+		memset(n->pv, 0, sizeof(*n->pv));
 		if (msg->data != NTBD_LINK_VERSION) {
 			bvd_log(n->d, "peer daemon speaks link protocol %llu, we speak %u",
 				(unsigned long long)msg->data, NTBD_LINK_VERSION);
 			return;
 		}
-		pv.hello = true;
+		n->pv->hello = true;
 		break;
 	case MBOX_XLAT:
-		if (pv.hello && msg->wid == 0) {
-			pv.xlat = msg->data;
-			pv.have_xlat = true;
+		if (n->pv->hello && msg->wid == 0) {
+			n->pv->xlat = msg->data;
+			n->pv->have_xlat = true;
 		}
 		break;
 	case MBOX_SIZE:
-		if (pv.hello && msg->wid == 0) {
-			pv.size = msg->data;
-			pv.have_size = true;
+		if (n->pv->hello && msg->wid == 0) {
+			n->pv->size = msg->data;
+			n->pv->have_size = true;
 		}
 		break;
 	case MBOX_CTL:
-		if (pv.hello) {
-			pv.ctl = msg->data;
-			pv.have_ctl = true;
+		if (n->pv->hello) {
+			n->pv->ctl = msg->data;
+			n->pv->have_ctl = true;
 		}
 		break;
 	case MBOX_READY:
-		if (pv.hello && pv.have_xlat && pv.have_size && pv.have_ctl) {
-			pv.ready = true;
-			pv.epoch = (uint32_t)msg->data;
+		if (n->pv->hello && n->pv->have_xlat && n->pv->have_size && n->pv->have_ctl) {
+			n->pv->ready = true;
+			n->pv->epoch = (uint32_t)msg->data;
 		}
 		break;
 	}
@@ -220,21 +219,21 @@ static int finish(struct ntbd *n)
 	int err;
 
 	if (ntb_xlat_model(n->ntb) == NTB_XLAT_OUTBOUND) {
-		err = ntb_peer_mw_set_trans(n->ntb, NTB_DEF_PEER_IDX, 0, pv.xlat, pv.size);
+		err = ntb_peer_mw_set_trans(n->ntb, NTB_DEF_PEER_IDX, 0, n->pv->xlat, n->pv->size);
 		if (err)
 			return err;
 	}
 	err = ntb_peer_mw_map(n->ntb, 0, &va, &size);
 	if (err)
 		return err;
-	if (pv.ctl < sizeof(*h) || pv.ctl > size) {
+	if (n->pv->ctl < sizeof(*h) || n->pv->ctl > size) {
 		ntb_peer_mw_unmap(n->ntb, 0);
 		return -EPROTO;
 	}
 	l->peer_ctl = va;
-	l->peer_ctl_size = pv.ctl;
+	l->peer_ctl_size = n->pv->ctl;
 	l->peer_win_size = size;
-	l->peer_epoch = pv.epoch;
+	l->peer_epoch = n->pv->epoch;
 	/* our header in the peer's control region: stores only */
 	h = va;
 	h->version = NTBD_LINK_VERSION;
@@ -257,7 +256,7 @@ static void link_down(struct ntbd *n)
 	}
 	if (ntb_xlat_model(n->ntb) == NTB_XLAT_OUTBOUND)
 		ntb_peer_mw_clear_trans(n->ntb, NTB_DEF_PEER_IDX, 0);
-	memset(&pv, 0, sizeof(pv));
+	memset(n->pv, 0, sizeof(*n->pv));
 }
 
 static void link_begin(struct ntbd *n)
@@ -271,7 +270,7 @@ static void link_begin(struct ntbd *n)
 	}
 	l->epoch++;
 	n->hs_since_ns = now_ns();
-	memset(&pv, 0, sizeof(pv));
+	memset(n->pv, 0, sizeof(*n->pv));
 	ntbd_mbox_reset(n->mbox, n->ntb);
 	ntbd_mbox_send(n->mbox, MBOX_HELLO, 0, NTBD_LINK_VERSION);
 	ntbd_mbox_send(n->mbox, MBOX_XLAT, 0, l->win_iova);
@@ -290,12 +289,12 @@ static void link_step(struct ntbd *n)
 	if (n->link.state != NTBD_LINK_HANDSHAKE)
 		return;
 	busy = ntbd_mbox_poll(n->mbox, on_cmd, n);
-	if (pv.ready && !busy) {
+	if (n->pv->ready && !busy) {
 		int err = finish(n);
 
 		if (err) {
 			bvd_log(n->d, "peer's window 0 unusable: %s", strerror(-err));
-			pv.ready = false;	/* wait for the peer to start over */
+			n->pv->ready = false;	/* wait for the peer to start over */
 		} else {
 			arm_timer(n, false);
 			set_state(n, NTBD_LINK_READY);
@@ -423,6 +422,9 @@ int ntbd_link_init(struct ntbd *n)
 	n->timer_fd = -1;
 	n->hb_fd = -1;
 	l->ctl_fd = -1;
+	n->pv = calloc(1, sizeof(*n->pv));
+	if (!n->pv)
+		return 1;
 	if (hb_ms < 0 || hb_ms > 60000 || hb_misses < 2 || hb_misses > 100000) {
 		bvd_log(n->d, "heartbeat_ms %ld (0..60000, 0: off), heartbeat_misses %ld (2..)",
 			hb_ms, hb_misses);
@@ -500,6 +502,8 @@ void ntbd_link_fini(struct ntbd *n)
 		close(l->ctl_fd);
 	free(n->mbox);
 	n->mbox = NULL;
+	free(n->pv);
+	n->pv = NULL;
 }
 
 static const char *human(uint64_t v, char *buf, size_t len)

@@ -102,6 +102,7 @@ struct ntbd {
 	void *mod_priv;			/* the module's state */
 	/* link_mbox.c's state (private) */
 	struct ntbd_mbox *mbox;
+	struct ntbd_peer_view *pv;	/* link.c: what the peer said in this handshake */
 	int timer_fd;
 	uint64_t hs_since_ns;		/* when the handshake began (link.c: retransmit backoff) */
 	/* link.c: the heartbeat (while READY) */
