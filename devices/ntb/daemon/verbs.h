@@ -32,6 +32,8 @@ struct nv_client {
 	uint32_t grant_id;
 	bool granted;
 	int relay_fd;			/* eventfd: "look at your rings" */
+	/* what it owns: its teardown stops looking through the tables once all are found */
+	unsigned int npds, nmrs, nqps;
 };
 
 struct nv_slot {

@@ -188,9 +188,11 @@ void nv_client_gone(struct nv_state *s, struct nv_client *cl)
 {
 	nv_free_client_qps(s, cl);
 	nv_free_client_mrs(s, cl);
-	for (uint32_t i = 0; s->pds && i < NV_MAX_PD; i++)
-		if (s->pds[i].owner == cl)
+	for (uint32_t i = 0; s->pds && cl->npds && i < NV_MAX_PD; i++)
+		if (s->pds[i].owner == cl) {
 			s->pds[i] = (struct nv_pd){ 0 };
+			cl->npds--;
+		}
 	if (cl->attached) {
 		struct nv_slot *sl = &s->slots[cl->slot];
 

@@ -110,6 +110,7 @@ void nv_alloc_pd(struct nv_state *s, struct nv_client *cl, struct bvd_reply *r)
 			continue;
 		s->pds[pd] = (struct nv_pd){ .owner = cl };
 		s->next_pd = pd;
+		cl->npds++;
 		memset(rsp, 0, sizeof(*rsp));
 		rsp->handle = pd;
 		r->len = sizeof(*rsp);
@@ -136,6 +137,7 @@ void nv_dealloc_pd(struct nv_state *s, struct nv_client *cl, const void *in, siz
 		return;
 	}
 	s->pds[req->handle] = (struct nv_pd){ 0 };
+	cl->npds--;
 }
 
 /* ---- memory regions ------------------------------------------------------------------------------ */
@@ -155,6 +157,7 @@ static void mr_release(struct nv_state *s, uint32_t idx)
 	}
 	if (m->pd < NV_MAX_PD && s->pds && s->pds[m->pd].users)
 		s->pds[m->pd].users--;
+	m->owner->nmrs--;
 	m->owner = NULL;
 	m->ap_len = 0;
 	if (published && s->ready)
@@ -241,6 +244,7 @@ void nv_reg_mr(struct nv_state *s, struct nv_client *cl, const void *in, size_t 
 		}
 	}
 	m->owner = cl;
+	cl->nmrs++;
 	s->pds[req->pd].users++;
 	if (req->access & PUBLISHED)
 		nv_publish_mr(s, idx);
@@ -328,7 +332,7 @@ void nv_map_peer_mr(struct nv_state *s, struct nv_client *cl, const void *in, si
 
 void nv_free_client_mrs(struct nv_state *s, struct nv_client *cl)
 {
-	for (uint32_t i = 1; i < NTBV_MAX_MR; i++)
+	for (uint32_t i = 1; cl->nmrs && i < NTBV_MAX_MR; i++)
 		if (s->mrs[i].owner == cl)
 			mr_release(s, i);
 }
