@@ -8,8 +8,10 @@
  * whose requesters check key, range, rights and PD before they send or place anything.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <infiniband/verbs.h>
 
@@ -165,6 +167,30 @@ static void mr_release(struct nv_state *s, uint32_t idx)
 	m->access = 0;
 }
 
+/*
+ * A memory object a client hands over for the peer's CPU to map (PIO) must stay at least as
+ * large as the region: a store into a page past its end kills the storing process with
+ * SIGBUS, and that process is the peer's application. The provider's memfds are sealed
+ * against shrinking (ntb_shadow.c); anything else - a pipe, a socket, a file or memfd that
+ * may shrink, one too small for the region - is refused.
+ */
+/* Bytes of the whole pages addr .. addr + len touches. */
+static uint64_t page_span(uint64_t addr, uint64_t len)
+{
+	uint64_t mask = NTB_PAGE_SIZE - 1;
+
+	return ((addr + len + mask) & ~mask) - (addr & ~mask);
+}
+
+static bool object_ok(int fd, uint64_t off, uint64_t len)
+{
+	int seals = fcntl(fd, F_GET_SEALS);
+	struct stat st;
+
+	return seals >= 0 && (seals & F_SEAL_SHRINK) && !fstat(fd, &st) && S_ISREG(st.st_mode) &&
+	       off + len > off && st.st_size >= 0 && (uint64_t)st.st_size >= off + len;
+}
+
 void nv_reg_mr(struct nv_state *s, struct nv_client *cl, const void *in, size_t len,
 	       const int *fds, unsigned int nfds, struct bvd_reply *r)
 {
@@ -178,6 +204,10 @@ void nv_reg_mr(struct nv_state *s, struct nv_client *cl, const void *in, size_t 
 	if (len != sizeof(*req) || !req->length || (req->access & ~known) ||
 	    req->addr + req->length < req->addr || req->length > (1ull << 40) || nfds > 1 ||
 	    (nfds && req->fd_off % NTB_PAGE_SIZE)) {
+		r->status = EINVAL;
+		return;
+	}
+	if (nfds && !object_ok(fds[0], req->fd_off, page_span(req->addr, req->length))) {
 		r->status = EINVAL;
 		return;
 	}
