@@ -145,6 +145,13 @@ void nv_publish_header(struct nv_state *s);
 void nv_publish_slot(struct nv_state *s, unsigned int slot);
 void nv_publish_qp(struct nv_state *s, uint32_t index);
 void nv_publish_mr(struct nv_state *s, uint32_t index);
+/*
+ * The header the peer's ntbd wrote into our control area, copied once and checked (the peer
+ * may write anything there at any time: a broken or hostile peer must not make us read or
+ * write outside our mappings): 0, -EAGAIN (not written yet, or the link is not ready) or
+ * -EPROTO (nonsense).
+ */
+int nv_peer_hdr(struct nv_state *s, struct ntbv_ctrl_hdr *h);
 /* Zero the pair blocks a dead client of ours left in every peer slice. */
 void nv_clear_peer_pairs(struct nv_state *s, unsigned int slot);
 void nv_publish_done(struct nv_state *s);

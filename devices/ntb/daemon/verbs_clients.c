@@ -76,9 +76,9 @@ void nv_attach(struct nv_state *s, struct nv_client *cl, const void *in, size_t 
 	const struct ntb_attach_req *req = in;
 	struct ntb_attach_rsp *rsp = r->payload;
 	struct ntb_grant g = { 0 };
-	const struct ntbv_ctrl_hdr *ph;
+	struct ntbv_ctrl_hdr ph;
 	struct nv_slot *sl;
-	int slot, gfd, ctl = -1;
+	int slot, gfd, ctl = -1, ret;
 
 	if (len != sizeof(*req) || req->version != NTB_PROTO_VERSION) {
 		r->status = EPROTO;
@@ -92,10 +92,13 @@ void nv_attach(struct nv_state *s, struct nv_client *cl, const void *in, size_t 
 		r->status = ENOLINK;
 		return;
 	}
-	/* the peer's ntbd writes its half of the plan when its link comes up: nearly now */
-	ph = (const struct ntbv_ctrl_hdr *)((uint8_t *)s->n->link.ctl + s->ctrl_off);
-	if (atomic_load_explicit(&ph->magic, memory_order_acquire) != NTBV_MAGIC) {
-		r->status = EAGAIN;
+	/*
+	 * The peer's ntbd writes its half of the plan when its link comes up: nearly now
+	 * (EAGAIN: the provider asks again); EPROTO if what it wrote makes no sense.
+	 */
+	ret = nv_peer_hdr(s, &ph);
+	if (ret) {
+		r->status = -ret;
 		return;
 	}
 	slot = pick_slot(s);
@@ -244,16 +247,17 @@ void nv_relay(struct nv_state *s, bool all)
 	}
 }
 
-/* Is (pid, grant) a client the peer's ntbd lists as alive? Its slot table is in our window. */
+/*
+ * Is (pid, grant) a client the peer's ntbd lists as alive? Its slot table is in our window
+ * (all NTBV_MAX_SLOTS entries are: the count is not the peer's word).
+ */
 static bool peer_client_alive(void *arg, pid_t pid, uint32_t grant)
 {
 	struct nv_state *s = arg;
 	const uint8_t *pc = (const uint8_t *)s->n->link.ctl + s->ctrl_off;
-	const struct ntbv_ctrl_hdr *ph = (const struct ntbv_ctrl_hdr *)pc;
 	const struct ntbv_slot *sl = (const struct ntbv_slot *)(pc + NTBV_CTRL_SLOTS_OFF);
-	uint32_t n = ph->max_slots < NTBV_MAX_SLOTS ? ph->max_slots : NTBV_MAX_SLOTS;
 
-	for (uint32_t i = 0; i < n; i++) {
+	for (uint32_t i = 0; i < NTBV_MAX_SLOTS; i++) {
 		uint32_t e = atomic_load_explicit(&sl[i].epoch, memory_order_acquire);
 
 		if ((e & 1) && sl[i].pid == (uint32_t)pid && sl[i].grant == grant)
@@ -271,15 +275,13 @@ static bool peer_client_alive(void *arg, pid_t pid, uint32_t grant)
  */
 void nv_reclaim_engines(struct nv_state *s)
 {
-	const struct ntbv_ctrl_hdr *ph;
+	struct ntbv_ctrl_hdr ph;
 	int held;
 
 	if (!s->ready)
 		return;
-	ph = (const struct ntbv_ctrl_hdr *)((uint8_t *)s->n->link.ctl + s->ctrl_off);
-	/* without the peer's (current) table, only slots of exited processes are freed */
-	if (atomic_load_explicit(&ph->magic, memory_order_acquire) != NTBV_MAGIC ||
-	    ph->version != NTBV_VERSION)
+	/* without the peer's (current, sane) table, only slots of exited processes are freed */
+	if (nv_peer_hdr(s, &ph))
 		held = ntb_iommu_engines_reclaim(s->n->ntb, NULL, NULL);
 	else
 		held = ntb_iommu_engines_reclaim(s->n->ntb, peer_client_alive, s);

@@ -310,12 +310,12 @@ void nv_map_peer_mr(struct nv_state *s, struct nv_client *cl, const void *in, si
 {
 	const struct ntb_handle_req *req = in;
 	struct ntb_map_peer_mr_rsp *rsp = r->payload;
-	const struct ntbv_ctrl_hdr *ph;
+	struct ntbv_ctrl_hdr h;
 	const struct ntbv_mr_ent *pe;
 	struct ntbv_mr_ent e;
 	uint64_t start, end, fd_off;
 	uint32_t idx, seq;
-	int fd, ret;
+	int fd, ret, tries = 0;
 
 	if (len != sizeof(*req)) {
 		r->status = EINVAL;
@@ -326,17 +326,26 @@ void nv_map_peer_mr(struct nv_state *s, struct nv_client *cl, const void *in, si
 		return;
 	}
 	idx = NTBV_KEY_INDEX(req->handle);
-	ph = (const struct ntbv_ctrl_hdr *)((uint8_t *)s->n->link.ctl + s->ctrl_off);
-	if (!idx || idx >= NTBV_MAX_MR || ph->mr_tbl_off + (idx + 1) * sizeof(e) >
-						   ntbv_ctrl_len(NTBV_MAX_QP, NTBV_MAX_MR)) {
+	ret = nv_peer_hdr(s, &h);
+	if (ret) {
+		r->status = -ret;
+		return;
+	}
+	if (!idx || idx >= h.max_mr) {
 		r->status = ENOENT;
 		return;
 	}
 	/* the peer's table is in our window: a local read, under its sequence count */
-	pe = (const struct ntbv_mr_ent *)((const uint8_t *)ph + ph->mr_tbl_off) + idx;
+	pe = (const struct ntbv_mr_ent *)((const uint8_t *)s->n->link.ctl + s->ctrl_off +
+					  h.mr_tbl_off) + idx;
 	do {
+		/* a writer holds an entry odd for microseconds; a peer that never ends: EAGAIN */
+		if (++tries > 100000) {
+			r->status = EAGAIN;
+			return;
+		}
 		seq = atomic_load_explicit(&pe->seq, memory_order_acquire);
-		memcpy(&e, pe, sizeof(e));
+		memcpy(&e, (const void *)pe, sizeof(e));
 		atomic_thread_fence(memory_order_acquire);
 	} while ((seq & 1) || atomic_load_explicit(&pe->seq, memory_order_relaxed) != seq);
 	if (e.rkey != req->handle || !(e.access & IBV_ACCESS_REMOTE_WRITE) || !e.length ||

@@ -25,7 +25,10 @@
  *   op   < 0xf0: BV_OP_NTB_BASE + op % 16 (every ntb op and a few unknown ones), else
  *         0xff00 | op (far outside the range)
  *   an input whose first byte has bit 7 set starts with both clients attached and holding a
- *   PD (ATTACH, ALLOC_PD), so that mutations reach the object code at once.
+ *   PD (ATTACH, ALLOC_PD), so that mutations reach the object code at once; with bit 6 set
+ *   the bytes after it first replace the header the peer's ntbd wrote into our control area
+ *   (unless bit 5 is set too) and the table entry of end 1's key (a broken or hostile peer),
+ *   for the whole input.
  *
  * The handler gets the payload in a buffer of exactly len bytes (bvd's is bigger: reading past
  * len would go unnoticed there). Checked after every request: the status is 0 or an errno, the
@@ -48,6 +51,7 @@
 
 #include "bv_msg.h"
 #include "ntb_proto.h"
+#include "ntb_verbs_wire.h"
 #include "ntbd.h"
 
 struct end {
@@ -496,6 +500,45 @@ static void request(struct session *s, int who, uint16_t op, const void *in, siz
 	pump(0);
 }
 
+/*
+ * The peer's ntbd writes the control area in our window (kernel-abi/ntb_verbs_wire.h): the
+ * header with its geometry, table offsets and generation, and the tables. A broken or hostile
+ * peer can write anything there, at any time. With bytes, the fuzzer's replace the header
+ * (all of it but the magic) and the table entry of end 1's published key; with NULL, what the
+ * peer really wrote comes back.
+ */
+#define HDR_BYTES 128
+#define ENT_BYTES ((unsigned int)sizeof(struct ntbv_mr_ent))
+#define HDR_FUZZ (HDR_BYTES + ENT_BYTES)
+
+static void hostile_peer(const uint8_t *bytes, bool header)
+{
+	static uint8_t saved[HDR_FUZZ];
+	static bool have;
+	struct ntbd *n = &ends[0].n;
+	uint8_t *ph = (uint8_t *)n->link.ctl + NTBD_CTL_MODULE_OFF, *pe;
+
+	_Static_assert(HDR_BYTES >= sizeof(struct ntbv_ctrl_hdr), "the whole header");
+	if (!have)
+		memcpy(saved, ph, HDR_BYTES);	/* what the peer really wrote */
+	pe = ph + ((const struct ntbv_ctrl_hdr *)saved)->mr_tbl_off +
+	     NTBV_KEY_INDEX(peer_rkey) * sizeof(struct ntbv_mr_ent);
+	if (!have)
+		memcpy(saved + HDR_BYTES, pe, ENT_BYTES);
+	if (!bytes) {
+		if (have) {
+			memcpy(ph, saved, HDR_BYTES);
+			memcpy(pe, saved + HDR_BYTES, ENT_BYTES);
+		}
+		have = false;
+		return;
+	}
+	have = true;
+	if (header)
+		memcpy(ph + 4, bytes + 4, HDR_BYTES - 4);
+	memcpy(pe, bytes + HDR_BYTES, ENT_BYTES);
+}
+
 static void setup_objects(struct session *s)
 {
 	struct ntb_attach_req a = { .version = NTB_PROTO_VERSION };
@@ -526,12 +569,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct session s = { 0 };
 	int before = count_fds(), after;
+	bool peer_lied = false;
+	uint8_t first;
 
 	client_new(&s, 0);
 	client_new(&s, 1);
 	/* end 1's key, for MAP_PEER_MR (no client of end 0 owns it) */
 	remember(&s, 2, NTB_OP_MAP_PEER_MR, peer_rkey);
-	if (size && (data[0] & 0x80))
+	first = size ? data[0] : 0;
+	if ((first & 0x40) && size >= 1 + HDR_FUZZ) {
+		hostile_peer(data + 1, !(first & 0x20));
+		data += 1 + HDR_FUZZ;
+		size -= 1 + HDR_FUZZ;
+		peer_lied = true;
+	}
+	if (first & 0x80)
 		setup_objects(&s);
 	while (size >= 4) {
 		static uint8_t pad[BV_MSG_PAYLOAD_MAX];
@@ -556,6 +608,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	client_gone(&s, 0);
 	client_gone(&s, 1);
+	if (peer_lied)
+		hostile_peer(NULL, false);
 	pump(0);
 	after = count_fds();
 	if (after > before) {
