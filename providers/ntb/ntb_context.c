@@ -39,10 +39,18 @@ void ntb_read_entry(void *dst, const void *src, size_t len)
 {
 	const _Atomic uint32_t *seq = src;
 
-	/* the writer (the peer's ntbd) makes seq odd, writes, makes it even */
-	for (;;) {
+	/*
+	 * The writer (the peer's ntbd) makes seq odd, writes, makes it even: microseconds. A
+	 * peer that leaves it odd (or keeps changing it) must not stall the engine for ever:
+	 * the entry then reads as empty (no key, no QP: nothing matches it).
+	 */
+	for (unsigned int tries = 0;; tries++) {
 		uint32_t s1 = atomic_load_explicit(seq, memory_order_acquire);
 
+		if (tries > 100000) {
+			memset(dst, 0, len);
+			return;
+		}
 		if (s1 & 1) {
 			ntb_cpu_relax();
 			continue;
