@@ -49,7 +49,6 @@ struct ntbd_peer_view {
 	uint32_t epoch;
 };
 
-
 static void link_step(struct ntbd *n);
 static void link_changed(struct ntbd *n);
 
