@@ -146,4 +146,38 @@ for prof in $profiles; do
 		bv_fail "$prof: new pair after the second hang"
 	bv_note "$prof: hung peer detected, link back"
 done
+
+# A peer whose heartbeat is off (heartbeat_ms = 0) never beats: it must not be taken for hung
+# (here by ntb_1 with 5 periods of 100 ms allowed to pass, watched for 2 s).
+cfg="$BV_RUNDIR/ntb-hboff.conf"
+cat >"$cfg" <<EOC
+[device ntb_0]
+kind = ntb
+link = ntbt
+side = 0
+profile = intel-gen3
+ip = 127.0.2.1
+heartbeat_ms = 0
+
+[device ntb_1]
+kind = ntb
+link = ntbt
+side = 1
+profile = intel-gen3
+ip = 127.0.2.2
+heartbeat_misses = 5
+EOC
+"$BVCTL" down >/dev/null 2>&1
+bv_up "$cfg"
+for _ in $(seq 100); do
+	[ "$(port_state ntb_0)" = PORT_ACTIVE ] && [ "$(port_state ntb_1)" = PORT_ACTIVE ] && break
+	sleep 0.1
+done
+sleep 2
+grep -q "peer daemon silent" "$BV_RUNDIR/ntb_1.log" &&
+	{ "$BVCTL" status >&2; bv_fail "a peer without heartbeat was declared hung"; }
+[ "$(port_state ntb_1)" = PORT_ACTIVE ] || bv_fail "heartbeat off: the link did not stay up"
+g=$(ntb_gid ntb_0)
+ntb_pair hboff 19005 ibv_rc_pingpong -c -g "$g" -n 100 || bv_fail "heartbeat off: a pair"
+bv_note "a peer with its heartbeat off is not taken for hung"
 echo "PASS"

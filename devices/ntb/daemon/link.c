@@ -39,7 +39,9 @@
  * were the one not running: the peer gets a fresh limit.
  */
 #define HB_MS_DEF	100
+#define HB_MS_MAX	60000
 #define HB_MISSES_DEF	30
+#define HB_MISSES_MAX	100000
 
 struct ntbd_peer_view {
 	bool hello;
@@ -237,6 +239,7 @@ static int finish(struct ntbd *n)
 	h = va;
 	h->version = NTBD_LINK_VERSION;
 	h->epoch = l->epoch;
+	h->hb_ms = n->hb_ms;
 	ntb_pio_wmb();
 	h->magic = NTBD_CTL_MAGIC;
 	return 0;
@@ -354,8 +357,9 @@ static void link_bounce(struct ntbd *n, uint64_t silent_ms)
 static void hb_readable(struct bvd *d, int fd, uint32_t events, void *arg)
 {
 	struct ntbd *n = arg;
-	uint64_t v, now = now_ns(), limit = (uint64_t)n->hb_ms * n->hb_misses * 1000000ull;
-	uint32_t beat;
+	const struct ntbd_ctl_hdr *ph = n->link.ctl;
+	uint64_t v, now = now_ns(), limit;
+	uint32_t beat, period, peer_ms = ph->hb_ms;
 
 	if (read(fd, &v, sizeof(v)) < 0)
 		return;
@@ -363,6 +367,14 @@ static void hb_readable(struct bvd *d, int fd, uint32_t events, void *arg)
 		arm_heartbeat(n, false);
 		return;
 	}
+	/*
+	 * The peer's period (its header in our control region, one load: the peer may write
+	 * anything there; at most what a config may say): a slower peer beats slower.
+	 */
+	if (peer_ms > HB_MS_MAX)
+		peer_ms = HB_MS_MAX;
+	period = peer_ms > n->hb_ms ? peer_ms : n->hb_ms;
+	limit = (uint64_t)period * n->hb_misses * 1000000ull;
 	/* we were not running for a while: say nothing about the peer, start counting again */
 	if (now - n->hb_tick_ns > limit / 2)
 		n->hb_seen_ns = now;
@@ -371,7 +383,10 @@ static void hb_readable(struct bvd *d, int fd, uint32_t events, void *arg)
 	atomic_store_explicit(&((struct ntbd_ctl_hdr *)n->link.peer_ctl)->heartbeat, ++n->hb_sent,
 			      memory_order_release);
 	beat = atomic_load_explicit(peer_beat(n), memory_order_acquire);
-	if (beat != n->hb_seen) {
+	if (!peer_ms) {
+		/* a peer whose heartbeat is off never beats: nothing to expect */
+		n->hb_seen_ns = now;
+	} else if (beat != n->hb_seen) {
 		n->hb_seen = beat;
 		n->hb_seen_ns = now;
 	} else if (now - n->hb_seen_ns > limit) {
@@ -424,7 +439,7 @@ int ntbd_link_init(struct ntbd *n)
 	n->pv = calloc(1, sizeof(*n->pv));
 	if (!n->pv)
 		return 1;
-	if (hb_ms < 0 || hb_ms > 60000 || hb_misses < 2 || hb_misses > 100000) {
+	if (hb_ms < 0 || hb_ms > HB_MS_MAX || hb_misses < 2 || hb_misses > HB_MISSES_MAX) {
 		bvd_log(n->d, "heartbeat_ms %ld (0..60000, 0: off), heartbeat_misses %ld (2..)",
 			hb_ms, hb_misses);
 		return 2;

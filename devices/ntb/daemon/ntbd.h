@@ -58,6 +58,12 @@ struct ntbd_ctl_hdr {
 	 * heartbeat in window memory every 100 ms, ~10 misses mean the peer is gone).
 	 */
 	_Atomic uint32_t heartbeat;
+	/*
+	 * The writer's heartbeat period in ms, 0 when it does not beat (config heartbeat_ms):
+	 * the reader only expects beats that come, and no faster than they come.
+	 */
+	uint32_t hb_ms;
+	uint32_t pad;
 };
 #define NTBD_CTL_MAGIC		0x4c544e42u	/* "BNTL" */
 

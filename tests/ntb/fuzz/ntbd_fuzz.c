@@ -92,6 +92,18 @@ static void pump(int timeout_ms)
 		bvd_poll(&ends[i].d, timeout_ms);
 }
 
+static void remove_rundir(void)
+{
+	char cmd[128];
+
+	if (!rundir[0])
+		return;
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", rundir);
+	if (system(cmd))
+		fprintf(stderr, "ntbd_fuzz: could not remove %s\n", rundir);
+	rundir[0] = 0;
+}
+
 static void cleanup(void)
 {
 	for (int i = 0; i < 2; i++) {
@@ -104,13 +116,7 @@ static void cleanup(void)
 			n->mod->fini(n);
 		ntbd_link_fini(n);
 	}
-	if (rundir[0]) {
-		char cmd[128];
-
-		snprintf(cmd, sizeof(cmd), "rm -rf %s", rundir);
-		if (system(cmd))
-			fprintf(stderr, "ntbd_fuzz: could not remove %s\n", rundir);
-	}
+	remove_rundir();
 }
 
 static void bring_up(void)
@@ -156,8 +162,12 @@ static void bring_up(void)
 	}
 	for (int t = 0; t < 1000; t++) {
 		pump(10);
-		if (ntbd_link_ready(&ends[0].n) && ntbd_link_ready(&ends[1].n))
+		if (ntbd_link_ready(&ends[0].n) && ntbd_link_ready(&ends[1].n)) {
+			/* the ends found each other: nothing needs the directory any more (and
+			 * a crash, which skips atexit, leaves nothing behind) */
+			remove_rundir();
 			return;
+		}
 	}
 	fprintf(stderr, "ntbd_fuzz: the link did not come up\n");
 	abort();
