@@ -553,3 +553,17 @@ int cx4_model_drop_rx(struct cx4_bus *bus, unsigned int n)
 	pthread_mutex_unlock(&d->lock);
 	return 0;
 }
+
+int cx4_model_rx_fault(struct cx4_bus *bus, const struct cx4_model_fault *rule)
+{
+	struct mdev *d;
+	int err;
+
+	if (!bus || bus->ops != &model_ops)
+		return -EINVAL;
+	d = mdev_of(bus);
+	lock_dev(d);
+	err = net_set_fault(d, rule);
+	pthread_mutex_unlock(&d->lock);
+	return err;
+}
