@@ -592,6 +592,125 @@ static void test_read_atomic_order(void)
 	down(&b);
 }
 
+/* ---- many QPs: every one gets its share of the device ---------------------------------------- */
+
+#define NQ 8
+#define NBUSY 7
+#define BUSY_READS 150 /* per busy QP */
+
+static void post_fair_read(struct side *a, struct side *b, struct tqp *qp, size_t loff)
+{
+	struct tsge d = sge(&a->mr, loff, 65536);
+	struct tsend s = {.opcode = MLX5_OPCODE_RDMA_READ,
+			  .sg = &d,
+			  .nsg = 1,
+			  .raddr = (uintptr_t)b->mr.buf,
+			  .rkey = b->mr.key};
+
+	tqp_post_send(&a->t, qp, &s);
+}
+
+/*
+ * Eight RC QPs between the two devices, no loss, no timer, as ib_read_bw -q 8 runs them: seven
+ * keep 16 READs of 64 KB outstanding all the time (reposting as they complete), more responses
+ * than the responder's transmit queue takes per pass; then the eighth posts one READ. It must
+ * be answered while the busy ones still have most of their work ahead: a QP whose turn was cut
+ * short by a full transmit queue goes first the next time, so no QP waits for the others to
+ * run dry. (A device that always served its QPs in the same order starved the later ones when
+ * its sending was the slower side: with a local ACK timeout they failed with "transport
+ * retries exceeded", cx4_netns ib_read_bw -q 8 with sanitizers. Here the requester is often
+ * the slower side and the busy QPs run dry now and then, so the old order passed this test
+ * too: it guards against starvation, the sanitizer run is what showed it.)
+ */
+static void test_fair_share(void)
+{
+	struct side a, b;
+	struct tcq acq[NQ], bcq[NQ];
+	struct tqp aqp[NQ], bqp[NQ];
+	int posted[NBUSY] = {0}, done[NBUSY] = {0}, busy_done = 0;
+	int late_left = NQ - NBUSY, busy_left_at_late = -1;
+
+	dev_up(&a);
+	dev_up(&b);
+	T_EQ(tmr_reg(&a.t, &a.mr, 1 << 20, TA_ALL, TMR_FD, a.pd), 0);
+	T_EQ(tmr_reg(&b.t, &b.mr, 1 << 20, TA_ALL, TMR_PID, b.pd), 0);
+	fill(b.mr.buf, 65536, 70);
+	for (int q = 0; q < NQ; q++) {
+		struct tconn ca = {.mtu = CX4_QP_MTU_1024,
+				   .sq_psn = 0x1000u * (unsigned int)q,
+				   .rq_psn = 0x80000u + 0x1000u * (unsigned int)q,
+				   .retry = 7,
+				   .rnr_retry = 7,
+				   .ack_timeout_set = true};
+		struct tconn cb = ca;
+
+		cb.sq_psn = ca.rq_psn;
+		cb.rq_psn = ca.sq_psn;
+		T_EQ(tcq_create(&a.t, &acq[q], 8), 0);
+		T_EQ(tcq_create(&b.t, &bcq[q], 8), 0);
+		T_EQ(tqp_create(&a.t, &aqp[q], CX4_QP_ST_RC, a.pd, &acq[q], &acq[q], 6, 2, NULL),
+		     0);
+		T_EQ(tqp_create(&b.t, &bqp[q], CX4_QP_ST_RC, b.pd, &bcq[q], &bcq[q], 2, 2, NULL),
+		     0);
+		ca.rip = b.t.ip;
+		ca.rqpn = bqp[q].qpn;
+		cb.rip = a.t.ip;
+		cb.rqpn = aqp[q].qpn;
+		T_EQ(tqp_connect(&a.t, &aqp[q], &ca), 0);
+		T_EQ(tqp_connect(&b.t, &bqp[q], &cb), 0);
+	}
+	/* the busy four, 16 READs each into their own 64 KB */
+	for (int q = 0; q < NBUSY; q++)
+		for (; posted[q] < 16; posted[q]++)
+			post_fair_read(&a, &b, &aqp[q], (size_t)q * 65536);
+	while (busy_done < NBUSY * BUSY_READS) {
+		for (int q = 0; q < NQ; q++) {
+			uint8_t c[64];
+			struct tcqe e;
+
+			if (!tcq_poll(&a.t, &acq[q], c, 0))
+				continue;
+			tcqe_decode(c, &e);
+			if (e.opcode != MLX5_CQE_REQ)
+				T_FAIL("QP %d: CQE 0x%x syndrome 0x%x", q, e.opcode, e.syndrome);
+			if (q >= NBUSY) {
+				if (!--late_left)
+					busy_left_at_late = NBUSY * BUSY_READS - busy_done;
+				continue;
+			}
+			busy_done++;
+			/* the responder is busy answering: now the late QP asks, once */
+			if (busy_done == 16)
+				for (int l = NBUSY; l < NQ; l++)
+					post_fair_read(&a, &b, &aqp[l], (size_t)l * 65536);
+			if (++done[q] && posted[q] < BUSY_READS) {
+				post_fair_read(&a, &b, &aqp[q], (size_t)q * 65536);
+				posted[q]++;
+			}
+		}
+	}
+	for (int w = 0; late_left && w < WAIT; w++) {
+		uint8_t c[64];
+
+		for (int q = NBUSY; q < NQ; q++)
+			if (tcq_poll(&a.t, &acq[q], c, 0))
+				late_left--;
+	}
+	if (getenv("REL_DEBUG"))
+		fprintf(stderr, "busy READs left when the late ones were done: %d of %d\n",
+			busy_left_at_late, NBUSY * BUSY_READS);
+	T_EQ(late_left, 0);
+	/* answered in their turn, not after the busy QPs ran out of work */
+	if (busy_left_at_late < NBUSY * BUSY_READS / 2)
+		T_FAIL("the later QPs were answered only with %d of %d busy READs left",
+		       busy_left_at_late, NBUSY * BUSY_READS);
+	for (int q = 0; q < NQ; q++)
+		check_bytes(a.mr.buf + (size_t)q * 65536, 65536, 70, "READ data");
+	T_EQ(stats(&a).retransmits, 0);
+	down(&a);
+	down(&b);
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void);
@@ -606,6 +725,7 @@ static const struct {
     {"ack_faults", test_ack_faults},
     {"atomic_faults", test_atomic_faults},
     {"read_atomic_order", test_read_atomic_order},
+    {"fair_share", test_fair_share},
 };
 
 int main(int argc, char **argv)
