@@ -38,7 +38,7 @@
 #include <stdint.h>
 
 #define NTBV_MAGIC		0x5642544eu	/* "NTBV" */
-#define NTBV_VERSION		1u
+#define NTBV_VERSION		2u
 #define NTBV_MAX_SLOTS		16		/* verbs clients per end */
 #define NTBV_CELL		64u		/* ring granule: one cache line */
 #define NTBV_PAGE		4096u
@@ -89,7 +89,12 @@ struct ntbv_slot {
 	_Atomic uint32_t epoch;
 	uint32_t pid;
 	uint32_t db_bit;		/* the doorbell bit that wakes it (after its vbell word) */
-	uint32_t reserved;
+	/*
+	 * The writer's HAL grant id of this client: its DMA channels hold engine slots in the
+	 * reader's IOMMU tagged with it (pid, grant), which the reader's ntbd takes back once
+	 * the epoch says the client is gone (ntb_iommu_engines_reclaim).
+	 */
+	uint32_t grant;
 	char comm[16];
 	uint8_t pad[32];
 };

@@ -98,6 +98,26 @@ void bvd_async_event_all(struct bvd *d, uint64_t element, uint32_t event_type)
 			bvd_async_event(c, element, event_type);
 }
 
+int bvd_poll(struct bvd *d, int timeout_ms)
+{
+	struct epoll_event ev[16];
+	int n = epoll_wait(d->epfd, ev, 16, timeout_ms);
+
+	if (n < 0)
+		return errno == EINTR ? 0 : -1;
+	for (int i = 0; i < n && !d->stop; i++) {
+		struct bvd_watch *w = ev[i].data.ptr;
+		bool live = false;
+
+		/* A callback may have unwatched (freed) a later entry of this batch. */
+		for (struct bvd_watch *x = watches; x; x = x->next)
+			live |= x == w;
+		if (live)
+			w->cb(d, w->fd, ev[i].events, w->arg);
+	}
+	return n;
+}
+
 static void client_free(struct bvd *d, struct bvd_client *c)
 {
 	if (c->role == BV_ROLE_VERBS && d->ops->client_close)
@@ -447,23 +467,10 @@ int bvd_main(int argc, char **argv, const struct bvd_kind_ops *ops)
 	bvd_log(d, "%s daemon ready (pid %d)", ops->kind, (int)getpid());
 
 	while (!d->stop) {
-		struct epoll_event ev[16];
-		int n = epoll_wait(d->epfd, ev, 16, -1);
-
-		if (n < 0 && errno != EINTR) {
+		if (bvd_poll(d, -1) < 0) {
 			bvd_log(d, "epoll_wait: %s", strerror(errno));
 			status = 1;
 			break;
-		}
-		for (int i = 0; i < n && !d->stop; i++) {
-			struct bvd_watch *w = ev[i].data.ptr;
-			bool live = false;
-
-			/* A callback may have unwatched (freed) a later entry of this batch. */
-			for (struct bvd_watch *x = watches; x; x = x->next)
-				live |= x == w;
-			if (live)
-				w->cb(d, w->fd, ev[i].events, w->arg);
 		}
 	}
 

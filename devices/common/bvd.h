@@ -88,6 +88,13 @@ void bvd_async_event_all(struct bvd *d, uint64_t element, uint32_t event_type);
 
 void bvd_log(struct bvd *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/*
+ * One turn of the main loop: wait up to timeout_ms (-1: for ever) and run the callbacks of
+ * the fds that are ready. Returns how many were, or -1 (errno). bvd_main() loops on it; a test
+ * that drives a device kind in-process (no socket, no signals) calls it itself.
+ */
+int bvd_poll(struct bvd *d, int timeout_ms);
+
 /* Parse arguments, bring the device up, serve until SIGTERM. Returns the exit status. */
 int bvd_main(int argc, char **argv, const struct bvd_kind_ops *ops);
 

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cqe_err.h"
@@ -180,6 +181,51 @@ static int poll_one(struct cx4_cq *cq, struct ibv_wc *wc)
 	return parse_cqe(cq, cqe, wc) ? -1 : 1;
 }
 
+/*
+ * An empty poll. The model's engine shares the CPUs with us, so a driver that polls an empty CQ
+ * for long takes the CPU the device needs to produce the CQE: after poll_spin_ns of empty polls,
+ * sleep until the device's next pass that wrote CQEs, at most WAIT_NS (cx4_bus.h, the emulated
+ * UMWAIT). Every completion on the device ends the wait, so an application polling several CQs
+ * of the device loses only a wake-up. Called with cq->lock held; returns with it released.
+ */
+#define IDLE_CLOCK_EVERY	16	/* empty polls between clock reads */
+#define WAIT_NS			200000
+
+static void idle_wait_unlock(struct cx4_cq *cq)
+{
+	struct cx4_context *ctx = to_cx4_ctx(cq->vcq.cq.context);
+	struct timespec ts;
+	uint64_t now;
+	uint32_t snap;
+
+	if (!ctx->poll_spin_ns || ++cq->idle_polls % IDLE_CLOCK_EVERY) {
+		pthread_spin_unlock(&cq->lock);
+		return;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	if (!cq->idle_since)
+		cq->idle_since = now;
+	if (now - cq->idle_since < ctx->poll_spin_ns) {
+		pthread_spin_unlock(&cq->lock);
+		return;
+	}
+	snap = cx4_wait_begin(&ctx->kick);
+	if (get_sw_cqe(cq, cq->cons_index)) {
+		cx4_wait_cancel(&ctx->kick);
+		pthread_spin_unlock(&cq->lock);
+		return;
+	}
+	pthread_spin_unlock(&cq->lock);
+	cx4_wait_end(&ctx->kick, snap, WAIT_NS);
+}
+
+static void got_cqes(struct cx4_cq *cq)
+{
+	cq->idle_polls = 0;
+	cq->idle_since = 0;
+}
+
 int cx4_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 {
 	struct cx4_cq *cq = to_cx4_cq(ibcq);
@@ -188,6 +234,11 @@ int cx4_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 	pthread_spin_lock(&cq->lock);
 	while (n < ne && (r = poll_one(cq, wc + n)) > 0)
 		n++;
+	if (!n && !r && ne > 0) {
+		idle_wait_unlock(cq);
+		return 0;
+	}
+	got_cqes(cq);
 	if (n || r < 0) {
 		udma_to_device_barrier();
 		update_cons_index(cq);
@@ -282,11 +333,14 @@ static int cx4_start_poll(struct ibv_cq_ex *ex, struct ibv_poll_cq_attr *attr)
 		return EINVAL;
 	pthread_spin_lock(&cq->lock);
 	err = cq_next(cq);
+	if (err == ENOENT) {
+		idle_wait_unlock(cq);
+		return err;
+	}
+	got_cqes(cq);
 	if (err) {
-		if (err != ENOENT) {
-			udma_to_device_barrier();
-			update_cons_index(cq);
-		}
+		udma_to_device_barrier();
+		update_cons_index(cq);
 		pthread_spin_unlock(&cq->lock);
 	}
 	return err;

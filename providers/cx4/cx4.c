@@ -77,6 +77,24 @@ static const struct verbs_context_ops cx4_ctx_ops = {
 	.free_context = cx4_free_context,
 };
 
+/*
+ * How long an empty ibv_poll_cq spins before it waits for the device (cq.c): CX4_POLL_SPIN_US,
+ * default 50 (like the model engine's own spin); 0 spins forever, as a driver of a card does.
+ */
+static uint64_t poll_spin_ns(void)
+{
+	const char *v = getenv("CX4_POLL_SPIN_US");
+	char *end;
+	unsigned long us;
+
+	if (!v || !*v)
+		return 50 * 1000;
+	us = strtoul(v, &end, 10);
+	if (*end || us > 1000000)
+		return 50 * 1000;
+	return us * 1000;
+}
+
 static int map_device(struct cx4_context *ctx, int *fds, unsigned int nfds)
 {
 	const struct cx4_alloc_ucontext_rsp *c = &ctx->caps;
@@ -102,6 +120,7 @@ static int map_device(struct cx4_context *ctx, int *fds, unsigned int nfds)
 	}
 	ctx->uar = (struct cx4_mmio){ .base = ctx->uar_page, .len = CX4_UAR_PAGE_SIZE,
 				      .kick = ctx->kick.page ? &ctx->kick : NULL };
+	ctx->poll_spin_ns = ctx->kick.page ? poll_spin_ns() : 0;
 	bf_reg = (size_t)1 << c->log_bf_reg_size;
 	if (c->log_bf_reg_size < 7 || c->log_bf_reg_size > 9)
 		return EPROTO;	/* four registers must fit between 0x800 and the page end */

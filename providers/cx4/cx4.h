@@ -65,6 +65,7 @@ struct cx4_context {
 	struct cx4_alloc_ucontext_rsp caps;
 	void *uar_page;			/* our UAR page, mapped from the daemon's fd */
 	struct cx4_kick kick;		/* the model's doorbell wake-up (page NULL on hardware) */
+	uint64_t poll_spin_ns;		/* empty polls spin this long, then wait (0: never wait) */
 	struct cx4_mmio uar;
 	struct cx4_bf bf[CX4_NUM_BF];
 	unsigned int next_bf;
@@ -107,6 +108,9 @@ struct cx4_cq {
 	uint32_t arm_sn;
 	pthread_spinlock_t lock;
 	bool has_channel;
+	/* empty polls since the last CQE (cq.c idle_wait) */
+	unsigned int idle_polls;
+	uint64_t idle_since;
 	/* ibv_cq_ex: the completion being read between start_poll and end_poll */
 	uint64_t wc_flags;
 	struct ibv_wc cur;

@@ -267,6 +267,7 @@ struct ntb_qp {
 	/* the peer client its RC/UC partner lives in (from RTR) */
 	struct ntb_peer *peer;
 	uint32_t peer_epoch;
+	uint64_t peer_gone_ns;		/* when we saw that peer client leave (progress.c) */
 
 	/* send queue (requester, completer) */
 	pthread_mutex_t sq_lock;
@@ -339,6 +340,18 @@ struct ntb_context {
 	uint8_t *local;			/* our control region (fd 0), read/write */
 	uint64_t local_len;
 	const struct ntbv_ctrl_hdr *pctrl;	/* in our window: the peer end's objects */
+	/*
+	 * The peer end's geometry, copied from its header once and checked then: the peer
+	 * could rewrite the header at any time, and every index into our window or its window
+	 * is computed from these copies only.
+	 */
+	struct {
+		uint32_t max_slots, max_qp, max_mr;
+		uint32_t ring_cells, resp_cells;
+		uint64_t slices_off, slice_len;
+		uint32_t ipv4;
+		uint8_t gid[16];
+	} pg;
 	const struct ntbv_slot *pslots;
 	const struct ntbv_qp_ent *pqps;
 	const struct ntbv_mr_ent *pmrs;
@@ -373,6 +386,18 @@ struct ntb_context {
 	bool want_sweep;		/* a send queue waits for credits: sweep every pass */
 	_Atomic uint64_t next_sweep;	/* ns: the next timer due (UINT64_MAX: none) */
 	_Atomic uint64_t wake_at;	/* ns: when the blocked progress thread wakes anyway */
+
+	/*
+	 * The link session this context attached in is over (the peer's daemon died or hung,
+	 * the link went down): latched, the context must be reopened. Every QP's outstanding
+	 * work completed with errors (link_failed: done once).
+	 */
+	_Atomic bool link_lost;
+	_Atomic bool link_failed;
+	/* the peer end's table generation whose departed clients were dealt with (progress.c) */
+	_Atomic uint64_t peers_gen;
+	_Atomic uint64_t peers_defer_gen;	/* while some QP waits: look again at peers_recheck */
+	_Atomic uint64_t peers_recheck;
 
 	/* async events the engine raised, sent outside the engine's locks */
 	pthread_mutex_t ev_lock;
@@ -422,6 +447,11 @@ static inline void ntb_cpu_relax(void)
 
 /* ntb_context.c */
 int ntb_ensure_attached(struct ntb_context *ctx);
+/*
+ * Is the link session of this context still up? A few loads of the register files (the
+ * HAL's link state and both session epochs); once false, false for ever.
+ */
+bool ntb_link_alive(struct ntb_context *ctx);
 int ntb_call(struct ntb_context *ctx, uint16_t op, const void *req, size_t req_len, void *rsp,
 	     size_t rsp_len);
 void ntb_raise_event(struct ntb_context *ctx, uint64_t element, enum ibv_event_type type);
@@ -505,6 +535,13 @@ void ntb_qp_to_error(struct ntb_qp *qp, bool sq_locked);
 void ntb_qp_flush_rq(struct ntb_qp *qp);
 void ntb_qp_flush_cur(struct ntb_qp *qp);
 void ntb_qp_complete_sq(struct ntb_qp *qp);	/* sq_lock held */
+/*
+ * The peer can never answer again - the link went down under the QP, or the peer client
+ * left (sq_lock held): RC's oldest outstanding WQE completes with IBV_WC_RETRY_EXC_ERR (what
+ * the transport timer would say), the rest are flushed, the QP is in ERROR. The caller
+ * flushes the receive side.
+ */
+void ntb_qp_unreachable(struct ntb_qp *qp);
 struct ntb_qp *ntb_qp_lookup(struct ntb_context *ctx, uint32_t qpn);
 uint32_t ntb_mtu_bytes(enum ibv_mtu mtu);
 

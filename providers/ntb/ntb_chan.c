@@ -15,7 +15,7 @@
 
 static void ring_setup(struct ntb_context *ctx, struct ntb_peer *p)
 {
-	const struct ntbv_ctrl_hdr *h = ctx->pctrl;
+	const typeof(ctx->pg) *h = &ctx->pg;
 	uint8_t *rx = (uint8_t *)ctx->slice +
 		      ntbv_pair_off(ctx->ring_cells, ctx->resp_cells, p->slot);
 	uint8_t *pslice = ctx->peer + h->slices_off + (uint64_t)p->slot * h->slice_len;
@@ -49,7 +49,7 @@ void ntb_chan_setup(struct ntb_context *ctx)
 		p->slot = i;
 		pthread_mutex_init(&p->rx_lock, NULL);
 		pthread_mutex_init(&p->tx_lock, NULL);
-		if (i < ctx->pctrl->max_slots)
+		if (i < ctx->pg.max_slots)
 			ring_setup(ctx, p);
 	}
 }
@@ -104,7 +104,7 @@ bool ntb_peer_rx_sync(struct ntb_peer *p)
 
 struct ntb_peer *ntb_peer_get(struct ntb_context *ctx, unsigned int slot)
 {
-	if (!ctx->attached || slot >= ctx->pctrl->max_slots ||
+	if (!ctx->attached || slot >= ctx->pg.max_slots ||
 	    !(ntb_slot_epoch(ctx, slot) & 1))
 		return NULL;
 	return &ctx->peers[slot];
@@ -268,7 +268,7 @@ bool ntb_rx_pending(struct ntb_peer *p)
 
 bool ntb_bells_stale(struct ntb_context *ctx)
 {
-	for (unsigned int i = 0; i < ctx->pctrl->max_slots; i++) {
+	for (unsigned int i = 0; i < ctx->pg.max_slots; i++) {
 		struct ntb_peer *p = &ctx->peers[i];
 
 		if (p->want_credit && !(p->bell_wish & NTBV_WANT_CREDIT))
@@ -279,7 +279,7 @@ bool ntb_bells_stale(struct ntb_context *ctx)
 
 void ntb_bells_arm(struct ntb_context *ctx, bool arm)
 {
-	for (unsigned int i = 0; i < ctx->pctrl->max_slots; i++) {
+	for (unsigned int i = 0; i < ctx->pg.max_slots; i++) {
 		struct ntb_peer *p = &ctx->peers[i];
 		uint32_t wish;
 

@@ -39,10 +39,18 @@ void ntb_read_entry(void *dst, const void *src, size_t len)
 {
 	const _Atomic uint32_t *seq = src;
 
-	/* the writer (the peer's ntbd) makes seq odd, writes, makes it even */
-	for (;;) {
+	/*
+	 * The writer (the peer's ntbd) makes seq odd, writes, makes it even: microseconds. A
+	 * peer that leaves it odd (or keeps changing it) must not stall the engine for ever:
+	 * the entry then reads as empty (no key, no QP: nothing matches it).
+	 */
+	for (unsigned int tries = 0;; tries++) {
 		uint32_t s1 = atomic_load_explicit(seq, memory_order_acquire);
 
+		if (tries > 100000) {
+			memset(dst, 0, len);
+			return;
+		}
 		if (s1 & 1) {
 			ntb_cpu_relax();
 			continue;
@@ -62,6 +70,8 @@ void ntb_raise_event(struct ntb_context *ctx, uint64_t element, enum ibv_event_t
 	if (ctx->nev < sizeof(ctx->ev) / sizeof(ctx->ev[0]))
 		ctx->ev[ctx->nev++] = (struct ntb_pending_event){ element, type };
 	pthread_mutex_unlock(&ctx->ev_lock);
+	/* the progress thread sends them (an application thread never waits for ntbd) */
+	ntb_progress_poke(ctx);
 }
 
 /* The async fd belongs to ntbd's end of a socket pair: ntbd queues the record for us. */
@@ -117,7 +127,8 @@ static int attach_locked(struct ntb_context *ctx)
 				.rsp = &rsp, .rsp_max = sizeof(rsp), .rfds = fds, .nrfds = 3 };
 	struct ntb_dma_chan_attr dattr = { .depth = 1024, .flags = NTB_DMA_CHAN_MANUAL };
 	const struct ntbv_ctrl_hdr *h;
-	uint64_t size;
+	struct ntbv_ctrl_hdr hs;
+	uint64_t size, clen;
 	void *p;
 	int ret;
 
@@ -153,8 +164,13 @@ static int attach_locked(struct ntb_context *ctx)
 	ctx->peer_len = size;
 	/* without a DMA channel (the engine slots of the peer's IOMMU are all taken), PIO and
 	 * ring messages carry everything */
-	if (ntb_dma_chan_open(ctx->hal, &dattr, &ctx->dma))
+	ret = -ntb_dma_chan_open(ctx->hal, &dattr, &ctx->dma);
+	if (ret) {
 		ctx->dma = NULL;
+		fprintf(stderr, "bridgeverbs: %s: no DMA channel (%s): PIO and ring messages "
+			"carry everything\n", ctx->bv.vctx.context.device->name,
+			ret == EBUSY ? "the peer's IOMMU engine slots are all taken" : strerror(ret));
+	}
 
 	ctx->side = rsp.side;
 	ctx->slot = rsp.slot;
@@ -170,22 +186,40 @@ static int attach_locked(struct ntb_context *ctx)
 	ctx->slice = (struct ntbv_slice_hdr *)(ctx->local + rsp.slice_off);
 	h = (const struct ntbv_ctrl_hdr *)(ctx->local + rsp.ctrl_off);
 	ctx->pctrl = h;
-	/* the peer's ntbd wrote this header when the link came up */
+	/*
+	 * The peer's ntbd wrote this header when the link came up. One copy, checked, then
+	 * used: the peer may write it again at any time (a table offset or a slice length
+	 * changed after the check must not move any of our pointers).
+	 */
 	ret = ENOLINK;
-	if (atomic_load_explicit(&h->magic, memory_order_acquire) != NTBV_MAGIC ||
-	    h->version != NTBV_VERSION || h->max_slots > NTBV_MAX_SLOTS ||
-	    h->qp_tbl_off + (uint64_t)h->max_qp * sizeof(struct ntbv_qp_ent) >
-		    ntbv_ctrl_len(rsp.max_qp, rsp.max_mr) ||
-	    h->mr_tbl_off + (uint64_t)h->max_mr * sizeof(struct ntbv_mr_ent) >
-		    ntbv_ctrl_len(rsp.max_qp, rsp.max_mr) ||
-	    h->slices_off + (uint64_t)h->max_slots * h->slice_len > ctx->peer_len ||
-	    h->slice_len < ntbv_slice_len(h->ring_cells, h->resp_cells) || !h->ring_cells ||
-	    (h->ring_cells & (h->ring_cells - 1)) || !h->resp_cells ||
-	    (h->resp_cells & (h->resp_cells - 1)))
+	if (atomic_load_explicit(&h->magic, memory_order_acquire) != NTBV_MAGIC)
 		goto fail;
+	memcpy(&hs, h, sizeof(hs));
+	clen = ntbv_ctrl_len(rsp.max_qp, rsp.max_mr);
+	if (hs.version != NTBV_VERSION || hs.max_slots > NTBV_MAX_SLOTS ||
+	    hs.max_qp > NTBV_MAX_QP || hs.max_mr > NTBV_MAX_MR || hs.qp_tbl_off > clen ||
+	    hs.mr_tbl_off > clen || hs.qp_tbl_off < NTBV_CTRL_QP_OFF ||
+	    hs.qp_tbl_off + (uint64_t)hs.max_qp * sizeof(struct ntbv_qp_ent) > clen ||
+	    hs.mr_tbl_off + (uint64_t)hs.max_mr * sizeof(struct ntbv_mr_ent) > clen ||
+	    hs.slices_off > ctx->peer_len || hs.slice_len > ctx->peer_len ||
+	    hs.slices_off + (uint64_t)hs.max_slots * hs.slice_len > ctx->peer_len ||
+	    !hs.ring_cells || hs.ring_cells > (1u << 20) || (hs.ring_cells & (hs.ring_cells - 1)) ||
+	    !hs.resp_cells || hs.resp_cells > (1u << 20) ||
+	    (hs.resp_cells & (hs.resp_cells - 1)) ||
+	    hs.slice_len < ntbv_slice_len(hs.ring_cells, hs.resp_cells))
+		goto fail;
+	ctx->pg.max_slots = hs.max_slots;
+	ctx->pg.max_qp = hs.max_qp;
+	ctx->pg.max_mr = hs.max_mr;
+	ctx->pg.ring_cells = hs.ring_cells;
+	ctx->pg.resp_cells = hs.resp_cells;
+	ctx->pg.slices_off = hs.slices_off;
+	ctx->pg.slice_len = hs.slice_len;
+	ctx->pg.ipv4 = hs.ipv4;
+	memcpy(ctx->pg.gid, hs.gid, sizeof(ctx->pg.gid));
 	ctx->pslots = (const struct ntbv_slot *)((const uint8_t *)h + NTBV_CTRL_SLOTS_OFF);
-	ctx->pqps = (const struct ntbv_qp_ent *)((const uint8_t *)h + h->qp_tbl_off);
-	ctx->pmrs = (const struct ntbv_mr_ent *)((const uint8_t *)h + h->mr_tbl_off);
+	ctx->pqps = (const struct ntbv_qp_ent *)((const uint8_t *)h + hs.qp_tbl_off);
+	ctx->pmrs = (const struct ntbv_mr_ent *)((const uint8_t *)h + hs.mr_tbl_off);
 	ntb_chan_setup(ctx);
 	ctx->attached = true;
 	ret = ntb_progress_start(ctx);
@@ -201,12 +235,23 @@ out:
 	return ret;
 }
 
+bool ntb_link_alive(struct ntb_context *ctx)
+{
+	if (atomic_load_explicit(&ctx->link_lost, memory_order_relaxed))
+		return false;
+	if (!ctx->hal || ntb_link_is_up(ctx->hal, NULL, NULL))
+		return true;
+	atomic_store(&ctx->link_lost, true);
+	return false;
+}
+
 int ntb_ensure_attached(struct ntb_context *ctx)
 {
 	int ret = 0;
 
+	/* a context whose link session ended cannot make new QPs or MRs: reopen it */
 	if (ctx->attached)
-		return 0;
+		return ntb_link_alive(ctx) ? 0 : ENOLINK;
 	pthread_mutex_lock(&ctx->lock);
 	/* EAGAIN: the link just came up and the peer's ntbd is still writing its half */
 	for (int tries = 0; !ctx->attached && tries < 100; tries++) {

@@ -155,7 +155,11 @@ int ntb_dereg_mr(struct verbs_mr *vmr)
 	 */
 	slot_write(&ctx->mrs[mr->index], &none);
 	ret = ntb_call(ctx, NTB_OP_DEREG_MR, &req, sizeof(req), NULL, 0);
-	if (ret && ret != ENOENT)
+	/*
+	 * ENODEV: ntbd is gone, and its IOMMU with it (the peer's model dropped the link):
+	 * nothing can reach the region any more, as after a device's removal.
+	 */
+	if (ret && ret != ENOENT && ret != ENODEV)
 		return ret;
 	/* no peer can reach the pages any more: give them back their private backing */
 	if (mr->shadow)

@@ -40,7 +40,8 @@ int ntb_dealloc_pd(struct ibv_pd *ibpd)
 		return EBUSY;
 	/* EBUSY too while MRs or QPs use it: ntbd knows those */
 	ret = ntb_call(to_ntb_ctx(ibpd->context), NTB_OP_DEALLOC_PD, &req, sizeof(req), NULL, 0);
-	if (ret)
+	/* ENODEV: ntbd is gone and every object it kept for us with it */
+	if (ret && ret != ENODEV)
 		return ret;
 	free(pd);
 	return 0;

@@ -28,6 +28,7 @@
 #define NAP_MS		1	/* while the application polls */
 #define APP_ACTIVE_NS	2000000ull	/* it polled this recently: it is polling */
 #define SERVE_NS	50000000ull	/* ... but left messages waiting: serve them this long */
+#define LINK_CHECK_MS	1000	/* a blocked progress thread with QPs looks at the link */
 
 void ntb_timer(struct ntb_context *ctx, uint64_t when)
 {
@@ -47,6 +48,9 @@ static void sweep(struct ntb_context *ctx, uint64_t now, int *work)
 	ctx->want_sweep = false;
 	/* timers set from here on (other threads) lower it again: ntb_timer */
 	atomic_store(&ctx->next_sweep, UINT64_MAX);
+	/* a QP waits before it fails for a departed peer (peers_gone): keep its time */
+	if (ctx->peers_gen != ctx->peers_defer_gen)
+		ntb_timer(ctx, ctx->peers_recheck);
 	for (struct ntb_qp *qp = ctx->qp_list; qp; qp = qp->next) {
 		/* unlocked hints: nothing queued, nothing unanswered */
 		if (qp->sq_tail == qp->sq_head && !qp->cur_active)
@@ -76,20 +80,145 @@ static void sweep(struct ntb_context *ctx, uint64_t now, int *work)
 
 static bool rx_pending(struct ntb_context *ctx)
 {
-	for (unsigned int i = 0; i < ctx->pctrl->max_slots; i++)
+	for (unsigned int i = 0; i < ctx->pg.max_slots; i++)
 		if (ntb_rx_pending(&ctx->peers[i]))
 			return true;
 	return false;
 }
 
+/*
+ * The link session ended (ntb_link_alive): take in what the peer wrote before it did (answers
+ * to our requests, its requests), then every QP's outstanding work completes with an error and
+ * every receive is flushed - an application blocked on a completion gets one, nothing waits
+ * for a peer that is gone. Once per context.
+ */
+static void link_failed(struct ntb_context *ctx)
+{
+	if (atomic_exchange(&ctx->link_failed, true))
+		return;
+	for (unsigned int i = 0; i < ctx->pg.max_slots; i++) {
+		struct ntb_peer *p = &ctx->peers[i];
+
+		pthread_mutex_lock(&p->rx_lock);
+		if (ntb_rx_pending(p) && ntb_peer_rx_sync(p)) {
+			ntb_comp_process(p, ENGINE_BUDGET * 16);
+			ntb_resp_process(p, ENGINE_BUDGET * 16);
+		}
+		pthread_mutex_unlock(&p->rx_lock);
+	}
+	pthread_mutex_lock(&ctx->lock);
+	for (struct ntb_qp *qp = ctx->qp_list; qp; qp = qp->next) {
+		pthread_mutex_lock(&qp->sq_lock);
+		ntb_qp_unreachable(qp);
+		pthread_mutex_unlock(&qp->sq_lock);
+		if (qp->peer) {
+			pthread_mutex_lock(&qp->peer->rx_lock);
+			ntb_qp_flush_cur(qp);
+			pthread_mutex_unlock(&qp->peer->rx_lock);
+		}
+		ntb_qp_flush_rq(qp);
+	}
+	pthread_mutex_unlock(&ctx->lock);
+}
+
+/*
+ * Connected QPs whose peer client left - killed, exited, closed its context: its ntbd
+ * released the slot and bumped its table generation - go to ERROR (ntb_qp_unreachable(),
+ * receives flushed), so that nothing waits for ever for a peer that is gone:
+ *  - not before everything the client sent before it left has been consumed (its ACKs, its
+ *    last messages: at most PEER_DRAIN_NS);
+ *  - at once when sends are outstanding: nothing can answer them (the transport timer would
+ *    say the same after its retries);
+ *  - a QP with only receives posted after PEER_GRACE_NS. IB would leave it waiting for ever
+ *    (a responder has no timer), but an NTB end knows for certain that its peer is gone. The
+ *    grace keeps a peer's ordinary exit invisible: a program that got its last completions
+ *    just before the peer left (ibv_rc_pingpong's server) polls them long before any flush
+ *    follows them into its CQ.
+ * Runs when the generation changed, and again when a QP's wait is over. Returns how many QPs
+ * failed.
+ */
+#define PEER_DRAIN_NS	2000000000ull
+#define PEER_GRACE_NS	2000000000ull
+
+static int peers_gone(struct ntb_context *ctx, uint64_t gen)
+{
+	uint64_t now = ntb_now(), next = UINT64_MAX;
+	int failed = 0;
+
+	if (pthread_mutex_trylock(&ctx->lock))
+		return 0;		/* the next pass looks again */
+	for (struct ntb_qp *qp = ctx->qp_list; qp; qp = qp->next) {
+		struct ntb_peer *p;
+		uint64_t until = 0;
+		uint32_t e;
+		int st;
+
+		if (qp->type == IBV_QPT_UD)
+			continue;
+		pthread_mutex_lock(&qp->sq_lock);
+		p = qp->peer;
+		st = qp_state(qp);
+		e = p ? ntb_slot_epoch(ctx, p->slot) : 0;
+		if (!p || st == IBV_QPS_RESET || st == IBV_QPS_INIT || st == IBV_QPS_ERR ||
+		    e == qp->peer_epoch) {
+			pthread_mutex_unlock(&qp->sq_lock);
+			continue;
+		}
+		if (!qp->peer_gone_ns)
+			qp->peer_gone_ns = now;
+		/* what it sent before it left is still ours to take in (ntb_peer_rx_sync) */
+		if (e == qp->peer_epoch + 1 && ntb_rx_pending(p) && !p->garbage)
+			until = qp->peer_gone_ns + PEER_DRAIN_NS;
+		else if (qp->sq_tail == qp->sq_head)
+			until = qp->peer_gone_ns + PEER_GRACE_NS;
+		if (now < until) {
+			pthread_mutex_unlock(&qp->sq_lock);
+			/* draining: look again soon; receives only: when the grace is over */
+			if (until - qp->peer_gone_ns == PEER_DRAIN_NS && until > now + 10000000ull)
+				until = now + 10000000ull;
+			if (until < next)
+				next = until;
+			continue;
+		}
+		ntb_qp_unreachable(qp);
+		pthread_mutex_unlock(&qp->sq_lock);
+		pthread_mutex_lock(&p->rx_lock);
+		ntb_qp_flush_cur(qp);
+		pthread_mutex_unlock(&p->rx_lock);
+		ntb_qp_flush_rq(qp);
+		failed++;
+	}
+	if (next != UINT64_MAX) {
+		/* the generation stays unseen: look again then (or when it changes again) */
+		ctx->peers_defer_gen = gen;
+		ctx->peers_recheck = next;
+		ntb_timer(ctx, next);
+	} else {
+		ctx->peers_defer_gen = gen;
+		ctx->peers_gen = gen;
+	}
+	pthread_mutex_unlock(&ctx->lock);
+	return failed;
+}
+
 int ntb_engine(struct ntb_context *ctx, bool from_app)
 {
+	uint64_t gen;
 	int work = 0;
 	uint64_t now;
 
 	if (!ctx->attached)
 		return 0;
-	for (unsigned int i = 0; i < ctx->pctrl->max_slots; i++) {
+	if (!ntb_link_alive(ctx)) {
+		if (!atomic_load_explicit(&ctx->link_failed, memory_order_relaxed)) {
+			link_failed(ctx);
+			work = 1;
+		}
+		if (!from_app && ctx->nev)
+			ntb_flush_events(ctx);
+		return work;
+	}
+	for (unsigned int i = 0; i < ctx->pg.max_slots; i++) {
 		struct ntb_peer *p = &ctx->peers[i];
 
 		if (!p->dirty && !ntb_rx_pending(p))
@@ -105,10 +234,18 @@ int ntb_engine(struct ntb_context *ctx, bool from_app)
 	}
 	if (work)
 		atomic_fetch_add_explicit(&ctx->consumed, work, memory_order_relaxed);
+	/* a local load: the peer's ntbd writes its table generation into our window */
+	gen = atomic_load_explicit(&ctx->pctrl->gen, memory_order_acquire);
 	now = ntb_now();
+	if (gen != ctx->peers_gen && (gen != ctx->peers_defer_gen || now >= ctx->peers_recheck))
+		work += peers_gone(ctx, gen);
 	if (ctx->want_sweep || now >= atomic_load_explicit(&ctx->next_sweep, memory_order_relaxed))
 		sweep(ctx, now, &work);
-	if (ctx->nev)
+	/*
+	 * Async events go through ntbd (a request and its answer): not from an application
+	 * thread in poll_cq, which must never wait for a daemon (a stopped one would hang it).
+	 */
+	if (!from_app && ctx->nev)
 		ntb_flush_events(ctx);
 	return work;
 }
@@ -217,6 +354,12 @@ static void *progress_main(void *arg)
 			 */
 			block(ctx, NAP_MS);
 			/*
+			 * Events the application's poll_cq raised (it never calls ntbd: a
+			 * stopped daemon must not hang it); a lost link it notices itself.
+			 */
+			if (ctx->nev)
+				ntb_flush_events(ctx);
+			/*
 			 * Messages waited a whole nap and nobody consumed anything: the
 			 * application polls a CQ now and then but waits elsewhere (on memory a
 			 * one-sided operation writes). Serve them ourselves for a while.
@@ -247,7 +390,11 @@ static void *progress_main(void *arg)
 			last_work = ntb_now();
 			continue;
 		}
-		block(ctx, sleep_ms(ctx, ntb_now(), -1));
+		/*
+		 * With QPs, look at the link now and then even when nothing is due: a peer that
+		 * dies or hangs may never ring us again, and work waiting on it must fail.
+		 */
+		block(ctx, sleep_ms(ctx, ntb_now(), ctx->qp_list ? LINK_CHECK_MS : -1));
 		last_work = ntb_now();
 	}
 	return NULL;

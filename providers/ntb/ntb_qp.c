@@ -306,6 +306,25 @@ static void publish(struct ntb_qp *qp)
 	ntb_call(qp->ctx, NTB_OP_MODIFY_QP, &req, sizeof(req), NULL, 0);
 }
 
+void ntb_qp_unreachable(struct ntb_qp *qp)
+{
+	if (qp_state(qp) == IBV_QPS_ERR)
+		return;		/* flushed already */
+	if (qp->type == IBV_QPT_RC) {
+		for (uint32_t i = qp->sq_tail; i != qp->sq_head; i++) {
+			struct ntb_swqe *w = &qp->sq[i & (qp->sq_size - 1)];
+
+			if (w->state == NTB_SWQE_DONE)
+				continue;
+			/* what a transport timer would say: the responder is unreachable */
+			w->state = NTB_SWQE_DONE;
+			w->status = IBV_WC_RETRY_EXC_ERR;
+			break;
+		}
+	}
+	ntb_qp_to_error(qp, true);
+}
+
 bool ntb_qp_mark_error(struct ntb_qp *qp)
 {
 	if (atomic_exchange(&qp->state, IBV_QPS_ERR) == IBV_QPS_ERR)
@@ -442,10 +461,10 @@ static struct ntb_peer *resolve_peer(struct ntb_context *ctx, uint32_t dest_qpn)
 	struct ntb_peer *p;
 
 	if (!ctx->attached || ((dest_qpn & NTBV_QPN_SIDE) != 0) == (ctx->side != 0) ||
-	    NTBV_QPN_INDEX(dest_qpn) >= ctx->pctrl->max_qp)
+	    NTBV_QPN_INDEX(dest_qpn) >= ctx->pg.max_qp)
 		return NULL;
 	ntb_read_entry(&e, &ctx->pqps[NTBV_QPN_INDEX(dest_qpn)], sizeof(e));
-	if (e.qpn != dest_qpn || e.slot >= ctx->pctrl->max_slots)
+	if (e.qpn != dest_qpn || e.slot >= ctx->pg.max_slots)
 		return NULL;
 	p = ntb_peer_get(ctx, e.slot);
 	return p && ntb_slot_epoch(ctx, e.slot) == e.slot_epoch ? p : NULL;
@@ -589,6 +608,7 @@ int ntb_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *a, int mask)
 			qp->peer = bind;
 			if (bind) {
 				qp->peer_epoch = ntb_slot_epoch(qp->ctx, bind->slot);
+				qp->peer_gone_ns = 0;
 				bind->nqps++;
 			}
 		}

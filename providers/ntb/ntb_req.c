@@ -58,7 +58,7 @@ static bool direct_target(struct ntb_qp *qp, const struct ntb_swqe *w, struct nt
 	uint32_t qi = NTBV_QPN_INDEX(qp->dest_qpn), mi = NTBV_KEY_INDEX(w->rkey);
 	struct ntbv_qp_ent q;
 
-	if (qi >= ctx->pctrl->max_qp || mi >= ctx->pctrl->max_mr || !mi)
+	if (qi >= ctx->pg.max_qp || mi >= ctx->pg.max_mr || !mi)
 		return false;
 	ntb_read_entry(&q, &ctx->pqps[qi], sizeof(q));
 	if (q.qpn != qp->dest_qpn || q.dest_qpn != qp->qpn || q.slot != qp->peer->slot ||
@@ -226,7 +226,7 @@ static bool place_direct(struct ntb_qp *qp, struct ntb_swqe *w)
 	struct ntbv_mr_ent m;
 	uint8_t *base;
 
-	if (qi >= ctx->pctrl->max_qp || !mi || mi >= ctx->pctrl->max_mr)
+	if (qi >= ctx->pg.max_qp || !mi || mi >= ctx->pg.max_mr)
 		return false;
 	qseq = atomic_load_explicit(&ctx->pqps[qi].seq, memory_order_acquire);
 	mseq = atomic_load_explicit(&ctx->pmrs[mi].seq, memory_order_acquire);
@@ -495,12 +495,12 @@ static struct ntb_peer *ud_route(struct ntb_qp *qp, struct ntb_swqe *w)
 	uint32_t qi = NTBV_QPN_INDEX(w->remote_qpn);
 
 	if (((w->remote_qpn & NTBV_QPN_SIDE) != 0) == (ctx->side != 0) ||
-	    qi >= ctx->pctrl->max_qp)
+	    qi >= ctx->pg.max_qp)
 		return NULL;
-	if (memcmp(w->ud_gid, zero, 16) && memcmp(w->ud_gid, ctx->pctrl->gid, 16))
+	if (memcmp(w->ud_gid, zero, 16) && memcmp(w->ud_gid, ctx->pg.gid, 16))
 		return NULL;	/* not the peer end's address */
 	ntb_read_entry(&e, &ctx->pqps[qi], sizeof(e));
-	if (e.qpn != w->remote_qpn || e.type != IBV_QPT_UD || e.slot >= ctx->pctrl->max_slots ||
+	if (e.qpn != w->remote_qpn || e.type != IBV_QPT_UD || e.slot >= ctx->pg.max_slots ||
 	    ntb_slot_epoch(ctx, e.slot) != e.slot_epoch)
 		return NULL;
 	return ntb_peer_get(ctx, e.slot);
@@ -583,6 +583,12 @@ void ntb_qp_tx(struct ntb_qp *qp)
 {
 	if (qp->sq_tx == qp->sq_head || qp_state(qp) != IBV_QPS_RTS)
 		return;
+	if (!ntb_link_alive(qp->ctx)) {
+		/* nothing placed or sent from here on reaches anyone: fail, never pretend */
+		ntb_qp_unreachable(qp);
+		ntb_progress_poke(qp->ctx);	/* the other QPs, the receive side */
+		return;
+	}
 	if (qp->rnr_until) {
 		if (ntb_now() < qp->rnr_until)
 			return;

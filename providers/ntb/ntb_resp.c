@@ -235,7 +235,7 @@ static bool read_place(struct ntb_peer *p, struct ntb_qp *qp, const struct ntbv_
 	uint8_t *base;
 	uint64_t off;
 
-	if (!mi || mi >= ctx->pctrl->max_mr)
+	if (!mi || mi >= ctx->pg.max_mr)
 		return false;
 	ntb_read_entry(&e, &ctx->pmrs[mi], sizeof(e));
 	if (e.rkey != key || !(e.access & (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE)) ||
@@ -455,7 +455,7 @@ static void build_grh(struct ntb_context *ctx, uint32_t len, uint8_t grh[NTB_GRH
 		.frag_off = htons(IP_DF),
 		.ttl = 64,
 		.protocol = IPPROTO_UDP,
-		.saddr = ctx->pctrl->ipv4,
+		.saddr = ctx->pg.ipv4,
 		.daddr = ctx->ipv4,
 	};
 

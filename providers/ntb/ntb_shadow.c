@@ -8,27 +8,57 @@
  * link a window can only be CPU-mapped where the memory behind it is a shareable object, so
  * when a region is registered with remote write access its pages are moved into one (a memfd)
  * without changing their addresses or contents: the bytes are copied into the memfd, and the
- * memfd mapping replaces the private pages with a single mremap, which other threads see as
- * atomic (they read either the old page or the new one). ntbd maps the memfd in the IOMMU for
- * the peer; DMA still reaches the same pages by pid and address. When the last region covering
- * the pages is deregistered they become private anonymous memory again the same way, so
- * allocators that purge with MADV_DONTNEED see zero-fill pages as they expect.
+ * memfd mapping replaces the private pages with a single mremap. ntbd maps the memfd in the
+ * IOMMU for the peer; DMA still reaches the same pages by pid and address. When the last
+ * region covering the pages is deregistered they become private anonymous memory again the
+ * same way, so allocators that purge with MADV_DONTNEED see zero-fill pages as they expect.
+ *
+ * A store another thread makes between the copy and the mremap would land in the old pages
+ * and be lost: a silent corruption. So the pages are write-protected with userfaultfd
+ * (UFFDIO_REGISTER_MODE_WP + UFFDIO_WRITEPROTECT, Linux 5.7 for anonymous memory, 6.0 for
+ * shmem, which the way back needs) before the copy: every store into them - another thread's,
+ * a system call writing into the buffer, a peer's DMA (process_vm_writev faults the page in
+ * like a store) - waits in the kernel's fault handler. Nobody reads the userfaultfd: after the
+ * mremap the range is the new mapping, which is not registered, and UFFDIO_WAKE lets the
+ * waiting stores retry into it (handle_userfault returns VM_FAULT_RETRY; mremap holds the
+ * mmap lock for writing, so a fault either queued before it and is woken after, or starts
+ * after it and sees the new pages). Reads proceed throughout: the bytes do not change.
+ * Pages never touched (none ptes) must be protected too: on anonymous memory that needs
+ * UFFD_FEATURE_WP_UNPOPULATED (6.4), else they are populated first (MADV_POPULATE_WRITE);
+ * on shmem the kernel marks none ptes itself.
+ *
+ * Where userfaultfd is not available (vm.unprivileged_userfaultfd = 0 without CAP_SYS_PTRACE
+ * or /dev/userfaultfd, or an older kernel) the pages are not moved at all: the region is then
+ * written by DMA, never racing. NTB_PIO=0 turns the PIO path off; NTB_UFFD=0 makes the
+ * provider behave as if userfaultfd were unavailable.
  *
  * Only private anonymous read/write mappings are moved (heap, mmap'ed buffers): file, shared,
  * stack and special mappings keep their semantics and their regions are written by DMA.
- * Limitation: a store another thread makes into these pages while the copy runs (microseconds,
- * during ibv_reg_mr / ibv_dereg_mr) can be lost. NTB_PIO=0 turns the PIO path off.
+ * The memfd is sealed against shrinking (F_SEAL_SHRINK): ntbd hands it to the peer, whose
+ * stores must never hit a page beyond its end (SIGBUS).
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/userfaultfd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "ntb.h"
 
 #define SHADOW_MAX	(256ull << 20)	/* larger regions are written by DMA */
+
+/* Newer than the kernel headers of Debian 12 (linux/userfaultfd.h of Linux 6.4) */
+#ifndef UFFD_FEATURE_WP_UNPOPULATED
+#define UFFD_FEATURE_WP_UNPOPULATED	(1 << 13)
+#endif
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE		23
+#endif
 
 struct shadow {
 	struct shadow *next;
@@ -82,26 +112,130 @@ static bool mapped_as(uintptr_t start, uintptr_t end, bool ours)
 	return at >= end;
 }
 
-/* Replace [start, start + len) by the same bytes in another mapping, without a gap. */
+/* What userfaultfd offers here (probed once): 0 = not usable for a safe move. */
+static uint64_t uffd_features;
+static pthread_once_t uffd_once = PTHREAD_ONCE_INIT;
+
+static int uffd_new(uint64_t features)
+{
+	struct uffdio_api api = { .api = UFFD_API, .features = features };
+	int fd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+
+	if (fd < 0 && errno == EPERM) {
+		/* Linux 6.1: /dev/userfaultfd, where the administrator granted access to it */
+		int dev = open("/dev/userfaultfd", O_RDWR | O_CLOEXEC);
+
+		if (dev >= 0) {
+			fd = ioctl(dev, USERFAULTFD_IOC_NEW, O_CLOEXEC | O_NONBLOCK);
+			close(dev);
+		}
+	}
+	if (fd < 0)
+		return -1;
+	if (ioctl(fd, UFFDIO_API, &api)) {
+		close(fd);
+		return -1;
+	}
+	if (!features)
+		uffd_features = api.features;
+	return fd;
+}
+
+static void uffd_probe(void)
+{
+	const char *e = getenv("NTB_UFFD");
+	int fd;
+
+	uffd_features = 0;
+	if (e && *e == '0')
+		return;
+	fd = uffd_new(0);
+	if (fd < 0) {
+		uffd_features = 0;
+		return;
+	}
+	close(fd);
+	/* write-protect faults on anonymous memory (the way in) and on shmem (the way back) */
+	if ((uffd_features & (UFFD_FEATURE_PAGEFAULT_FLAG_WP | UFFD_FEATURE_WP_HUGETLBFS_SHMEM)) !=
+	    (UFFD_FEATURE_PAGEFAULT_FLAG_WP | UFFD_FEATURE_WP_HUGETLBFS_SHMEM))
+		uffd_features = 0;
+}
+
+static bool uffd_usable(void)
+{
+	pthread_once(&uffd_once, uffd_probe);
+	return uffd_features != 0;
+}
+
+/*
+ * Replace [start, start + len) by the same bytes in another mapping (a memfd's, or private
+ * anonymous memory for fd < 0), without a gap and without losing a concurrent store (see the
+ * top of the file). On failure nothing changed and every store went where it was aimed.
+ */
 static int swap_pages(uintptr_t start, size_t len, int fd)
 {
-	void *tmp = fd >= 0 ? mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) :
-			      mmap(NULL, len, PROT_READ | PROT_WRITE,
-				   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct uffdio_register reg = { .range = { start, len }, .mode = UFFDIO_REGISTER_MODE_WP };
+	struct uffdio_writeprotect wp = { .range = { start, len },
+					  .mode = UFFDIO_WRITEPROTECT_MODE_WP };
+	struct uffdio_range range = { start, len };
+	uint64_t features = UFFD_FEATURE_PAGEFAULT_FLAG_WP;
+	void *tmp;
+	int uffd, err;
 
+	if (!uffd_usable())
+		return -ENOTSUP;
+	if (fd >= 0)
+		features |= uffd_features & UFFD_FEATURE_WP_UNPOPULATED;
+	else
+		features |= UFFD_FEATURE_WP_HUGETLBFS_SHMEM;
+	tmp = fd >= 0 ? mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) :
+			mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (tmp == MAP_FAILED)
 		return -errno;
+	uffd = uffd_new(features);
+	if (uffd < 0) {
+		munmap(tmp, len);
+		return -ENOTSUP;
+	}
+	if (ioctl(uffd, UFFDIO_REGISTER, &reg) ||
+	    !(reg.ioctls & (1ull << _UFFDIO_WRITEPROTECT))) {
+		err = -ENOTSUP;
+		goto out;
+	}
+	/* anonymous pages never touched: protect them by populating them (contents unchanged) */
+	if (fd >= 0 && !(features & UFFD_FEATURE_WP_UNPOPULATED) &&
+	    madvise((void *)start, len, MADV_POPULATE_WRITE)) {
+		err = -ENOTSUP;
+		goto unregister;
+	}
+	if (ioctl(uffd, UFFDIO_WRITEPROTECT, &wp)) {
+		err = -ENOTSUP;
+		goto unregister;
+	}
+	/* every store into the range waits from here on: the copy sees the final bytes */
 	memcpy(tmp, (void *)start, len);
 	if (mremap(tmp, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, (void *)start) == MAP_FAILED) {
-		int err = -errno;
-
-		munmap(tmp, len);
-		return err;
+		err = -errno;
+		/* unprotecting wakes the waiting stores: they land in the old pages, kept */
+		wp.mode = 0;
+		ioctl(uffd, UFFDIO_WRITEPROTECT, &wp);
+		goto unregister;
 	}
+	tmp = NULL;
+	/* the range is the new mapping, not registered: the waiting stores retry into it */
+	ioctl(uffd, UFFDIO_WAKE, &range);
 	/* libibverbs asked for DONTFORK on the region (ibv_dontfork_range): keep it */
 	if (fd >= 0)
 		madvise((void *)start, len, MADV_DONTFORK);
+	close(uffd);		/* wakes anyone still queued */
 	return 0;
+unregister:
+	ioctl(uffd, UFFDIO_UNREGISTER, &range);
+out:
+	close(uffd);
+	if (tmp)
+		munmap(tmp, len);
+	return err;
 }
 
 int ntb_shadow_get(uint64_t addr, uint64_t len, int *fd, uint64_t *fd_off)
@@ -111,7 +245,7 @@ int ntb_shadow_get(uint64_t addr, uint64_t len, int *fd, uint64_t *fd_off)
 	struct shadow *s;
 	int ret = -ENOTSUP;
 
-	if (!ntb_pio_enabled() || end - start > SHADOW_MAX || end <= start)
+	if (!ntb_pio_enabled() || end - start > SHADOW_MAX || end <= start || !uffd_usable())
 		return -ENOTSUP;
 	pthread_mutex_lock(&shadow_lock);
 	for (s = shadows; s; s = s->next) {
@@ -132,8 +266,9 @@ int ntb_shadow_get(uint64_t addr, uint64_t len, int *fd, uint64_t *fd_off)
 		ret = -ENOMEM;
 		goto out;
 	}
-	s->fd = memfd_create("ntb-mr", MFD_CLOEXEC);
-	if (s->fd < 0 || ftruncate(s->fd, (off_t)(end - start))) {
+	s->fd = memfd_create("ntb-mr", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (s->fd < 0 || ftruncate(s->fd, (off_t)(end - start)) ||
+	    fcntl(s->fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_SEAL)) {
 		ret = -errno;
 		goto fail;
 	}
@@ -170,7 +305,11 @@ void ntb_shadow_put(uint64_t addr, uint64_t len)
 			continue;
 		if (--s->refs == 0) {
 			*p = s->next;
-			/* back to private memory, unless the application unmapped it already */
+			/*
+			 * Back to private memory, unless the application unmapped it already.
+			 * If that cannot be done safely, the pages stay the memfd's (still
+			 * the same bytes at the same addresses), which is never a corruption.
+			 */
 			if (mapped_as(s->start, s->end, true))
 				swap_pages(s->start, s->end - s->start, -1);
 			close(s->fd);

@@ -24,7 +24,10 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
+#include <time.h>
 #include <unistd.h>
 
 #define CX4_BUS_MAX_VECTORS	32
@@ -53,7 +56,9 @@ struct cx4_dma_map {
  */
 struct cx4_kick_page {
 	_Atomic uint32_t sleeping;	/* written by the model */
-	uint32_t pad[15];
+	_Atomic uint32_t progress;	/* model: +1 after a pass that others wait for (futex) */
+	_Atomic uint32_t waiters;	/* driver threads sleeping in cx4_wait_end() */
+	uint32_t pad[13];
 };
 
 struct cx4_kick {
@@ -73,6 +78,44 @@ static inline void cx4_kick(const struct cx4_kick *k)
 		ssize_t r = write(k->efd, &one, sizeof(one));
 		(void)r;
 	}
+}
+
+/*
+ * Waiting for the device instead of spinning on it (model only).
+ *
+ * A driver with nothing to do until the device writes memory (a CQE, a drained doorbell slot)
+ * polls. On a card that costs only the polling core; with UMONITOR/UMWAIT the core even sleeps
+ * until the device's write. The model's engine is a thread on the same CPUs as the application,
+ * so a spinning driver takes the very CPU the device needs to make the progress it waits for.
+ * So after a pass that wrote CQEs or drained posted writes, the model bumps `progress` and, when
+ * a driver thread says it waits, wakes the futex on it: the emulated UMWAIT. Protocol, free of
+ * lost wake-ups (the model writes, then reads `waiters`; we count ourselves in, then re-read):
+ *
+ *	snap = cx4_wait_begin(k);
+ *	if (!condition) cx4_wait_end(k, snap, timeout_ns); else cx4_wait_cancel(k);
+ *
+ * The timeout bounds a wait whatever the device does. Without a kick page (VFIO) nothing waits.
+ */
+static inline uint32_t cx4_wait_begin(const struct cx4_kick *k)
+{
+	atomic_fetch_add(&k->page->waiters, 1);
+	return atomic_load(&k->page->progress);
+}
+
+static inline void cx4_wait_cancel(const struct cx4_kick *k)
+{
+	atomic_fetch_sub(&k->page->waiters, 1);
+}
+
+static inline void cx4_wait_end(const struct cx4_kick *k, uint32_t snap, long timeout_ns)
+{
+	struct timespec ts = { .tv_sec = timeout_ns / 1000000000l,
+			       .tv_nsec = timeout_ns % 1000000000l };
+
+	/* futex(2) FUTEX_WAIT, shared: the page is a MAP_SHARED memfd mapping in both processes */
+	if (atomic_load(&k->page->progress) == snap)
+		syscall(SYS_futex, &k->page->progress, FUTEX_WAIT, snap, &ts, NULL, 0);
+	atomic_fetch_sub(&k->page->waiters, 1);
 }
 
 /*
@@ -135,15 +178,22 @@ static inline void cx4_pw_log(const struct cx4_kick *k, volatile uint8_t *reg, c
 	unsigned long spins = 0;
 
 	/*
-	 * Wait for the slot to be free, giving the CPU to the device meanwhile (it is runnable:
-	 * we kicked it); a device that stays away for some seconds drops the write.
+	 * Wait for the slot to be free, leaving the CPU to the device meanwhile (it is runnable:
+	 * we kicked it): spin a little, then sleep until a pass drained rings; a device that
+	 * stays away for some seconds drops the write.
 	 */
 	while (t - atomic_load_explicit(&r->head, memory_order_acquire) >= CX4_PW_RING_SLOTS) {
 		cx4_kick(k);
-		if (++spins > 64)
-			sched_yield();
-		if (spins > 64 + 4000000ul)
+		if (++spins <= 64)
+			continue;
+		if (spins > 64 + 20000ul)
 			return;
+		uint32_t snap = cx4_wait_begin(k);
+
+		if (t - atomic_load_explicit(&r->head, memory_order_acquire) >= CX4_PW_RING_SLOTS)
+			cx4_wait_end(k, snap, 100000);
+		else
+			cx4_wait_cancel(k);
 	}
 	e->off = (uint16_t)((uintptr_t)reg & (CX4_PW_PAGE_SIZE - 1));
 	e->len = len;

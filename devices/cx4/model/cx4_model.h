@@ -105,6 +105,7 @@ struct cx4_model_stats {
 	uint64_t dma_faults; /* DMA to an unmapped or forbidden IOVA */
 	uint64_t eqes, interrupts;
 	uint64_t wakeups; /* engine went to sleep and was woken */
+	uint64_t waiter_wakes; /* futex wakes of drivers waiting for a pass (cx4_wait_end) */
 	/* cx4_model_rx_fault: packets dropped, duplicated, delivered late */
 	uint64_t rx_fault_dropped, rx_fault_duplicated, rx_fault_delayed;
 };

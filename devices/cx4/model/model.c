@@ -17,7 +17,10 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <sys/epoll.h>
+#include <sys/syscall.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/timerfd.h>
@@ -205,15 +208,27 @@ static int run_active(struct mdev *d)
 	return work;
 }
 
+/* After a pass that wrote CQEs or drained posted writes: wake drivers waiting for it (cx4_bus.h). */
+static void wake_waiters(struct mdev *d)
+{
+	/* our CQE and ring-head stores before the waiter count we read: pairs with cx4_wait_begin */
+	atomic_thread_fence(memory_order_seq_cst);
+	if (!atomic_load_explicit(&d->kick_page->waiters, memory_order_relaxed))
+		return;
+	atomic_fetch_add(&d->kick_page->progress, 1);
+	syscall(SYS_futex, &d->kick_page->progress, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+	d->stats.waiter_wakes++;
+}
+
 static int pass(struct mdev *d)
 {
-	int work;
+	int work, progress;
 
 	while (atomic_load_explicit(&d->lock_waiters, memory_order_relaxed))
 		sched_yield();
 	pthread_mutex_lock(&d->lock);
 	d->now = mdev_now_ns();
-	work = bar0_poll(d);
+	work = progress = bar0_poll(d);
 	work += cmdif_run(d);
 	if (d->hca == MHCA_INIT) {
 		/* what the doorbells asked for leaves first (latency of a request) ... */
@@ -228,14 +243,16 @@ static int pass(struct mdev *d)
 	work += run_active(d);
 	mdev_flush_rx_dma(d);
 	d->net.scratch_used = 0;
-	work += cq_flush(d);
+	progress += cq_flush(d);
 	work += resp_send_acks(d);
 	work += net_tx_flush(d);
 	/* completions of packets just sent (UC, UD) */
-	work += cq_flush(d);
+	progress += cq_flush(d);
 	eq_fire(d);
 	pthread_mutex_unlock(&d->lock);
-	return work;
+	if (progress)
+		wake_waiters(d);
+	return work + progress;
 }
 
 static void set_timerfd(struct mdev *d)

@@ -24,6 +24,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/timerfd.h>
+#include <time.h>
 #include <unistd.h>
 #include <infiniband/verbs.h>
 
@@ -31,6 +32,16 @@
 #include "ntbd.h"
 
 #define CTL_SIZE_DEF	(16ull << 20)
+/*
+ * Heartbeat: NTRDMA's period (100 ms), but 30 missed beats (3 s) before the peer counts as
+ * hung, not ~10: on a loaded 2-core machine a daemon can be off the CPU for a second, and a
+ * declared hang costs every client its QPs. A tick that comes late by half the limit means we
+ * were the one not running: the peer gets a fresh limit.
+ */
+#define HB_MS_DEF	100
+#define HB_MS_MAX	60000
+#define HB_MISSES_DEF	30
+#define HB_MISSES_MAX	100000
 
 struct ntbd_peer_view {
 	bool hello;
@@ -40,16 +51,55 @@ struct ntbd_peer_view {
 	uint32_t epoch;
 };
 
-static struct ntbd_peer_view pv;
-
 static void link_step(struct ntbd *n);
+static void link_changed(struct ntbd *n);
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static void arm_heartbeat(struct ntbd *n, bool on)
+{
+	struct itimerspec its = { 0 };
+
+	if (n->hb_fd < 0 || !n->hb_ms)
+		return;
+	if (on) {
+		its.it_value.tv_sec = n->hb_ms / 1000;
+		its.it_value.tv_nsec = (long)(n->hb_ms % 1000) * 1000000L;
+		its.it_interval = its.it_value;
+	}
+	timerfd_settime(n->hb_fd, 0, &its, NULL);
+}
+
+static const _Atomic uint32_t *peer_beat(struct ntbd *n)
+{
+	/* the peer writes its header at offset 0 of our control region */
+	return &((const struct ntbd_ctl_hdr *)n->link.ctl)->heartbeat;
+}
+
+/*
+ * The handshake's retransmit timer: every NTBD_MBOX_RETRY_MS at first, then every
+ * HS_SLOW_MS once the handshake has lasted HS_SLOW_AFTER_MS - the peer daemon is stopped or
+ * gone, and an idle daemon must not wake 50 times a second for it. Its messages still wake us
+ * at once (doorbell or message interrupt); only our resends wait longer.
+ */
+#define HS_SLOW_AFTER_MS	1000
+#define HS_SLOW_MS		250
 
 static void arm_timer(struct ntbd *n, bool on)
 {
 	struct itimerspec its = { 0 };
 
 	if (on) {
-		its.it_value.tv_nsec = NTBD_MBOX_RETRY_MS * 1000000L;
+		long ms = now_ns() - n->hs_since_ns > HS_SLOW_AFTER_MS * 1000000ull ?
+				  HS_SLOW_MS : NTBD_MBOX_RETRY_MS;
+
+		its.it_value.tv_nsec = ms * 1000000L;
 		its.it_interval = its.it_value;
 	}
 	timerfd_settime(n->timer_fd, 0, &its, NULL);
@@ -65,10 +115,14 @@ static void set_state(struct ntbd *n, enum ntbd_link_state s)
 	bvd_log(n->d, "link %s", s == NTBD_LINK_READY ? "ready: port ACTIVE" :
 		s == NTBD_LINK_HANDSHAKE ? "up: handshake with the peer daemon" : "down: port DOWN");
 	if (s == NTBD_LINK_READY) {
+		n->hb_seen = atomic_load_explicit(peer_beat(n), memory_order_acquire);
+		n->hb_seen_ns = n->hb_tick_ns = now_ns();
+		arm_heartbeat(n, true);
 		bvd_async_event_all(n->d, 1, IBV_EVENT_PORT_ACTIVE);
 		if (n->mod && n->mod->link_ready)
 			n->mod->link_ready(n);
 	} else if (old == NTBD_LINK_READY) {
+		arm_heartbeat(n, false);
 		if (n->mod && n->mod->link_lost)
 			n->mod->link_lost(n);
 		bvd_async_event_all(n->d, 1, IBV_EVENT_PORT_ERR);
@@ -121,36 +175,36 @@ static void on_cmd(void *arg, const struct ntbd_mbox_msg *msg)
 	switch (msg->cmd) {
 	case MBOX_HELLO:
 		/* the peer's session (re)starts: forget what an earlier one said */
-		memset(&pv, 0, sizeof(pv));
+		memset(n->pv, 0, sizeof(*n->pv));
 		if (msg->data != NTBD_LINK_VERSION) {
 			bvd_log(n->d, "peer daemon speaks link protocol %llu, we speak %u",
 				(unsigned long long)msg->data, NTBD_LINK_VERSION);
 			return;
 		}
-		pv.hello = true;
+		n->pv->hello = true;
 		break;
 	case MBOX_XLAT:
-		if (pv.hello && msg->wid == 0) {
-			pv.xlat = msg->data;
-			pv.have_xlat = true;
+		if (n->pv->hello && msg->wid == 0) {
+			n->pv->xlat = msg->data;
+			n->pv->have_xlat = true;
 		}
 		break;
 	case MBOX_SIZE:
-		if (pv.hello && msg->wid == 0) {
-			pv.size = msg->data;
-			pv.have_size = true;
+		if (n->pv->hello && msg->wid == 0) {
+			n->pv->size = msg->data;
+			n->pv->have_size = true;
 		}
 		break;
 	case MBOX_CTL:
-		if (pv.hello) {
-			pv.ctl = msg->data;
-			pv.have_ctl = true;
+		if (n->pv->hello) {
+			n->pv->ctl = msg->data;
+			n->pv->have_ctl = true;
 		}
 		break;
 	case MBOX_READY:
-		if (pv.hello && pv.have_xlat && pv.have_size && pv.have_ctl) {
-			pv.ready = true;
-			pv.epoch = (uint32_t)msg->data;
+		if (n->pv->hello && n->pv->have_xlat && n->pv->have_size && n->pv->have_ctl) {
+			n->pv->ready = true;
+			n->pv->epoch = (uint32_t)msg->data;
 		}
 		break;
 	}
@@ -166,25 +220,26 @@ static int finish(struct ntbd *n)
 	int err;
 
 	if (ntb_xlat_model(n->ntb) == NTB_XLAT_OUTBOUND) {
-		err = ntb_peer_mw_set_trans(n->ntb, NTB_DEF_PEER_IDX, 0, pv.xlat, pv.size);
+		err = ntb_peer_mw_set_trans(n->ntb, NTB_DEF_PEER_IDX, 0, n->pv->xlat, n->pv->size);
 		if (err)
 			return err;
 	}
 	err = ntb_peer_mw_map(n->ntb, 0, &va, &size);
 	if (err)
 		return err;
-	if (pv.ctl < sizeof(*h) || pv.ctl > size) {
+	if (n->pv->ctl < sizeof(*h) || n->pv->ctl > size) {
 		ntb_peer_mw_unmap(n->ntb, 0);
 		return -EPROTO;
 	}
 	l->peer_ctl = va;
-	l->peer_ctl_size = pv.ctl;
+	l->peer_ctl_size = n->pv->ctl;
 	l->peer_win_size = size;
-	l->peer_epoch = pv.epoch;
+	l->peer_epoch = n->pv->epoch;
 	/* our header in the peer's control region: stores only */
 	h = va;
 	h->version = NTBD_LINK_VERSION;
 	h->epoch = l->epoch;
+	h->hb_ms = n->hb_ms;
 	ntb_pio_wmb();
 	h->magic = NTBD_CTL_MAGIC;
 	return 0;
@@ -203,7 +258,7 @@ static void link_down(struct ntbd *n)
 	}
 	if (ntb_xlat_model(n->ntb) == NTB_XLAT_OUTBOUND)
 		ntb_peer_mw_clear_trans(n->ntb, NTB_DEF_PEER_IDX, 0);
-	memset(&pv, 0, sizeof(pv));
+	memset(n->pv, 0, sizeof(*n->pv));
 }
 
 static void link_begin(struct ntbd *n)
@@ -216,7 +271,8 @@ static void link_begin(struct ntbd *n)
 		return;
 	}
 	l->epoch++;
-	memset(&pv, 0, sizeof(pv));
+	n->hs_since_ns = now_ns();
+	memset(n->pv, 0, sizeof(*n->pv));
 	ntbd_mbox_reset(n->mbox, n->ntb);
 	ntbd_mbox_send(n->mbox, MBOX_HELLO, 0, NTBD_LINK_VERSION);
 	ntbd_mbox_send(n->mbox, MBOX_XLAT, 0, l->win_iova);
@@ -235,12 +291,12 @@ static void link_step(struct ntbd *n)
 	if (n->link.state != NTBD_LINK_HANDSHAKE)
 		return;
 	busy = ntbd_mbox_poll(n->mbox, on_cmd, n);
-	if (pv.ready && !busy) {
+	if (n->pv->ready && !busy) {
 		int err = finish(n);
 
 		if (err) {
 			bvd_log(n->d, "peer's window 0 unusable: %s", strerror(-err));
-			pv.ready = false;	/* wait for the peer to start over */
+			n->pv->ready = false;	/* wait for the peer to start over */
 		} else {
 			arm_timer(n, false);
 			set_state(n, NTBD_LINK_READY);
@@ -281,6 +337,66 @@ static void ntb_readable(struct bvd *d, int fd, uint32_t events, void *arg)
 		link_step(n);
 }
 
+/*
+ * The peer daemon stopped beating: it is hung (or so slow it might as well be). Take the link
+ * down for everyone: ours go DOWN now (PORT_ERR; the provider sees the link down and fails its
+ * QPs' work), and disabling and re-enabling the link gives every handle a new session, so the
+ * peer's clients' writes are dropped (their epoch is gone) and the peer's model reports the
+ * bounce to it when it runs again; meanwhile we wait in the handshake.
+ */
+static void link_bounce(struct ntbd *n, uint64_t silent_ms)
+{
+	n->hb_downs++;
+	bvd_log(n->d, "peer daemon silent for %llu ms (heartbeat every %u ms): link down",
+		(unsigned long long)silent_ms, n->hb_ms);
+	ntb_link_disable(n->ntb);
+	link_changed(n);
+	ntb_link_enable(n->ntb, NTB_SPEED_AUTO, NTB_WIDTH_AUTO);
+}
+
+static void hb_readable(struct bvd *d, int fd, uint32_t events, void *arg)
+{
+	struct ntbd *n = arg;
+	const struct ntbd_ctl_hdr *ph = n->link.ctl;
+	uint64_t v, now = now_ns(), limit;
+	uint32_t beat, period, peer_ms = ph->hb_ms;
+
+	if (read(fd, &v, sizeof(v)) < 0)
+		return;
+	if (n->link.state != NTBD_LINK_READY || !n->link.peer_ctl) {
+		arm_heartbeat(n, false);
+		return;
+	}
+	/*
+	 * The peer's period (its header in our control region, one load: the peer may write
+	 * anything there; at most what a config may say): a slower peer beats slower.
+	 */
+	if (peer_ms > HB_MS_MAX)
+		peer_ms = HB_MS_MAX;
+	period = peer_ms > n->hb_ms ? peer_ms : n->hb_ms;
+	limit = (uint64_t)period * n->hb_misses * 1000000ull;
+	/* we were not running for a while: say nothing about the peer, start counting again */
+	if (now - n->hb_tick_ns > limit / 2)
+		n->hb_seen_ns = now;
+	n->hb_tick_ns = now;
+	/* ours: a store into the peer's control region (a posted write) */
+	atomic_store_explicit(&((struct ntbd_ctl_hdr *)n->link.peer_ctl)->heartbeat, ++n->hb_sent,
+			      memory_order_release);
+	beat = atomic_load_explicit(peer_beat(n), memory_order_acquire);
+	if (!peer_ms) {
+		/* a peer whose heartbeat is off never beats: nothing to expect */
+		n->hb_seen_ns = now;
+	} else if (beat != n->hb_seen) {
+		n->hb_seen = beat;
+		n->hb_seen_ns = now;
+	} else if (now - n->hb_seen_ns > limit) {
+		link_bounce(n, (now - n->hb_seen_ns) / 1000000);
+		return;
+	}
+	if (n->mod && n->mod->tick)
+		n->mod->tick(n);
+}
+
 static void timer_readable(struct bvd *d, int fd, uint32_t events, void *arg)
 {
 	struct ntbd *n = arg;
@@ -314,8 +430,22 @@ int ntbd_link_init(struct ntbd *n)
 	long ctl = bv_conf_get_long(c, "ctl_size", (long)CTL_SIZE_DEF);
 	int err;
 
+	long hb_ms = bv_conf_get_long(c, "heartbeat_ms", HB_MS_DEF);
+	long hb_misses = bv_conf_get_long(c, "heartbeat_misses", HB_MISSES_DEF);
+
 	n->timer_fd = -1;
+	n->hb_fd = -1;
 	l->ctl_fd = -1;
+	n->pv = calloc(1, sizeof(*n->pv));
+	if (!n->pv)
+		return 1;
+	if (hb_ms < 0 || hb_ms > HB_MS_MAX || hb_misses < 2 || hb_misses > HB_MISSES_MAX) {
+		bvd_log(n->d, "heartbeat_ms %ld (0..60000, 0: off), heartbeat_misses %ld (2..)",
+			hb_ms, hb_misses);
+		return 2;
+	}
+	n->hb_ms = (uint32_t)hb_ms;
+	n->hb_misses = (uint32_t)hb_misses;
 	if (ctl < (long)NTB_PAGE_SIZE * 2 || ctl % NTB_PAGE_SIZE) {
 		bvd_log(n->d, "ctl_size %ld: must be a multiple of 4096, at least 8192", ctl);
 		return 2;
@@ -340,7 +470,9 @@ int ntbd_link_init(struct ntbd *n)
 		return 1;
 	}
 	n->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	n->hb_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	if (n->timer_fd < 0 || bvd_watch_fd(n->d, n->timer_fd, timer_readable, n) ||
+	    n->hb_fd < 0 || bvd_watch_fd(n->d, n->hb_fd, hb_readable, n) ||
 	    bvd_watch_fd(n->d, ntb_event_fd(n->ntb), ntb_readable, n))
 		return 1;
 	bvd_log(n->d, "link %s side %d, profile %s, mailbox over %s", p.link, p.side,
@@ -373,12 +505,19 @@ void ntbd_link_fini(struct ntbd *n)
 		close(n->timer_fd);
 		n->timer_fd = -1;
 	}
+	if (n->hb_fd >= 0) {
+		bvd_unwatch_fd(n->d, n->hb_fd);
+		close(n->hb_fd);
+		n->hb_fd = -1;
+	}
 	if (l->ctl)
 		munmap(l->ctl, l->ctl_size);
 	if (l->ctl_fd >= 0)
 		close(l->ctl_fd);
 	free(n->mbox);
 	n->mbox = NULL;
+	free(n->pv);
+	n->pv = NULL;
 }
 
 static const char *human(uint64_t v, char *buf, size_t len)
@@ -409,7 +548,9 @@ void ntbd_link_status(struct ntbd *n, char *buf, size_t len)
 		 "  link %s side %d, profile %s: %s (hardware link %s%s), port %s\n"
 		 "  window 0: %s at IOVA 0x%llx, control region %s; peer epoch %u, ours %u\n"
 		 "  counters: xlink_reads %llu, iommu_faults %llu, dropped %llu, db_rings %llu, "
-		 "link_ups %llu\n",
+		 "link_ups %llu, engines %llu\n"
+		 "  heartbeat: every %u ms, down after %u missed, peer last beat %lld ms ago, "
+		 "hung peers %llu\n",
 		 n->d->conf->link[0] ? n->d->conf->link : n->d->conf->name, n->d->conf->side,
 		 ntb_profile_name(n->ntb), names[l->state], hw ? "up" : "down",
 		 hw ? (sp == NTB_SPEED_GEN4 ? ", gen4" : sp == NTB_SPEED_GEN3 ? ", gen3" :
@@ -419,6 +560,9 @@ void ntbd_link_status(struct ntbd *n, char *buf, size_t len)
 		 human(l->ctl_size, b, sizeof(b)), l->peer_epoch, l->epoch,
 		 (unsigned long long)st.xlink_reads, (unsigned long long)st.iommu_faults,
 		 (unsigned long long)st.dropped_link, (unsigned long long)st.db_rings,
-		 (unsigned long long)st.link_ups);
+		 (unsigned long long)st.link_ups, (unsigned long long)st.engines, n->hb_ms,
+		 n->hb_misses, l->state == NTBD_LINK_READY ?
+		 (long long)((now_ns() - n->hb_seen_ns) / 1000000) : -1ll,
+		 (unsigned long long)n->hb_downs);
 	(void)wd;
 }

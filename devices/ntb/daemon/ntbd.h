@@ -10,6 +10,8 @@
  *   DOWN --(cable + both ends enabled: hardware link up)--> HANDSHAKE
  *   HANDSHAKE --(mailbox exchange over msgs or spads done)--> READY   => module->link_ready()
  *   any --(peer daemon gone / link disabled)--> DOWN                  => module->link_lost()
+ *   READY --(the peer's heartbeat stops: hung)--> DOWN: we bounce the link (disable, enable),
+ *          which the peer's model reports to it as down and up whenever it runs again
  *
  * READY means: our inbound window 0 is translated to [control region | aperture] of our IOVA
  * space, the peer's is translated and its control region is mapped here for stores
@@ -19,6 +21,7 @@
 #ifndef NTBD_H
 #define NTBD_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "bvd.h"
@@ -48,6 +51,18 @@ struct ntbd_ctl_hdr {
 	uint32_t magic;		/* NTBD_CTL_MAGIC once the writer (the peer) initialised it */
 	uint32_t version;	/* NTBD_LINK_VERSION */
 	uint32_t epoch;		/* the writer's link epoch (increments per bring-up) */
+	/*
+	 * The writer's heartbeat: incremented every heartbeat period while its link is READY.
+	 * A peer daemon that is alive but stopped (SIGSTOP, a debugger, a hung machine) keeps
+	 * the cable and so the hardware link; only this says it stopped working (NTRDMA: a
+	 * heartbeat in window memory every 100 ms, ~10 misses mean the peer is gone).
+	 */
+	_Atomic uint32_t heartbeat;
+	/*
+	 * The writer's heartbeat period in ms, 0 when it does not beat (config heartbeat_ms):
+	 * the reader only expects beats that come, and no faster than they come.
+	 */
+	uint32_t hb_ms;
 	uint32_t pad;
 };
 #define NTBD_CTL_MAGIC		0x4c544e42u	/* "BNTL" */
@@ -82,6 +97,7 @@ struct ntbd_module {
 	void (*request)(struct ntbd *n, struct bvd_client *c, uint16_t op, const void *in,
 			size_t len, int *fds, unsigned int nfds, struct bvd_reply *r);
 	void (*status)(struct ntbd *n, char *buf, size_t len);
+	void (*tick)(struct ntbd *n);		/* every heartbeat period while READY */
 };
 
 struct ntbd {
@@ -92,7 +108,18 @@ struct ntbd {
 	void *mod_priv;			/* the module's state */
 	/* link_mbox.c's state (private) */
 	struct ntbd_mbox *mbox;
+	struct ntbd_peer_view *pv;	/* link.c: what the peer said in this handshake */
 	int timer_fd;
+	uint64_t hs_since_ns;		/* when the handshake began (link.c: retransmit backoff) */
+	/* link.c: the heartbeat (while READY) */
+	int hb_fd;
+	uint32_t hb_ms;			/* period; 0: off (config heartbeat_ms) */
+	uint32_t hb_misses;		/* periods without a beat that mean "hung" */
+	uint32_t hb_sent;		/* our counter */
+	uint32_t hb_seen;		/* the peer's, when it last changed */
+	uint64_t hb_seen_ns;		/* when it last changed */
+	uint64_t hb_tick_ns;		/* our last tick */
+	uint64_t hb_downs;		/* times the peer was declared hung */
 };
 
 /* Defined by the verbs files if they are linked into ntbd (weak: ntbd builds without). */

@@ -32,6 +32,8 @@ struct nv_client {
 	uint32_t grant_id;
 	bool granted;
 	int relay_fd;			/* eventfd: "look at your rings" */
+	/* what it owns: its teardown stops looking through the tables once all are found */
+	unsigned int npds, nmrs, nqps;
 };
 
 struct nv_slot {
@@ -95,6 +97,7 @@ struct nv_state {
 	uint32_t vector_owner_mask;	/* doorbell vectors given to clients */
 	uint32_t ipv4;			/* our port address, network order */
 	uint8_t gid[16];
+	unsigned int engines_held;	/* revoked engine slots live processes still hold */
 };
 
 static inline struct nv_state *nv(struct ntbd *n)
@@ -110,6 +113,8 @@ void nv_attach(struct nv_state *s, struct nv_client *cl, const void *in, size_t 
 	       struct bvd_reply *r);
 void nv_client_gone(struct nv_state *s, struct nv_client *cl);
 void nv_relay(struct nv_state *s, bool all);
+/* Take back the engine slots of our IOMMU that departed peer clients held. */
+void nv_reclaim_engines(struct nv_state *s);
 
 /* verbs_mr.c */
 void nv_alloc_pd(struct nv_state *s, struct nv_client *cl, struct bvd_reply *r);
@@ -140,6 +145,13 @@ void nv_publish_header(struct nv_state *s);
 void nv_publish_slot(struct nv_state *s, unsigned int slot);
 void nv_publish_qp(struct nv_state *s, uint32_t index);
 void nv_publish_mr(struct nv_state *s, uint32_t index);
+/*
+ * The header the peer's ntbd wrote into our control area, copied once and checked (the peer
+ * may write anything there at any time: a broken or hostile peer must not make us read or
+ * write outside our mappings): 0, -EAGAIN (not written yet, or the link is not ready) or
+ * -EPROTO (nonsense).
+ */
+int nv_peer_hdr(struct nv_state *s, struct ntbv_ctrl_hdr *h);
 /* Zero the pair blocks a dead client of ours left in every peer slice. */
 void nv_clear_peer_pairs(struct nv_state *s, unsigned int slot);
 void nv_publish_done(struct nv_state *s);

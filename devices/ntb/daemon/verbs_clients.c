@@ -76,9 +76,9 @@ void nv_attach(struct nv_state *s, struct nv_client *cl, const void *in, size_t 
 	const struct ntb_attach_req *req = in;
 	struct ntb_attach_rsp *rsp = r->payload;
 	struct ntb_grant g = { 0 };
-	const struct ntbv_ctrl_hdr *ph;
+	struct ntbv_ctrl_hdr ph;
 	struct nv_slot *sl;
-	int slot, gfd, ctl = -1;
+	int slot, gfd, ctl = -1, ret;
 
 	if (len != sizeof(*req) || req->version != NTB_PROTO_VERSION) {
 		r->status = EPROTO;
@@ -92,10 +92,13 @@ void nv_attach(struct nv_state *s, struct nv_client *cl, const void *in, size_t 
 		r->status = ENOLINK;
 		return;
 	}
-	/* the peer's ntbd writes its half of the plan when its link comes up: nearly now */
-	ph = (const struct ntbv_ctrl_hdr *)((uint8_t *)s->n->link.ctl + s->ctrl_off);
-	if (atomic_load_explicit(&ph->magic, memory_order_acquire) != NTBV_MAGIC) {
-		r->status = EAGAIN;
+	/*
+	 * The peer's ntbd writes its half of the plan when its link comes up: nearly now
+	 * (EAGAIN: the provider asks again); EPROTO if what it wrote makes no sense.
+	 */
+	ret = nv_peer_hdr(s, &ph);
+	if (ret) {
+		r->status = -ret;
 		return;
 	}
 	slot = pick_slot(s);
@@ -188,9 +191,11 @@ void nv_client_gone(struct nv_state *s, struct nv_client *cl)
 {
 	nv_free_client_qps(s, cl);
 	nv_free_client_mrs(s, cl);
-	for (uint32_t i = 0; s->pds && i < NV_MAX_PD; i++)
-		if (s->pds[i].owner == cl)
+	for (uint32_t i = 0; s->pds && cl->npds && i < NV_MAX_PD; i++)
+		if (s->pds[i].owner == cl) {
 			s->pds[i] = (struct nv_pd){ 0 };
+			cl->npds--;
+		}
 	if (cl->attached) {
 		struct nv_slot *sl = &s->slots[cl->slot];
 
@@ -240,4 +245,45 @@ void nv_relay(struct nv_state *s, bool all)
 			(void)w;
 		}
 	}
+}
+
+/*
+ * Is (pid, grant) a client the peer's ntbd lists as alive? Its slot table is in our window
+ * (all NTBV_MAX_SLOTS entries are: the count is not the peer's word).
+ */
+static bool peer_client_alive(void *arg, pid_t pid, uint32_t grant)
+{
+	struct nv_state *s = arg;
+	const uint8_t *pc = (const uint8_t *)s->n->link.ctl + s->ctrl_off;
+	const struct ntbv_slot *sl = (const struct ntbv_slot *)(pc + NTBV_CTRL_SLOTS_OFF);
+
+	for (uint32_t i = 0; i < NTBV_MAX_SLOTS; i++) {
+		uint32_t e = atomic_load_explicit(&sl[i].epoch, memory_order_acquire);
+
+		if ((e & 1) && sl[i].pid == (uint32_t)pid && sl[i].grant == grant)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * A peer client's DMA channel holds an engine slot of our IOMMU for as long as it exists; a
+ * killed client never gives it back (there are 128). Its ntbd publishes that the client left
+ * (the slot epoch in the table it writes into our window, then the control doorbell): take
+ * the slot back. Live processes keep a revoked slot until they exit (their engine no longer
+ * writes); we look again on the next doorbell or link tick.
+ */
+void nv_reclaim_engines(struct nv_state *s)
+{
+	struct ntbv_ctrl_hdr ph;
+	int held;
+
+	if (!s->ready)
+		return;
+	/* without the peer's (current, sane) table, only slots of exited processes are freed */
+	if (nv_peer_hdr(s, &ph))
+		held = ntb_iommu_engines_reclaim(s->n->ntb, NULL, NULL);
+	else
+		held = ntb_iommu_engines_reclaim(s->n->ntb, peer_client_alive, s);
+	s->engines_held = held > 0 ? (unsigned int)held : 0;
 }

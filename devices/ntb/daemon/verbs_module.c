@@ -151,6 +151,8 @@ static void nv_link_ready(struct ntbd *n)
 	nv_publish_header(s);
 	s->ready = true;
 	nv_publish_done(s);
+	/* channels of the last session's peer clients: theirs no more */
+	nv_reclaim_engines(s);
 	bvd_log(n->d, "verbs: %u client slots, %u/%u-cell request/response rings, mtu %u, "
 		"aperture %llu MiB", s->max_slots, s->ring_cells, s->resp_cells, s->mtu,
 		(unsigned long long)((l->win_size - l->ctl_size) >> 20));
@@ -164,9 +166,31 @@ static void nv_link_lost(struct ntbd *n)
 	 * The peer's control area and rings are gone with it. Attached clients keep their
 	 * (now dead) grants: their QPs fail and they get IBV_EVENT_PORT_ERR from ntbd.
 	 */
+	if (s->ready) {
+		struct ntbv_ctrl_hdr *ph = (struct ntbv_ctrl_hdr *)((uint8_t *)n->link.ctl +
+								      s->ctrl_off);
+
+		/*
+		 * What the peer wrote into our control area describes its last session: a
+		 * client attaching in the next one must wait (EAGAIN) until the peer's ntbd
+		 * has cleared and rewritten it, not read stale slots and QPs meanwhile.
+		 */
+		atomic_store_explicit(&ph->magic, 0, memory_order_release);
+	}
 	s->ready = false;
 	s->pctrl = NULL;
 	s->seen_gen = 0;
+	/* wake every client: its engine sees the link down and fails its QPs' work */
+	nv_relay(s, true);
+}
+
+static void nv_tick(struct ntbd *n)
+{
+	struct nv_state *s = nv(n);
+
+	/* revoked engine slots whose processes may have exited since */
+	if (s->engines_held)
+		nv_reclaim_engines(s);
 }
 
 static void nv_doorbell(struct ntbd *n, uint64_t bits)
@@ -181,6 +205,9 @@ static void nv_doorbell(struct ntbd *n, uint64_t bits)
 	gen = atomic_load_explicit(&ph->gen, memory_order_acquire);
 	/* the peer's tables changed (clients came or went): every client re-arms its bells */
 	nv_relay(s, gen != s->seen_gen);
+	/* ... and the engine slots of clients that went are ours to take back */
+	if (gen != s->seen_gen || s->engines_held)
+		nv_reclaim_engines(s);
 	s->seen_gen = gen;
 }
 
@@ -283,8 +310,9 @@ static void nv_status(struct ntbd *n, char *buf, size_t len)
 	for (uint32_t i = 1; i < NTBV_MAX_MR; i++)
 		nmr += s->mrs[i].owner != NULL;
 	o += snprintf(buf + o, len - o, "  verbs: %s, %u slots x %u/%u-cell rings, mtu %u, "
-		      "%u QPs, %u MRs\n", s->ready ? "ready" : "waiting for the link",
-		      s->max_slots, s->ring_cells, s->resp_cells, s->mtu, nqp, nmr);
+		      "%u QPs, %u MRs, %u revoked engine slots held\n",
+		      s->ready ? "ready" : "waiting for the link", s->max_slots, s->ring_cells,
+		      s->resp_cells, s->mtu, nqp, nmr, s->engines_held);
 	for (unsigned int i = 0; i < s->max_slots && o < len; i++) {
 		const struct nv_slot *sl = &s->slots[i];
 
@@ -306,4 +334,5 @@ const struct ntbd_module ntbd_verbs_module = {
 	.client_close = nv_client_close,
 	.request = nv_request,
 	.status = nv_status,
+	.tick = nv_tick,
 };

@@ -8,8 +8,10 @@
  * whose requesters check key, range, rights and PD before they send or place anything.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <infiniband/verbs.h>
 
@@ -110,6 +112,7 @@ void nv_alloc_pd(struct nv_state *s, struct nv_client *cl, struct bvd_reply *r)
 			continue;
 		s->pds[pd] = (struct nv_pd){ .owner = cl };
 		s->next_pd = pd;
+		cl->npds++;
 		memset(rsp, 0, sizeof(*rsp));
 		rsp->handle = pd;
 		r->len = sizeof(*rsp);
@@ -136,6 +139,7 @@ void nv_dealloc_pd(struct nv_state *s, struct nv_client *cl, const void *in, siz
 		return;
 	}
 	s->pds[req->handle] = (struct nv_pd){ 0 };
+	cl->npds--;
 }
 
 /* ---- memory regions ------------------------------------------------------------------------------ */
@@ -155,11 +159,36 @@ static void mr_release(struct nv_state *s, uint32_t idx)
 	}
 	if (m->pd < NV_MAX_PD && s->pds && s->pds[m->pd].users)
 		s->pds[m->pd].users--;
+	m->owner->nmrs--;
 	m->owner = NULL;
 	m->ap_len = 0;
 	if (published && s->ready)
 		nv_publish_mr(s, idx);
 	m->access = 0;
+}
+
+/*
+ * A memory object a client hands over for the peer's CPU to map (PIO) must stay at least as
+ * large as the region: a store into a page past its end kills the storing process with
+ * SIGBUS, and that process is the peer's application. The provider's memfds are sealed
+ * against shrinking (ntb_shadow.c); anything else - a pipe, a socket, a file or memfd that
+ * may shrink, one too small for the region - is refused.
+ */
+/* Bytes of the whole pages addr .. addr + len touches. */
+static uint64_t page_span(uint64_t addr, uint64_t len)
+{
+	uint64_t mask = NTB_PAGE_SIZE - 1;
+
+	return ((addr + len + mask) & ~mask) - (addr & ~mask);
+}
+
+static bool object_ok(int fd, uint64_t off, uint64_t len)
+{
+	int seals = fcntl(fd, F_GET_SEALS);
+	struct stat st;
+
+	return seals >= 0 && (seals & F_SEAL_SHRINK) && !fstat(fd, &st) && S_ISREG(st.st_mode) &&
+	       off + len > off && st.st_size >= 0 && (uint64_t)st.st_size >= off + len;
 }
 
 void nv_reg_mr(struct nv_state *s, struct nv_client *cl, const void *in, size_t len,
@@ -175,6 +204,10 @@ void nv_reg_mr(struct nv_state *s, struct nv_client *cl, const void *in, size_t 
 	if (len != sizeof(*req) || !req->length || (req->access & ~known) ||
 	    req->addr + req->length < req->addr || req->length > (1ull << 40) || nfds > 1 ||
 	    (nfds && req->fd_off % NTB_PAGE_SIZE)) {
+		r->status = EINVAL;
+		return;
+	}
+	if (nfds && !object_ok(fds[0], req->fd_off, page_span(req->addr, req->length))) {
 		r->status = EINVAL;
 		return;
 	}
@@ -241,6 +274,7 @@ void nv_reg_mr(struct nv_state *s, struct nv_client *cl, const void *in, size_t 
 		}
 	}
 	m->owner = cl;
+	cl->nmrs++;
 	s->pds[req->pd].users++;
 	if (req->access & PUBLISHED)
 		nv_publish_mr(s, idx);
@@ -276,12 +310,12 @@ void nv_map_peer_mr(struct nv_state *s, struct nv_client *cl, const void *in, si
 {
 	const struct ntb_handle_req *req = in;
 	struct ntb_map_peer_mr_rsp *rsp = r->payload;
-	const struct ntbv_ctrl_hdr *ph;
+	struct ntbv_ctrl_hdr h;
 	const struct ntbv_mr_ent *pe;
 	struct ntbv_mr_ent e;
 	uint64_t start, end, fd_off;
 	uint32_t idx, seq;
-	int fd, ret;
+	int fd, ret, tries = 0;
 
 	if (len != sizeof(*req)) {
 		r->status = EINVAL;
@@ -292,17 +326,26 @@ void nv_map_peer_mr(struct nv_state *s, struct nv_client *cl, const void *in, si
 		return;
 	}
 	idx = NTBV_KEY_INDEX(req->handle);
-	ph = (const struct ntbv_ctrl_hdr *)((uint8_t *)s->n->link.ctl + s->ctrl_off);
-	if (!idx || idx >= NTBV_MAX_MR || ph->mr_tbl_off + (idx + 1) * sizeof(e) >
-						   ntbv_ctrl_len(NTBV_MAX_QP, NTBV_MAX_MR)) {
+	ret = nv_peer_hdr(s, &h);
+	if (ret) {
+		r->status = -ret;
+		return;
+	}
+	if (!idx || idx >= h.max_mr) {
 		r->status = ENOENT;
 		return;
 	}
 	/* the peer's table is in our window: a local read, under its sequence count */
-	pe = (const struct ntbv_mr_ent *)((const uint8_t *)ph + ph->mr_tbl_off) + idx;
+	pe = (const struct ntbv_mr_ent *)((const uint8_t *)s->n->link.ctl + s->ctrl_off +
+					  h.mr_tbl_off) + idx;
 	do {
+		/* a writer holds an entry odd for microseconds; a peer that never ends: EAGAIN */
+		if (++tries > 100000) {
+			r->status = EAGAIN;
+			return;
+		}
 		seq = atomic_load_explicit(&pe->seq, memory_order_acquire);
-		memcpy(&e, pe, sizeof(e));
+		memcpy(&e, (const void *)pe, sizeof(e));
 		atomic_thread_fence(memory_order_acquire);
 	} while ((seq & 1) || atomic_load_explicit(&pe->seq, memory_order_relaxed) != seq);
 	if (e.rkey != req->handle || !(e.access & IBV_ACCESS_REMOTE_WRITE) || !e.length ||
@@ -328,7 +371,7 @@ void nv_map_peer_mr(struct nv_state *s, struct nv_client *cl, const void *in, si
 
 void nv_free_client_mrs(struct nv_state *s, struct nv_client *cl)
 {
-	for (uint32_t i = 1; i < NTBV_MAX_MR; i++)
+	for (uint32_t i = 1; cl->nmrs && i < NTBV_MAX_MR; i++)
 		if (s->mrs[i].owner == cl)
 			mr_release(s, i);
 }

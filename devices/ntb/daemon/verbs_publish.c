@@ -5,6 +5,7 @@
  * would be a read across the link). Every value written comes from our own copy. Table entries
  * use a sequence count (odd while changing) so the peer's readers never see half an entry.
  */
+#include <errno.h>
 #include <string.h>
 
 #include <infiniband/verbs.h>
@@ -56,6 +57,7 @@ void nv_publish_slot(struct nv_state *s, unsigned int slot)
 		return;
 	}
 	v.pid = sl->owner->pid;
+	v.grant = sl->owner->grant_id;
 	v.db_bit = sl->owner->db_bits ? (uint32_t)__builtin_ctzll(sl->owner->db_bits) : 0;
 	memcpy(v.comm, sl->owner->c->comm, sizeof(v.comm));
 	memcpy((uint8_t *)e + sizeof(e->epoch), (uint8_t *)&v + sizeof(v.epoch),
@@ -106,23 +108,48 @@ void nv_publish_mr(struct nv_state *s, uint32_t index)
 		  (const uint8_t *)&v + sizeof(v.seq), sizeof(*e) - sizeof(e->seq));
 }
 
+static bool cells_ok(uint32_t cells)
+{
+	return cells && !(cells & (cells - 1)) && cells <= (1u << 20);
+}
+
+int nv_peer_hdr(struct nv_state *s, struct ntbv_ctrl_hdr *h)
+{
+	const struct ntbv_ctrl_hdr *ph =
+		(const struct ntbv_ctrl_hdr *)((uint8_t *)s->n->link.ctl + s->ctrl_off);
+	uint64_t clen = ntbv_ctrl_len(NTBV_MAX_QP, NTBV_MAX_MR), pcs = s->n->link.peer_ctl_size;
+
+	if (!s->ready || atomic_load_explicit(&ph->magic, memory_order_acquire) != NTBV_MAGIC)
+		return -EAGAIN;
+	/* one copy; every check and every use below is of the copy */
+	memcpy((void *)h, (const void *)ph, sizeof(*h));
+	if (h->version != NTBV_VERSION || h->max_slots > NTBV_MAX_SLOTS ||
+	    h->max_qp > NTBV_MAX_QP || h->max_mr > NTBV_MAX_MR ||
+	    h->qp_tbl_off < NTBV_CTRL_QP_OFF || h->qp_tbl_off % 8 || h->qp_tbl_off > clen ||
+	    (uint64_t)h->max_qp * sizeof(struct ntbv_qp_ent) > clen - h->qp_tbl_off ||
+	    h->mr_tbl_off < NTBV_CTRL_QP_OFF || h->mr_tbl_off % 8 || h->mr_tbl_off > clen ||
+	    (uint64_t)h->max_mr * sizeof(struct ntbv_mr_ent) > clen - h->mr_tbl_off ||
+	    !cells_ok(h->ring_cells) || !cells_ok(h->resp_cells) ||
+	    h->slice_len < ntbv_slice_len(h->ring_cells, h->resp_cells) ||
+	    h->slices_off > pcs || h->slice_len > pcs ||
+	    (uint64_t)h->max_slots * h->slice_len > pcs - h->slices_off)
+		return -EPROTO;
+	return 0;
+}
+
 void nv_clear_peer_pairs(struct nv_state *s, unsigned int slot)
 {
 	/* the peer's geometry is what its ntbd wrote into our control area */
-	const struct ntbv_ctrl_hdr *ph =
-		(const struct ntbv_ctrl_hdr *)((uint8_t *)s->n->link.ctl + s->ctrl_off);
+	struct ntbv_ctrl_hdr h;
 	uint64_t pair_len, base;
 
-	if (atomic_load_explicit(&ph->magic, memory_order_acquire) != NTBV_MAGIC ||
-	    ph->max_slots > NTBV_MAX_SLOTS || !ph->ring_cells || !ph->resp_cells ||
-	    slot >= NTBV_MAX_SLOTS)
+	if (nv_peer_hdr(s, &h) || slot >= NTBV_MAX_SLOTS)
 		return;
-	pair_len = ntbv_pair_len(ph->ring_cells, ph->resp_cells);
-	for (unsigned int i = 0; i < ph->max_slots; i++) {
-		base = ph->slices_off + i * ph->slice_len +
-		       ntbv_pair_off(ph->ring_cells, ph->resp_cells, slot);
-		if (base + pair_len > s->n->link.peer_ctl_size)
-			return;
+	/* within the peer's control region: nv_peer_hdr() checked the slices fit in it */
+	pair_len = ntbv_pair_len(h.ring_cells, h.resp_cells);
+	for (unsigned int i = 0; i < h.max_slots; i++) {
+		base = h.slices_off + i * h.slice_len +
+		       ntbv_pair_off(h.ring_cells, h.resp_cells, slot);
 		memset((uint8_t *)s->n->link.peer_ctl + base, 0, pair_len);
 	}
 }

@@ -52,6 +52,7 @@ void nv_create_qp(struct nv_state *s, struct nv_client *cl, const void *in, size
 		cursor = idx + 1;
 		q->gen = (q->gen + 1) & 0x7ff;
 		q->owner = cl;
+		cl->nqps++;
 		q->pd = req->pd;
 		q->ent.qpn = side | (uint32_t)q->gen << NTBV_QPN_INDEX_BITS | idx;
 		q->ent.type = req->qp_type;
@@ -102,6 +103,7 @@ static void release(struct nv_state *s, struct nv_qp *q)
 
 	if (q->pd < NV_MAX_PD && s->pds && s->pds[q->pd].users)
 		s->pds[q->pd].users--;
+	q->owner->nqps--;
 	q->owner = NULL;
 	q->ent.qpn = 0;
 	q->ent.state = IBV_QPS_RESET;
@@ -129,7 +131,7 @@ void nv_destroy_qp(struct nv_state *s, struct nv_client *cl, const void *in, siz
 
 void nv_free_client_qps(struct nv_state *s, struct nv_client *cl)
 {
-	for (uint32_t i = 2; i < NTBV_MAX_QP; i++)
+	for (uint32_t i = 2; cl->nqps && i < NTBV_MAX_QP; i++)
 		if (s->qps[i].owner == cl)
 			release(s, &s->qps[i]);
 }

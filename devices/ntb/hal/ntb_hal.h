@@ -366,6 +366,20 @@ int ntb_iommu_unmap(struct ntb_dev *ntb, uint64_t iova, uint64_t len);
 int ntb_iommu_unmap_pid(struct ntb_dev *ntb, pid_t pid);
 
 /*
+ * Engine slots (owner only). Every DMA channel of the peer's processes holds one of the
+ * NTB_IOMMU_SLOTS (128) slots of this side's IOMMU table while it exists (the handshake that
+ * makes ntb_iommu_unmap a barrier). A channel gives its slot back when it is closed; one of a
+ * process that was killed never does, so the owner reclaims them: for every slot of a peer
+ * client's channel (tagged with the peer's grant id) that keep(arg, pid, grant) says is gone -
+ * the peer's daemon published that its client left - the slot is revoked at once (its engine
+ * writes nothing more) and freed when the process has exited; slots of exited processes are
+ * freed whatever keep says. Returns how many revoked slots live processes still hold (call
+ * again later), or -EPERM.
+ */
+int ntb_iommu_engines_reclaim(struct ntb_dev *ntb,
+			      bool (*keep)(void *arg, pid_t pid, uint32_t grant), void *arg);
+
+/*
  * A simple IOVA range allocator over this side's IOVA space (NTB_IOVA_BITS), for ntbd: e.g.
  * one BAR-size-aligned range per window, inside which the caller places its own mappings.
  */
@@ -512,6 +526,7 @@ struct ntb_stats {
 	uint64_t db_rings;	/* peer_db_set calls from this side */
 	uint64_t db_irqs;	/* interrupts (eventfd writes) this side raised on the peer */
 	uint64_t link_ups;	/* times the link came up */
+	uint64_t engines;	/* engine slots of this side's IOMMU held by peer DMA channels */
 };
 void ntb_get_stats(struct ntb_dev *ntb, struct ntb_stats *st);
 

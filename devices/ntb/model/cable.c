@@ -130,6 +130,27 @@ void ntb_link_update(struct ntb_dev *ntb)
 		  reg_load(&ntb->peer->regs->enabled);
 	bool was = reg_load(&r->link_up);
 
+	if (ntb->peer) {
+		uint32_t g = reg_load(&ntb->peer->regs->enable_gen);
+
+		/*
+		 * The peer disabled and re-enabled its link since we last looked (we were not
+		 * running, or both messages came at once): on hardware the link went down and
+		 * trained again. Say so: down now, up at the next ntb_events() (a driver only
+		 * queries the state after each event, so it must see both).
+		 */
+		if (g != ntb->peer_enable_gen) {
+			ntb->peer_enable_gen = g;
+			if (was && up) {
+				reg_store(&r->link_up, 0);
+				ntb->relink = true;
+				ntb_pend(ntb, NTB_EVENT_LINK);
+				return;
+			}
+		}
+	}
+	if (ntb->relink && up)
+		return;		/* reported at the next ntb_events() */
 	if (up == was)
 		return;
 	if (up) {
@@ -232,6 +253,7 @@ static void cable_hello(struct ntb_dev *ntb, const struct cable_msg *m, int *fds
 		cable_log(ntb, "%s", "cannot map the peer's registers");
 		return;
 	}
+	ntb->peer_enable_gen = reg_load(&ntb->peer->regs->enable_gen);
 	ntb_link_update(ntb);
 }
 

@@ -7,6 +7,8 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/random.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bv_paths.h"
@@ -91,7 +93,14 @@ int ntb_dev_open(const struct ntb_dev_params *p, struct ntb_dev **out)
 	ntb->side = p->side;
 	ntb->mw_size = mw;
 	ntb->next_obj = 1;
-	ntb->next_grant = 1;
+	/*
+	 * Grant ids name a client of this daemon in the peer's IOMMU engine slots, which outlive
+	 * us: a successor must not reuse our ids (a random start, never 0).
+	 */
+	if (getrandom(&ntb->next_grant, sizeof(ntb->next_grant), GRND_NONBLOCK) !=
+	    sizeof(ntb->next_grant))
+		ntb->next_grant = (uint32_t)getpid() << 12 ^ (uint32_t)time(NULL);
+	ntb->next_grant |= 1;
 	snprintf(ntb->link, sizeof(ntb->link), "%s", p->link);
 	ntb->local = ntb_side_new_local(prof, p->side, mw);
 	if (!ntb->local) {
@@ -181,6 +190,12 @@ uint32_t ntb_events(struct ntb_dev *ntb)
 	uint32_t ret;
 	int n;
 
+	if (ntb->relink) {
+		/* the down half of a peer's bounce was reported last time: now the up half */
+		ntb->relink = false;
+		if (ntb->owner)
+			ntb_link_update(ntb);
+	}
 	while ((n = epoll_wait(ntb->epfd, ev, 16, 0)) > 0) {
 		for (int i = 0; i < n; i++) {
 			int fd = ev[i].data.fd;
@@ -215,6 +230,8 @@ uint32_t ntb_events(struct ntb_dev *ntb)
 	ret = ntb->pending;
 	ntb->pending = 0;
 	drain_eventfd(ntb->pend_fd);
+	if (ntb->relink)
+		ntb_raise(ntb->pend_fd);	/* come back for the up half */
 	return ret;
 }
 
@@ -228,4 +245,5 @@ void ntb_get_stats(struct ntb_dev *ntb, struct ntb_stats *st)
 	st->db_rings = reg_load(&r->db_rings);
 	st->db_irqs = reg_load(&r->db_irqs);
 	st->link_ups = reg_load(&r->link_ups);
+	st->engines = ntb_iommu_engines_used(ntb->local->iommu);
 }

@@ -67,6 +67,7 @@ struct ntb_dma_chan {
 	uint64_t done;			/* engine -> everyone */
 	int exec;			/* one executor at a time */
 	int slot;			/* our engine slot in the peer's IOMMU table */
+	uint64_t tag;			/* our claim on it */
 
 	bool manual;
 	uint32_t spin_us;
@@ -290,9 +291,8 @@ static unsigned int engine_run(struct ntb_dma_chan *ch, unsigned int budget)
 		__atomic_store_n(&ch->exec, 0, __ATOMIC_RELEASE);
 		return 0;
 	}
-	ok = ntb_link_ok(ch->local, ch->epoch, ch->peer, ch->peer_epoch);
-	if (ok)
-		ntb_iommu_slot_enter(ch->peer->iommu, ch->slot);
+	ok = ntb_link_ok(ch->local, ch->epoch, ch->peer, ch->peer_epoch) &&
+	     ntb_iommu_slot_enter(ch->peer->iommu, ch->slot, ch->tag);
 	for (uint64_t i = start; i != end; i++) {
 		struct dma_desc *d = &ch->ring[i & ch->mask];
 
@@ -423,7 +423,8 @@ int ntb_dma_chan_open(struct ntb_dev *ntb, const struct ntb_dma_chan_attr *attr,
 	ch->manual = attr && (attr->flags & NTB_DMA_CHAN_MANUAL);
 	ch->spin_us = attr && attr->spin_us ? attr->spin_us : DMA_DEF_SPIN_US;
 	ch->inline_ok = !(attr && (attr->flags & NTB_DMA_CHAN_NO_INLINE));
-	ch->slot = ntb_iommu_slot_claim(ch->peer->iommu);
+	ch->tag = ntb_iommu_slot_tag(ntb->owner ? 0 : ntb->g_grant_id);
+	ch->slot = ntb_iommu_slot_claim(ch->peer->iommu, ch->tag);
 	if (ch->slot < 0) {
 		err = -EBUSY;
 		goto fail;
@@ -434,7 +435,7 @@ int ntb_dma_chan_open(struct ntb_dev *ntb, const struct ntb_dma_chan_attr *attr,
 	return 0;
 fail:
 	if (ch->peer) {
-		ntb_iommu_slot_release(ch->peer->iommu, ch->slot);
+		ntb_iommu_slot_release(ch->peer->iommu, ch->slot, ch->tag);
 		ntb_side_put(ch->peer);
 		ntb_side_put(ch->local);
 	}
@@ -459,7 +460,7 @@ void ntb_dma_chan_close(struct ntb_dma_chan *ch)
 	}
 	while (pending(ch))
 		engine_run(ch, 0);
-	ntb_iommu_slot_release(ch->peer->iommu, ch->slot);
+	ntb_iommu_slot_release(ch->peer->iommu, ch->slot, ch->tag);
 	ntb_side_put(ch->peer);
 	ntb_side_put(ch->local);
 	close(ch->kick_fd);

@@ -14,7 +14,7 @@
 #include "model.h"
 
 #define GRANT_MAGIC	0x544e5247u	/* "GRNT" */
-#define GRANT_VERSION	1u
+#define GRANT_VERSION	2u
 #define GRANT_MAX_OBJ	128
 #define GRANT_MAX_FDS	(2 + 2 * NTB_MAX_DB_VECTORS + GRANT_MAX_OBJ)
 
@@ -41,6 +41,8 @@ struct grant_blob {
 	int32_t local_pid;
 	int32_t peer_pid;
 	uint32_t nobj;
+	uint32_t grant_id;
+	uint32_t pad2;
 	uint64_t local_vecs;		/* local vector eventfds included, ascending */
 	uint64_t peer_vecs;		/* peer vector eventfds included, ascending */
 	struct grant_obj obj[GRANT_MAX_OBJ];
@@ -105,6 +107,10 @@ int ntb_grant_export(struct ntb_dev *ntb, const struct ntb_grant *g, uint32_t *g
 		.mw_mask = g->peer_mw_mask, .local_pid = getpid(), .peer_pid = ntb->peer->pid,
 		.local_vecs = lvec, .peer_vecs = pvec,
 	};
+	/* never 0 (the owner's own channels), unique for this daemon's lifetime */
+	if (!ntb->next_grant)
+		ntb->next_grant++;
+	b->grant_id = ntb->next_grant;
 	fds[nfds++] = ntb->local->shm_fd;
 	fds[nfds++] = ntb->peer->shm_fd;
 	for (int i = 0; i < p->db_vectors; i++)
@@ -258,6 +264,7 @@ int ntb_client_attach(int fd, struct ntb_dev **out)
 	ntb->g_peer_db_bits = b->peer_db_bits;
 	ntb->g_mw_mask = b->mw_mask;
 	ntb->g_flags = b->flags;
+	ntb->g_grant_id = b->grant_id;
 	k = 2;
 	for (int i = 0; i < NTB_MAX_DB_VECTORS; i++) {
 		lv[i] = i < p->db_vectors && (b->local_vecs & (1ull << i)) ? fds[k++] : -1;

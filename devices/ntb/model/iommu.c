@@ -97,16 +97,18 @@ bool ntb_iommu_lookup(struct ntb_iommu_tbl *t, uint64_t iova, struct ntb_iommu_e
  * Engine slots: who may act on a lookup right now (see ntb_regs.h)
  */
 
-int ntb_iommu_slot_claim(struct ntb_iommu_tbl *t)
+uint64_t ntb_iommu_slot_tag(uint32_t grant)
 {
-	int32_t pid = getpid(), tid = (int32_t)syscall(SYS_gettid);
+	return (uint64_t)getpid() << 32 | grant;
+}
 
+int ntb_iommu_slot_claim(struct ntb_iommu_tbl *t, uint64_t tag)
+{
 	for (int i = 0; i < NTB_IOMMU_SLOTS; i++) {
-		int32_t zero = 0;
+		uint64_t zero = 0;
 
-		if (__atomic_compare_exchange_n(&t->slot[i].pid, &zero, pid, false,
+		if (__atomic_compare_exchange_n(&t->slot[i].owner, &zero, tag, false,
 						__ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) {
-			reg_store(&t->slot[i].tid, tid);
 			reg_store(&t->slot[i].active, 0);
 			return i;
 		}
@@ -114,34 +116,101 @@ int ntb_iommu_slot_claim(struct ntb_iommu_tbl *t)
 	return -1;
 }
 
-void ntb_iommu_slot_release(struct ntb_iommu_tbl *t, int slot)
+void ntb_iommu_slot_release(struct ntb_iommu_tbl *t, int slot, uint64_t tag)
 {
+	uint64_t o = tag;
+
 	if (slot < 0)
 		return;
 	reg_store(&t->slot[slot].active, 0);
-	reg_store(&t->slot[slot].pid, 0);
+	/* ours, revoked or not; if the table's owner took it back already, nothing to do */
+	if (!__atomic_compare_exchange_n(&t->slot[slot].owner, &o, 0, false, __ATOMIC_SEQ_CST,
+					 __ATOMIC_RELAXED) && o == (tag | NTB_SLOT_REVOKED))
+		__atomic_compare_exchange_n(&t->slot[slot].owner, &o, 0, false, __ATOMIC_SEQ_CST,
+					    __ATOMIC_RELAXED);
 }
 
-void ntb_iommu_slot_enter(struct ntb_iommu_tbl *t, int slot)
+bool ntb_iommu_slot_enter(struct ntb_iommu_tbl *t, int slot, uint64_t tag)
 {
 	for (unsigned int tries = 0;; tries++) {
-		uint64_t seq = reg_load(&t->seq);
+		uint64_t seq = reg_load(&t->seq), a = seq + 2;
 
 		if ((seq & 1) && tries <= SEQ_PATIENCE) {
 			sched_yield();
 			continue;
 		}
 		/* active holds seq + 2 so that 0 stays "idle" even at seq 0 */
-		__atomic_store_n(&t->slot[slot].active, seq + 2, __ATOMIC_SEQ_CST);
+		__atomic_store_n(&t->slot[slot].active, a, __ATOMIC_SEQ_CST);
 		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		if (__atomic_load_n(&t->slot[slot].owner, __ATOMIC_SEQ_CST) != tag) {
+			/* revoked (or taken back): write nothing more */
+			__atomic_compare_exchange_n(&t->slot[slot].active, &a, 0, false,
+						    __ATOMIC_SEQ_CST, __ATOMIC_RELAXED);
+			return false;
+		}
 		if (__atomic_load_n(&t->seq, __ATOMIC_SEQ_CST) == seq)
-			return;
+			return true;
 	}
 }
 
 void ntb_iommu_slot_leave(struct ntb_iommu_tbl *t, int slot)
 {
 	__atomic_store_n(&t->slot[slot].active, 0, __ATOMIC_RELEASE);
+}
+
+static bool pid_gone(pid_t pid)
+{
+	return pid <= 0 || (kill(pid, 0) && errno == ESRCH);
+}
+
+/* Free a slot whose claimant process has exited (it can never act again). */
+static bool slot_free_if_dead(struct ntb_iommu_slot *s, uint64_t o)
+{
+	if (!o || !pid_gone(NTB_SLOT_PID(o)))
+		return false;
+	/* a dead claimant's active word never changes again: clear it, then free the slot */
+	__atomic_store_n(&s->active, 0, __ATOMIC_SEQ_CST);
+	return __atomic_compare_exchange_n(&s->owner, &o, 0, false, __ATOMIC_SEQ_CST,
+					   __ATOMIC_RELAXED);
+}
+
+int ntb_iommu_engines_reclaim(struct ntb_dev *ntb,
+			      bool (*keep)(void *arg, pid_t pid, uint32_t grant), void *arg)
+{
+	struct ntb_iommu_tbl *t;
+	int held = 0;
+
+	if (!ntb->owner)
+		return -EPERM;
+	t = ntb->local->iommu;
+	for (int i = 0; i < NTB_IOMMU_SLOTS; i++) {
+		struct ntb_iommu_slot *s = &t->slot[i];
+		uint64_t o = __atomic_load_n(&s->owner, __ATOMIC_SEQ_CST);
+
+		if (!o || slot_free_if_dead(s, o))
+			continue;
+		if (o & NTB_SLOT_REVOKED) {
+			held++;
+			continue;
+		}
+		/* the owner's own channels (grant 0) live as long as the peer daemon */
+		if (!NTB_SLOT_GRANT(o) || !keep || keep(arg, NTB_SLOT_PID(o), NTB_SLOT_GRANT(o)))
+			continue;
+		if (__atomic_compare_exchange_n(&s->owner, &o, o | NTB_SLOT_REVOKED, false,
+						__ATOMIC_SEQ_CST, __ATOMIC_RELAXED) &&
+		    !slot_free_if_dead(s, o | NTB_SLOT_REVOKED))
+			held++;
+	}
+	return held;
+}
+
+unsigned int ntb_iommu_engines_used(const struct ntb_iommu_tbl *t)
+{
+	unsigned int n = 0;
+
+	for (int i = 0; i < NTB_IOMMU_SLOTS; i++)
+		n += __atomic_load_n(&t->slot[i].owner, __ATOMIC_RELAXED) != 0;
+	return n;
 }
 
 /*
@@ -158,7 +227,6 @@ static void iommu_quiesce(struct ntb_iommu_tbl *t, uint64_t seq)
 
 		for (;;) {
 			uint64_t a = __atomic_load_n(&s->active, __ATOMIC_SEQ_CST);
-			int32_t pid;
 
 			if (!a || a >= seq + 2)
 				break;
@@ -166,11 +234,8 @@ static void iommu_quiesce(struct ntb_iommu_tbl *t, uint64_t seq)
 				sched_yield();
 				continue;
 			}
-			pid = reg_load(&s->pid);
-			if (pid && kill(pid, 0) && errno == ESRCH) {
-				ntb_iommu_slot_release(t, i);
+			if (slot_free_if_dead(s, reg_load(&s->owner)))
 				break;
-			}
 			nanosleep(&(struct timespec){ 0, 20000 }, NULL);
 		}
 	}

@@ -78,6 +78,8 @@ struct ntb_dev {
 	int inofd;			/* side 1: inotify on the run directory */
 	int cable;			/* connected socket, -1 while unplugged */
 	bool peer_enabled;
+	uint32_t peer_enable_gen;	/* the peer's enable_gen when we last looked */
+	bool relink;			/* a peer bounce was reported as down: up next */
 	struct ntb_obj *objs;		/* ours (FD-kind IOMMU mappings) */
 	struct ntb_obj *peer_objs;	/* the peer's, received over the cable */
 	uint32_t next_obj;
@@ -94,6 +96,7 @@ struct ntb_dev {
 	uint64_t g_peer_db_bits;
 	uint32_t g_mw_mask;
 	uint32_t g_flags;
+	uint32_t g_grant_id;		/* the grant this handle came from */
 };
 
 /* dev.c */
@@ -143,11 +146,17 @@ int ntb_xlat_read(const struct ntb_profile *p, struct ntb_side *local, struct nt
  */
 bool ntb_iommu_lookup(struct ntb_iommu_tbl *t, uint64_t iova, struct ntb_iommu_ent *out,
 		      uint64_t *seq);
-int ntb_iommu_slot_claim(struct ntb_iommu_tbl *t);
-void ntb_iommu_slot_release(struct ntb_iommu_tbl *t, int slot);
-/* Enter/leave a batch of lookups whose results will be acted on. */
-void ntb_iommu_slot_enter(struct ntb_iommu_tbl *t, int slot);
+/* A channel's claim on an engine slot: this process and the grant its handle came with. */
+uint64_t ntb_iommu_slot_tag(uint32_t grant);
+int ntb_iommu_slot_claim(struct ntb_iommu_tbl *t, uint64_t tag);
+void ntb_iommu_slot_release(struct ntb_iommu_tbl *t, int slot, uint64_t tag);
+/*
+ * Enter/leave a batch of lookups whose results will be acted on. false: the slot was revoked
+ * (the table's owner was told our client is gone): act on nothing.
+ */
+bool ntb_iommu_slot_enter(struct ntb_iommu_tbl *t, int slot, uint64_t tag);
 void ntb_iommu_slot_leave(struct ntb_iommu_tbl *t, int slot);
+unsigned int ntb_iommu_engines_used(const struct ntb_iommu_tbl *t);
 void ntb_objs_free(struct ntb_obj **list);
 
 static inline struct ntb_obj *ntb_obj_find(struct ntb_obj *l, uint32_t id)

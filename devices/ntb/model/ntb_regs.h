@@ -22,7 +22,7 @@
 #include "ntb_hal.h"
 
 #define NTB_REGS_MAGIC		0x5342544eu	/* "NTBS" */
-#define NTB_REGS_VERSION	1u
+#define NTB_REGS_VERSION	2u
 
 /* IDT NT message status layout (ntb_hw_idt.h: IDT_OUTMSG_MASK, IDT_INMSG_MASK) */
 #define NTB_MSG_OUT_SHIFT	0
@@ -53,7 +53,8 @@ struct ntb_regs {
 	uint32_t link_epoch;		/* increments each time the link comes up */
 	uint32_t speed;
 	uint32_t width;
-	uint32_t pad1;
+	uint32_t enable_gen;		/* increments at every ntb_link_disable(): a bounce the
+					 * peer's model must see even if it looks too late */
 
 	/* counters of this side (struct ntb_stats) */
 	uint64_t xlink_reads;
@@ -105,9 +106,19 @@ struct ntb_iommu_ent {
 	uint64_t obj_off;		/* offset of iova in the object */
 };
 
+/*
+ * An engine slot. The claimant is a DMA channel of a process of the peer side (or of the peer's
+ * owner): owner = pid << 32 | the grant id its client handle came with (0: the owner's own
+ * handle). The table's owner may revoke a slot (NTB_SLOT_REVOKED: the peer's daemon says that
+ * client is gone) - the engine then drops what it would have written - and frees it once the
+ * claimant process has exited (a killed client never gives its slot back itself).
+ */
+#define NTB_SLOT_REVOKED	(1ull << 63)
+#define NTB_SLOT_PID(owner)	((pid_t)(((owner) >> 32) & 0x7fffffff))
+#define NTB_SLOT_GRANT(owner)	((uint32_t)(owner))
+
 struct ntb_iommu_slot {
-	int32_t pid;			/* claimant process, 0 free */
-	int32_t tid;
+	uint64_t owner;			/* 0: free */
 	uint64_t active;		/* seq of the lookup in progress, 0 idle */
 };
 

@@ -111,6 +111,7 @@ int ntb_link_disable(struct ntb_dev *ntb)
 	if (!reg_load(&ntb->local->regs->enabled))
 		return 0;
 	reg_store(&ntb->local->regs->enabled, 0);
+	reg_store(&ntb->local->regs->enable_gen, reg_load(&ntb->local->regs->enable_gen) + 1);
 	ntb_link_update(ntb);		/* our own writes stop here */
 	ntb_cable_send_link(ntb);	/* the peer's as soon as its model sees this */
 	return 0;

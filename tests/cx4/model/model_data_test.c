@@ -1590,10 +1590,61 @@ static void test_sleep_wake(void)
 	down(&b);
 }
 
+/*
+ * A driver waiting for the device (cx4_bus.h cx4_wait_begin/end, what ibv_poll_cq does after
+ * spinning) is woken by the pass that wrote its CQE, not by the timeout.
+ */
+static void test_cqe_waiter(void)
+{
+	struct side a, b;
+	struct cx4_model_stats s0, s1;
+	const struct cx4_kick *k;
+	uint8_t cqe[64];
+	int waits = 0, got = 0;
+
+	pair(&a, &b, CX4_QP_ST_RC, CX4_QP_MTU_1024);
+	k = &a.t.bus->kick;
+	T_EQ(tmr_reg(&a.t, &a.mr, 4096, TA_ALL, TMR_FD, a.pd), 0);
+	T_EQ(tmr_reg(&b.t, &b.mr, 4096, TA_ALL, TMR_FD, b.pd), 0);
+	T_EQ(cx4_model_get_stats(a.t.bus, &s0), 0);
+	{
+		struct tsge ss = sge(&a.mr, 0, 64);
+		struct tsend s = {.opcode = MLX5_OPCODE_RDMA_WRITE,
+				  .sg = &ss,
+				  .nsg = 1,
+				  .raddr = (uintptr_t)b.mr.buf,
+				  .rkey = b.mr.key};
+
+		fill(a.mr.buf, 64, 3);
+		tqp_post_send(&a.t, &a.qp, &s);
+	}
+	while (!got) {
+		uint32_t snap = cx4_wait_begin(k);
+
+		got = tcq_poll(&a.t, &a.scq, cqe, 0);
+		if (got) {
+			cx4_wait_cancel(k);
+			break;
+		}
+		cx4_wait_end(k, snap, 10l * 1000000000l);
+		/* woken by a pass, not by the 10 s timeout */
+		T_ASSERT(atomic_load(&k->page->progress) != snap);
+		T_ASSERT(++waits < 100);
+	}
+	T_EQ(cqe[63] >> 4, MLX5_CQE_REQ);
+	check_bytes(b.mr.buf, 64, 3, "after the wait");
+	T_EQ(atomic_load(&k->page->waiters), 0);
+	T_EQ(cx4_model_get_stats(a.t.bus, &s1), 0);
+	T_ASSERT(waits == 0 || s1.waiter_wakes > s0.waiter_wakes);
+	down(&a);
+	down(&b);
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void);
 } tests[] = {
+    {"cqe_waiter", test_cqe_waiter},
     {"sleep_wake", test_sleep_wake},
     {"stress", test_stress},
     {"scatter", test_scatter},

@@ -243,6 +243,20 @@ int main(int argc, char **argv)
 	CHECK(ntbt_pump(&a, 1, a_up, a, 5000));
 	CHECK_EQ(child_said(rd, 5000), 'U');
 
+	/*
+	 * A bounce the peer only looks at afterwards (its process was stopped: both LINK
+	 * messages wait on the cable) is still reported as down, then up: on hardware the
+	 * link went down and trained again, and the peer's driver must learn that its session
+	 * ended (ntbd's heartbeat bounces the link of a hung peer this way).
+	 */
+	kill(kid, SIGSTOP);
+	CHECK_EQ(ntb_link_disable(a), 0);
+	CHECK_EQ(ntb_link_enable(a, NTB_SPEED_AUTO, NTB_WIDTH_AUTO), 0);
+	CHECK(ntbt_pump(&a, 1, a_up, a, 5000));
+	kill(kid, SIGCONT);
+	CHECK_EQ(child_said(rd, 5000), 'D');
+	CHECK_EQ(child_said(rd, 5000), 'U');
+
 	kill(kid, SIGTERM);
 	waitpid(kid, &status, 0);
 	close(rd);

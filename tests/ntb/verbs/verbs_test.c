@@ -14,6 +14,9 @@
 #include <errno.h>
 #include <getopt.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -1356,6 +1359,227 @@ out:
 	return ret;
 }
 
+/* ---- registration against concurrent stores ----------------------------------------------- */
+
+struct hammer {
+	volatile uint64_t *words;	/* one per page */
+	size_t n;
+	atomic_bool stop;
+	uint64_t lost, stores;
+};
+
+static void *hammer_main(void *arg)
+{
+	struct hammer *h = arg;
+	uint64_t seq = 0;
+
+	while (!atomic_load_explicit(&h->stop, memory_order_relaxed)) {
+		seq++;
+		for (size_t i = 0; i < h->n; i++) {
+			volatile uint64_t *w = h->words + i * 512;
+
+			/* the word must still hold what this thread stored there last */
+			if (*w != seq - 1)
+				h->lost++;
+			*w = seq;
+			h->stores++;
+		}
+	}
+	for (size_t i = 0; i < h->n; i++)
+		h->lost += h->words[i * 512] != seq;
+	return NULL;
+}
+
+/*
+ * ibv_reg_mr with remote write moves the region's pages into a memfd for the PIO path, and
+ * ibv_dereg_mr moves them back: a thread storing into the buffer meanwhile must lose nothing.
+ */
+static int t_reg_race(void)
+{
+	size_t len = 4 << 20;
+	uint8_t *mem = aligned_alloc(4096, len);
+	struct hammer h = { .words = (volatile uint64_t *)mem, .n = len / 4096 };
+	pthread_t t;
+	int ret = -1;
+	bool running = false;
+
+	CHECK(mem, "alloc");
+	memset(mem, 0, len);
+	CHECK(!pthread_create(&t, NULL, hammer_main, &h), "thread");
+	running = true;
+	for (int r = 0; r < 40; r++) {
+		struct ibv_mr *mr = ibv_reg_mr(A.pd, mem + 8, len - 16, ALL_ACCESS);
+
+		CHECK(mr, "reg_mr: %s", strerror(errno));
+		CHECK(!ibv_dereg_mr(mr), "dereg_mr");
+	}
+	atomic_store(&h.stop, true);
+	pthread_join(t, NULL);
+	running = false;
+	note("%llu stores, %llu lost", (unsigned long long)h.stores, (unsigned long long)h.lost);
+	CHECK(!h.lost, "%llu of %llu stores lost while the region was (de)registered",
+	      (unsigned long long)h.lost, (unsigned long long)h.stores);
+	ret = 0;
+out:
+	if (running) {
+		atomic_store(&h.stop, true);
+		pthread_join(t, NULL);
+	}
+	free(mem);
+	return ret;
+}
+
+/* ---- the link goes down under running work ------------------------------------------------ */
+
+struct writer {
+	struct ibv_qp *qp;
+	struct buf *src;
+	uint64_t raddr;
+	uint32_t rkey;
+	size_t span, chunk;
+	atomic_uint done;		/* successful WRITE completions */
+	enum ibv_wc_status status;	/* the first error completion */
+	int err;			/* post_send failed with it */
+};
+
+static void *writer_main(void *arg)
+{
+	struct writer *w = arg;
+	uint64_t end = now_ms() + 60000;
+
+	for (uint64_t i = 0; now_ms() < end; i++) {
+		size_t off = (i * w->chunk) % w->span;
+		struct ibv_wc wc;
+		int r;
+
+		/* a different pattern each round: every write changes the target */
+		for (size_t k = 0; k < 8; k++)
+			w->src->p[k] = (uint8_t)(i + k);
+		r = post_one(w->qp, IBV_WR_RDMA_WRITE, w->src, 0, w->chunk, w->raddr + off,
+			     w->rkey, i, 0);
+		if (r) {
+			w->err = r;
+			return NULL;
+		}
+		if (wait_wc(w->qp->send_cq, 1, &wc, 30000) != 1) {
+			w->err = ETIMEDOUT;	/* no completion at all: a hang */
+			return NULL;
+		}
+		if (wc.status != IBV_WC_SUCCESS) {
+			w->status = wc.status;
+			return NULL;
+		}
+		atomic_fetch_add(&w->done, 1);
+	}
+	w->err = ETIMEDOUT;
+	return NULL;
+}
+
+/*
+ * Not in the default run (tests/integration/ntb_peerdeath.sh runs it): the ntbd whose pid is
+ * in NTB_KILL_PID (either end's) is killed with SIGKILL while A streams RDMA WRITEs into B's
+ * memory and B waits for receives. Both ends must get error completions (never a hang, never
+ * a success after the link is gone), new QPs must be refused, and once both ends have seen
+ * the link go, B's memory must not change any more: nobody writes into it.
+ */
+static int t_linkdown(void)
+{
+	const char *pids = getenv("NTB_KILL_PID");
+	struct writer w = { 0 };
+	struct buf sa = { 0 }, tb = { 0 }, rb = { 0 };
+	struct conn c = { 0 };
+	struct ibv_wc wc[4];
+	struct ibv_qp *qp = NULL;
+	uint8_t *snap = NULL;
+	pthread_t t;
+	bool running = false;
+	uint64_t t0;
+	int ret = -1, got = 0;
+
+	CHECK(pids && atoi(pids) > 0, "NTB_KILL_PID: the ntbd to kill");
+	CHECK(!connect_pair(&c, &RC, &RC), "connect");
+	CHECK(!buf_new(&A, &sa, 65536, ALL_ACCESS) && !buf_new(&B, &tb, 1 << 20, ALL_ACCESS) &&
+	      !buf_new(&B, &rb, 4096, ALL_ACCESS), "buffers");
+	snap = malloc(tb.len + 2 * GUARD);
+	CHECK(snap, "alloc");
+	for (int i = 0; i < 4; i++)
+		CHECK(!post_recv(c.b, &rb, (size_t)i * 64, 64, 100 + i), "post_recv");
+	w = (struct writer){ .qp = c.a, .src = &sa, .raddr = (uintptr_t)tb.p,
+			     .rkey = tb.mr->rkey, .span = tb.len, .chunk = 65536 };
+	CHECK(!pthread_create(&t, NULL, writer_main, &w), "thread");
+	running = true;
+	for (t0 = now_ms(); atomic_load(&w.done) < 50 && !w.err && w.status == IBV_WC_SUCCESS &&
+			    now_ms() - t0 < 20000;)
+		usleep(1000);
+	CHECK(atomic_load(&w.done) >= 50, "the writes did not run (%u done, %s, %s)",
+	      atomic_load(&w.done), strerror(w.err), ibv_wc_status_str(w.status));
+	note("%u writes before the kill", atomic_load(&w.done));
+	CHECK(!kill(atoi(pids), SIGKILL), "kill %s: %s", pids, strerror(errno));
+
+	/* B: every receive flushed (its QP is in ERROR), within a generous bound */
+	got = wait_wc(B.rcq, 4, wc, 20000);
+	CHECK(got == 4, "B: %d of 4 receives completed after the link went down", got);
+	for (int i = 0; i < 4; i++)
+		CHECK(wc[i].status == IBV_WC_WR_FLUSH_ERR, "B: receive %llu: %s",
+		      (unsigned long long)wc[i].wr_id, ibv_wc_status_str(wc[i].status));
+	/* A: the stream ends with an error completion */
+	pthread_join(t, NULL);
+	running = false;
+	CHECK(!w.err, "A: writer: %s", strerror(w.err));
+	CHECK(w.status == IBV_WC_RETRY_EXC_ERR || w.status == IBV_WC_WR_FLUSH_ERR,
+	      "A: the stream ended with %s", ibv_wc_status_str(w.status));
+	note("A: %u writes, then %s", atomic_load(&w.done), ibv_wc_status_str(w.status));
+	CHECK(qp_state_of(c.a) == IBV_QPS_ERR && qp_state_of(c.b) == IBV_QPS_ERR,
+	      "QP states %d %d", qp_state_of(c.a), qp_state_of(c.b));
+	/* work posted now fails too: nothing pretends to reach a peer that is gone */
+	CHECK(!post_one(c.b, IBV_WR_SEND, &rb, 0, 8, 0, 0, 7, 0), "post_send on B");
+	if (expect_wc(B.scq, IBV_WC_WR_FLUSH_ERR, -1, 7, "B: send after the link went down"))
+		goto out;
+	qp = make_qp(&B, &RC);
+	CHECK(!qp, "B: a QP was created on a context whose link session ended");
+	qp = make_qp(&A, &RC);
+	CHECK(!qp, "A: a QP was created on a context whose link session ended");
+
+	/*
+	 * B's memory: a write that checked the link just before it went could still be
+	 * finishing (generous grace), after that nothing may store into it.
+	 */
+	usleep(300000);
+	memcpy(snap, tb.mem, tb.len + 2 * GUARD);
+	usleep(700000);
+	CHECK(!memcmp(snap, tb.mem, tb.len + 2 * GUARD),
+	      "B's memory changed after both ends saw the link go down");
+	for (size_t i = 0; i < GUARD; i++)
+		CHECK(tb.mem[i] == pat(0x5a5a, i) && tb.mem[GUARD + tb.len + i] ==
+		      pat(0x5a5a, GUARD + tb.len + i), "B: guard byte %zu written", i);
+	ret = 0;
+out:
+	if (running) {
+		pthread_join(t, NULL);
+	}
+	if (qp)
+		ibv_destroy_qp(qp);
+	disconnect(&c);
+	buf_free(&sa);
+	buf_free(&tb);
+	buf_free(&rb);
+	free(snap);
+	drain(&A);
+	drain(&B);
+	return ret;
+}
+
+/*
+ * Not a test: die by SIGKILL with both contexts attached (each holds a DMA channel, whose
+ * engine slot in the peer's IOMMU only ntbd can give back). For tests/integration scripts.
+ */
+static int t_die(void)
+{
+	fflush(NULL);
+	kill(getpid(), SIGKILL);
+	return -1;
+}
+
 /* ---- main --------------------------------------------------------------------------------------- */
 
 static const struct test {
@@ -1381,6 +1605,9 @@ static const struct test {
 	{ "err_len", t_err_len },
 	{ "rnr", t_rnr },
 	{ "retry", t_retry },
+	{ "reg_race", t_reg_race },
+	{ "die", t_die },	/* only when named */
+	{ "linkdown", t_linkdown },	/* only when named */
 };
 
 int main(int argc, char **argv)
@@ -1407,7 +1634,7 @@ int main(int argc, char **argv)
 	if (open_end(&A, da) || open_end(&B, db))
 		return 1;
 	for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
-		bool sel = optind == argc;
+		bool sel = optind == argc && tests[i].fn != t_die && tests[i].fn != t_linkdown;
 		uint64_t t0;
 		int r;
 
