@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cqe_err.h"
 #include "cx4.h"
 
 static inline struct mlx5_cqe64 *get_cqe(struct cx4_cq *cq, uint32_t n)
@@ -41,27 +42,6 @@ static inline struct mlx5_cqe64 *get_sw_cqe(struct cx4_cq *cq, uint32_t n)
 static inline void update_cons_index(struct cx4_cq *cq)
 {
 	cq->dbrec[CX4_CQ_SET_CI] = htobe32(cq->cons_index & 0xffffff);
-}
-
-/* rdma-core mlx5_handle_error_cqe() */
-static enum ibv_wc_status error_status(uint8_t synd)
-{
-	switch (synd) {
-	case MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR: return IBV_WC_LOC_LEN_ERR;
-	case MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR: return IBV_WC_LOC_QP_OP_ERR;
-	case MLX5_CQE_SYNDROME_LOCAL_PROT_ERR: return IBV_WC_LOC_PROT_ERR;
-	case MLX5_CQE_SYNDROME_WR_FLUSH_ERR: return IBV_WC_WR_FLUSH_ERR;
-	case MLX5_CQE_SYNDROME_MW_BIND_ERR: return IBV_WC_MW_BIND_ERR;
-	case MLX5_CQE_SYNDROME_BAD_RESP_ERR: return IBV_WC_BAD_RESP_ERR;
-	case MLX5_CQE_SYNDROME_LOCAL_ACCESS_ERR: return IBV_WC_LOC_ACCESS_ERR;
-	case MLX5_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR: return IBV_WC_REM_INV_REQ_ERR;
-	case MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR: return IBV_WC_REM_ACCESS_ERR;
-	case MLX5_CQE_SYNDROME_REMOTE_OP_ERR: return IBV_WC_REM_OP_ERR;
-	case MLX5_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR: return IBV_WC_RETRY_EXC_ERR;
-	case MLX5_CQE_SYNDROME_RNR_RETRY_EXC_ERR: return IBV_WC_RNR_RETRY_EXC_ERR;
-	case MLX5_CQE_SYNDROME_REMOTE_ABORTED_ERR: return IBV_WC_REM_ABORT_ERR;
-	default: return IBV_WC_GENERAL_ERR;
-	}
 }
 
 /* The send WQE a requester CQE names, and everything before it, is complete. */
@@ -173,7 +153,7 @@ static int parse_cqe(struct cx4_cq *cq, struct mlx5_cqe64 *cqe, struct ibv_wc *w
 	case MLX5_CQE_RESP_ERR: {
 		struct mlx5_err_cqe *ecqe = (struct mlx5_err_cqe *)cqe;
 
-		wc->status = error_status(ecqe->syndrome);
+		wc->status = cx4_cqe_error_status(ecqe->syndrome);
 		wc->vendor_err = ecqe->vendor_err_synd;
 		if (opcode == MLX5_CQE_REQ_ERR)
 			complete_send(qp, wqe_ctr, wc);

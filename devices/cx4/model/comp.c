@@ -8,10 +8,16 @@
  *   RNR NAK (0x20 | timer): wait the RNR timer, then resend from its PSN; rnr_retry times
  *     (7 = forever), then RNR_RETRY_EXC (0x16).
  *   NAK PSN sequence error (0x60): go back to its PSN (go-back-N), counting a retry.
+ *   Going back (NAK, implied NAK, timeout) counts one retry per time the requests are sent
+ *   again, not per packet that shows the loss: until something new is acknowledged or the
+ *   timer fires, another NAK, implied NAK or out-of-sequence response for the same PSN is the
+ *   same loss (rxe's comp.started_retry). retry_count such times without progress, then
+ *   TRANSPORT_RETRY_EXC (0x15).
  *   NAK invalid request / remote access / remote operational (0x61-0x63): the WQE completes
  *     with REMOTE_INVAL_REQ / REMOTE_ACCESS / REMOTE_OP (0x12-0x14), the QP goes to ERR.
  *   READ response: implicit ACK of everything before; the data goes to the WQE's scatter list
- *     (local write access) in order; a gap resends the READ from the missing PSN.
+ *     (local write access) in order; a gap (a later response than expected: the expected one
+ *     was lost) sends the READ again from the missing PSN, once for that PSN.
  *   ATOMIC ACK: the original value goes to the WQE's 8-byte buffer, in host order if
  *     atomic_req_8B_endianness_mode is 1, big-endian otherwise.
  *   Local ACK timeout (4.096 us << ack_timeout without progress): go back to the oldest
@@ -148,6 +154,7 @@ static void progress(struct mdev *d, struct mqp *qp)
 
 	r->retry_left = qp->retry_count;
 	r->rnr_left = qp->rnr_retry;
+	r->reissued = false;
 	mtimer_cancel(&d->timers, &r->retry_timer);
 	comp_retire(d, qp);
 	if (r->swq_tail != r->swq_head && psn_sub(r->sent_psn, r->ack_psn))
@@ -163,6 +170,31 @@ static uint32_t oldest_open(const struct mreq *r)
 	while (p != r->swq_head && r->swq[p % r->swq_size].done)
 		p++;
 	return p;
+}
+
+/*
+ * Go back to psn and send again from there, because the responder said (NAK sequence error)
+ * or showed (implied NAK: a later response or ACK) that what was sent from psn on was lost
+ * ([IBTA] 9.7.5.1.x). Once per PSN until progress or a timeout: the responses or NAKs still
+ * arriving from before the resend show the same loss again. pos: the WQE that fails when
+ * the retries are exhausted. Returns false when they were (the QP is in ERR).
+ */
+static bool go_back(struct mdev *d, struct mqp *qp, uint32_t psn, uint32_t pos)
+{
+	struct mreq *r = &qp->req;
+
+	if (r->reissued && r->reissue_psn == psn)
+		return true;
+	if (!r->retry_left) {
+		if (pos != r->swq_head)
+			comp_error(d, qp, pos, MLX5_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR);
+		return false;
+	}
+	r->retry_left--;
+	r->reissued = true;
+	r->reissue_psn = psn;
+	req_rewind(d, qp, psn);
+	return true;
 }
 
 /*
@@ -190,9 +222,12 @@ static bool ack_upto(struct mdev *d, struct mqp *qp, uint32_t psn)
 
 			if (e->opcode != MLX5_OPCODE_RDMA_READ)
 				at = e->first_psn;
-			r->ack_psn = at;
-			req_rewind(d, qp, at);
-			progress(d, qp);
+			if (at != r->ack_psn) {
+				/* what came before it is acknowledged: progress */
+				r->ack_psn = at;
+				progress(d, qp);
+			}
+			go_back(d, qp, at, p);
 			return false;
 		}
 		if (psn_sub(e->last_psn, e->first_psn) <= psn_sub(psn, e->first_psn))
@@ -221,6 +256,9 @@ void comp_retry_timeout(struct mdev *d, struct mtimer *t)
 		return;
 	}
 	r->retry_left--;
+	/* a new resend: whatever shows a loss from here on is a new one */
+	r->reissued = true;
+	r->reissue_psn = r->ack_psn;
 	req_rewind(d, qp, r->ack_psn);
 	req_arm_retry(d, qp);
 }
@@ -281,14 +319,7 @@ static void on_nak(struct mdev *d, struct mqp *qp, const struct roce_pkt *p, uin
 	case ROCE_AETH_NAK:
 		switch (syn & ROCE_AETH_VALUE_MASK) {
 		case ROCE_NAK_PSN_SEQ_ERR:
-			if (!r->retry_left) {
-				if (pos != r->swq_head)
-					comp_error(d, qp, pos,
-						   MLX5_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR);
-				return;
-			}
-			r->retry_left--;
-			req_rewind(d, qp, p->psn);
+			go_back(d, qp, p->psn, pos);
 			return;
 		case ROCE_NAK_INV_REQ:
 			if (pos != r->swq_head)
@@ -375,21 +406,18 @@ static void on_read_resp(struct mdev *d, struct mqp *qp, const struct roce_pkt *
 	expect = psn_add(e->first_psn, off / qp->pmtu);
 	if (psn_sub(p->psn, expect) >= (1u << 23))
 		return; /* a duplicate of what we have */
-	/* the response acknowledges everything before the READ */
+	/* the response acknowledges everything before the READ (unless an earlier READ or
+	 * atomic is still unanswered: then it is the one to ask again first) */
 	if (psn_sub(e->first_psn, r->ack_psn) && psn_sub(e->first_psn, r->ack_psn) < (1u << 23)) {
-		ack_upto(d, qp, psn_sub(e->first_psn, 1));
+		if (!ack_upto(d, qp, psn_sub(e->first_psn, 1)))
+			return;
 		if (e->done || !in_flight(r, pos))
 			return;
 	}
 	if (p->psn != expect) {
-		/* a response packet went missing: ask again from there */
-		if (!r->retry_left) {
-			comp_error(d, qp, pos, MLX5_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR);
-			return;
-		}
-		r->retry_left--;
+		/* a response packet went missing (implied NAK): ask again from there, once */
 		r->ack_psn = expect;
-		req_rewind(d, qp, expect);
+		go_back(d, qp, expect, pos);
 		return;
 	}
 	if ((p->psn != e->last_psn && p->payload_len != qp->pmtu) ||
@@ -434,7 +462,8 @@ static void on_atomic_ack(struct mdev *d, struct mqp *qp, const struct roce_pkt 
 	if ((e->opcode != MLX5_OPCODE_ATOMIC_CS && e->opcode != MLX5_OPCODE_ATOMIC_FA) || e->done)
 		return;
 	if (psn_sub(e->first_psn, r->ack_psn) && psn_sub(e->first_psn, r->ack_psn) < (1u << 23)) {
-		ack_upto(d, qp, psn_sub(e->first_psn, 1));
+		if (!ack_upto(d, qp, psn_sub(e->first_psn, 1)))
+			return;
 		if (e->done || !in_flight(r, pos))
 			return;
 	}

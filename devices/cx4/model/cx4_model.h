@@ -106,6 +106,8 @@ struct cx4_model_stats {
 	uint64_t eqes, interrupts;
 	uint64_t wakeups; /* engine went to sleep and was woken */
 	uint64_t waiter_wakes; /* futex wakes of drivers waiting for a pass (cx4_wait_end) */
+	/* cx4_model_rx_fault: packets dropped, duplicated, delivered late */
+	uint64_t rx_fault_dropped, rx_fault_duplicated, rx_fault_delayed;
 };
 
 int cx4_model_get_stats(struct cx4_bus *bus, struct cx4_model_stats *st);
@@ -115,5 +117,39 @@ int cx4_model_get_stats(struct cx4_bus *bus, struct cx4_model_stats *st);
  * lossy network). Only packets for QPs are counted, not stray datagrams.
  */
 int cx4_model_drop_rx(struct cx4_bus *bus, unsigned int n);
+
+/*
+ * Receive-side network impairment (what a lossy, duplicating or reordering Ethernet fabric does
+ * to a card's traffic), for tests of RC recovery ([IBTA] 9.7.5, 9.9). Off unless a rule is
+ * installed: with no rules the receive path is unchanged. A rule matches received RoCE packets
+ * addressed to a QP of this device whose BTH opcode is in [op_min, op_max] (e.g. 0x0D..0x10 =
+ * RC READ responses; 0x00..0xFF = any) and, when qpn is not zero, whose destination QP is qpn.
+ * The first `skip` matching packets pass; the next `count` are acted on; then the rule is
+ * spent. A packet is acted on by the first rule that takes it.
+ *   CX4_MODEL_FAULT_DROP   lose it;
+ *   CX4_MODEL_FAULT_DUP    deliver it twice (the copy right after the original);
+ *   CX4_MODEL_FAULT_DELAY  hold it and deliver it after `delay` later packets of this device
+ *                          (reordering), or as soon as the receive side finds nothing new.
+ * At most CX4_MODEL_FAULT_RULES rules; a NULL rule clears them all (and releases held packets
+ * at the next receive). Returns 0, -EINVAL or -ENOSPC. Counted in the stats (rx_fault_*).
+ */
+enum cx4_model_fault_action {
+	CX4_MODEL_FAULT_DROP = 1,
+	CX4_MODEL_FAULT_DUP = 2,
+	CX4_MODEL_FAULT_DELAY = 3,
+};
+
+#define CX4_MODEL_FAULT_RULES 8
+
+struct cx4_model_fault {
+	enum cx4_model_fault_action action;
+	uint8_t op_min, op_max; /* BTH opcode range */
+	uint32_t qpn;		/* destination QP; 0 = any */
+	uint32_t skip;		/* matching packets let through first */
+	uint32_t count;		/* matching packets acted on after those */
+	uint32_t delay;		/* DELAY: later packets that overtake it (1..64) */
+};
+
+int cx4_model_rx_fault(struct cx4_bus *bus, const struct cx4_model_fault *rule);
 
 #endif /* CX4_MODEL_H */

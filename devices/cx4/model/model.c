@@ -170,6 +170,13 @@ void mdev_flush_rx_dma(struct mdev *d)
 		dmab_flush(&d->rx_dma, rx_fault, d);
 }
 
+/*
+ * Let the QPs with work send, each up to its budget, in list order. The transmit queue holds
+ * fewer packets than several busy QPs have to send: when it fills up, the QPs not served yet
+ * go first the next time (ahead of those just served, which put themselves back at the end),
+ * so every QP gets its turn and none waits for the others to run out of work (which, with a
+ * local ACK timeout, fails it with "transport retries exceeded").
+ */
 static int run_active(struct mdev *d)
 {
 	struct mqp *qp = d->active_head;
@@ -180,6 +187,18 @@ static int run_active(struct mdev *d)
 		struct mqp *next = qp->active_next;
 		int w;
 
+		if (!net_tx_free_slots(d)) {
+			struct mqp *last = qp;
+
+			/* qp and those after it stay on the list (on_active), first in line */
+			while (last->active_next)
+				last = last->active_next;
+			last->active_next = d->active_head;
+			if (!d->active_head)
+				d->active_tail = last;
+			d->active_head = qp;
+			break;
+		}
 		qp->on_active = false;
 		qp->active_next = NULL;
 		w = req_run(d, qp, 64) + resp_read_run(d, qp, 64);
@@ -569,4 +588,18 @@ int cx4_model_drop_rx(struct cx4_bus *bus, unsigned int n)
 	d->net.drop_rx = n;
 	pthread_mutex_unlock(&d->lock);
 	return 0;
+}
+
+int cx4_model_rx_fault(struct cx4_bus *bus, const struct cx4_model_fault *rule)
+{
+	struct mdev *d;
+	int err;
+
+	if (!bus || bus->ops != &model_ops)
+		return -EINVAL;
+	d = mdev_of(bus);
+	lock_dev(d);
+	err = net_set_fault(d, rule);
+	pthread_mutex_unlock(&d->lock);
+	return err;
 }

@@ -541,10 +541,17 @@ struct mreq {
 	bool cwqe_valid;
 	uint16_t cwqe_idx;
 	uint32_t retry_psn;
+	/* went back to reissue_psn (NAK, implied NAK, timeout); another reason to go back to the
+	 * same PSN before anything new arrives is not a new loss ([IBTA] 9.7.5.1.x) */
+	bool reissued;
+	uint32_t reissue_psn;
 	uint64_t last_progress;
 	struct mtimer retry_timer;
 	struct mtimer rnr_timer;
 };
+
+#define MRES_KEPT 16 /* responder resources remembered: 2^log_rra_max, at most 16 */
+enum { MRES_READ = 1, MRES_ATOMIC = 2 };
 
 /* Responder state of one QP. */
 struct mresp {
@@ -571,21 +578,24 @@ struct mresp {
 	bool ack_owed;
 	uint8_t ack_syn;
 	uint32_t ack_psn;
-	/* READ responses being sent: a small queue of requests */
-	struct mread {
+	/*
+	 * Responder resources ([IBTA] 9.7.4.1.x, o9-..: log_rra_max of them; rxe resp_res): one
+	 * per READ or atomic request, in PSN order. Their responses leave in that order, from
+	 * rd_head on; they are kept after that (the last MRES_KEPT), so a duplicate request is
+	 * answered again from its own resource: READ data again from the PSN asked for, an atomic's
+	 * saved result (never executed twice).
+	 */
+	struct mres {
+		uint8_t kind; /* MRES_READ / MRES_ATOMIC; 0 = unused */
 		uint64_t va;
-		uint32_t rkey, len, off;
-		uint32_t psn; /* PSN of the first response */
-		uint32_t npkts;
-	} rd[16];
-	uint32_t rd_head, rd_tail;
-	/* replay of atomics (duplicate requests get the saved result) */
-	struct {
-		uint32_t psn;
-		uint64_t orig;
-		bool valid;
-	} atomic[16];
-	uint32_t atomic_next;
+		uint32_t rkey, len;
+		uint32_t psn;	/* PSN of the first response */
+		uint32_t npkts; /* PSNs (responses) it takes */
+		uint32_t next;	/* next response to send; npkts = all sent */
+		uint64_t orig;	/* atomic: the value before it */
+	} rd[MRES_KEPT];
+	uint32_t rd_head, rd_tail; /* free-running */
+	uint32_t rd_kept;	   /* resources in rd[] (at most MRES_KEPT) */
 	bool error;
 	bool comm_est; /* COMM_EST posted */
 };
@@ -723,7 +733,19 @@ struct mnet {
 	struct iovec *tx_iov;	   /* iovs of one sendmmsg batch */
 	uint8_t *rx_buf[NET_RX_SLOTS];
 	unsigned int drop_rx; /* test knob */
-	uint8_t *scratch;     /* per-pass memory for data the responder builds */
+	/* receive-side impairment (cx4_model_rx_fault) */
+	struct net_fault {
+		struct cx4_model_fault f;
+		uint32_t seen; /* matching packets so far */
+	} fault[CX4_MODEL_FAULT_RULES];
+	unsigned int nfault;
+	struct net_held {
+		uint8_t *buf; /* NET_RX_BUF bytes, allocated with the first DELAY rule */
+		size_t len;
+		struct roce_addr addr;
+		uint32_t after; /* packets still to overtake it; 0 = slot free */
+	} held[CX4_MODEL_FAULT_RULES];
+	uint8_t *scratch; /* per-pass memory for data the responder builds */
 	size_t scratch_used;
 	uint8_t *slab;
 };
@@ -751,6 +773,8 @@ unsigned int net_tx_free_slots(const struct mdev *d);
 int net_tx_flush(struct mdev *d);
 /* Receive and dispatch a batch; returns packets received. */
 int net_rx(struct mdev *d);
+/* Install a receive fault rule (NULL: clear all); 0 or -errno. */
+int net_set_fault(struct mdev *d, const struct cx4_model_fault *f);
 /* Pick the source-port socket for a QP (per-QP entropy, research note 4.1). */
 uint16_t net_sport_for(struct mdev *d, uint32_t qpn, uint16_t want, bool av, int *sock);
 

@@ -106,6 +106,12 @@ void net_close(struct mdev *d)
 		roce_pcap_close(n->pcap);
 	n->pcap = NULL;
 	dmab_free(&n->tx_dma);
+	for (unsigned int i = 0; i < CX4_MODEL_FAULT_RULES; i++) {
+		free(n->held[i].buf);
+		n->held[i].buf = NULL;
+		n->held[i].after = 0;
+	}
+	n->nfault = 0;
 	free(n->tx_slot);
 	free(n->tx_iov);
 	free(n->slab);
@@ -485,17 +491,131 @@ static bool opcode_fits_qp(uint8_t opcode, uint8_t st)
 	}
 }
 
-static void rx_one(struct mdev *d, const uint8_t *buf, size_t len, struct roce_addr *addr)
+/* ---- receive-side impairment (cx4_model_rx_fault) ------------------------------------------- */
+
+int net_set_fault(struct mdev *d, const struct cx4_model_fault *f)
 {
 	struct mnet *n = &d->net;
-	struct roce_pkt pkt;
-	struct mqp *qp;
-	int err;
 
+	if (!f) {
+		n->nfault = 0;
+		/* what is held comes out at the next receive */
+		for (unsigned int i = 0; i < CX4_MODEL_FAULT_RULES; i++)
+			if (n->held[i].after)
+				n->held[i].after = 1;
+		return 0;
+	}
+	if (f->action < CX4_MODEL_FAULT_DROP || f->action > CX4_MODEL_FAULT_DELAY ||
+	    f->op_min > f->op_max || f->qpn > ROCE_PSN_MASK ||
+	    (f->action == CX4_MODEL_FAULT_DELAY && (!f->delay || f->delay > 64)))
+		return -EINVAL;
+	if (n->nfault == CX4_MODEL_FAULT_RULES)
+		return -ENOSPC;
+	if (f->action == CX4_MODEL_FAULT_DELAY) {
+		for (unsigned int i = 0; i < CX4_MODEL_FAULT_RULES; i++) {
+			if (!n->held[i].buf)
+				n->held[i].buf = malloc(NET_RX_BUF);
+			if (!n->held[i].buf)
+				return -ENOMEM;
+		}
+	}
+	n->fault[n->nfault++] = (struct net_fault){.f = *f};
+	return 0;
+}
+
+/* The first rule that takes this packet, or NULL. */
+static const struct cx4_model_fault *fault_match(struct mdev *d, const struct roce_pkt *p)
+{
+	struct mnet *n = &d->net;
+
+	for (unsigned int i = 0; i < n->nfault; i++) {
+		struct net_fault *r = &n->fault[i];
+
+		if (p->opcode < r->f.op_min || p->opcode > r->f.op_max ||
+		    (r->f.qpn && r->f.qpn != p->dqpn) || r->seen >= r->f.skip + r->f.count)
+			continue;
+		if (r->seen++ < r->f.skip)
+			continue;
+		return &r->f;
+	}
+	return NULL;
+}
+
+/* Keep a copy of the datagram to deliver later; false when every slot is taken. */
+static bool fault_hold(struct mdev *d, const uint8_t *buf, size_t len, const struct roce_addr *a,
+		       uint32_t delay)
+{
+	struct mnet *n = &d->net;
+
+	for (unsigned int i = 0; i < CX4_MODEL_FAULT_RULES; i++) {
+		struct net_held *h = &n->held[i];
+
+		if (h->after || !h->buf || len > NET_RX_BUF)
+			continue;
+		memcpy(h->buf, buf, len);
+		h->len = len;
+		h->addr = *a;
+		h->after = delay;
+		return true;
+	}
+	return false;
+}
+
+static void rx_deliver(struct mdev *d, const uint8_t *buf, size_t len, struct roce_addr *addr,
+		       bool late);
+
+/* A packet was delivered: held ones whose turn has come follow it. all: release everything. */
+static void fault_release(struct mdev *d, bool all)
+{
+	struct mnet *n = &d->net;
+
+	for (unsigned int i = 0; i < CX4_MODEL_FAULT_RULES; i++) {
+		struct net_held *h = &n->held[i];
+		uint8_t *copy;
+
+		if (!h->after || (!all && --h->after))
+			continue;
+		h->after = 0;
+		/*
+		 * The responder's writes point into the packet until the end of the pass: deliver
+		 * from memory that lives that long, so the slot can take the next packet at once.
+		 */
+		copy = net_scratch(d, h->len);
+		if (!copy)
+			continue;
+		memcpy(copy, h->buf, h->len);
+		d->stats.rx_fault_delayed++;
+		rx_deliver(d, copy, h->len, &h->addr, true);
+	}
+}
+
+static bool fault_any_held(const struct mdev *d)
+{
+	for (unsigned int i = 0; i < CX4_MODEL_FAULT_RULES; i++)
+		if (d->net.held[i].after)
+			return true;
+	return false;
+}
+
+static void rx_one(struct mdev *d, const uint8_t *buf, size_t len, struct roce_addr *addr)
+{
 	d->stats.rx_pkts++;
 	d->stats.rx_bytes += len;
+	rx_deliver(d, buf, len, addr, false);
+}
+
+/* Parse, check and dispatch one datagram; late: a held packet (no rule applies again). */
+static void rx_deliver(struct mdev *d, const uint8_t *buf, size_t len, struct roce_addr *addr,
+		       bool late)
+{
+	struct mnet *n = &d->net;
+	const struct cx4_model_fault *rule = NULL;
+	struct roce_pkt pkt;
+	struct mqp *qp;
+	int err, act;
+
 	err = roce_parse_udp(buf, len, addr, ROCE_PARSE_SOLVE_ID, &pkt);
-	if (n->pcap) {
+	if (n->pcap && !late) {
 		struct iovec v = {.iov_base = (void *)buf, .iov_len = len};
 
 		roce_pcap_write_udp(n->pcap, err ? addr : &pkt.addr, &v, 1);
@@ -512,15 +632,31 @@ static void rx_one(struct mdev *d, const uint8_t *buf, size_t len, struct roce_a
 		d->stats.rx_drop_qp++;
 		return;
 	}
-	if (n->drop_rx) {
+	if (n->drop_rx && !late) {
 		n->drop_rx--;
 		d->stats.rx_drop_qp++;
 		return;
 	}
-	if (pkt.info->flags & ROCE_F_REQ)
-		resp_rx(d, qp, &pkt);
-	else
-		comp_rx(d, qp, &pkt);
+	if (n->nfault && !late)
+		rule = fault_match(d, &pkt);
+	act = rule ? (int)rule->action : 0;
+	if (act == CX4_MODEL_FAULT_DROP) {
+		d->stats.rx_fault_dropped++;
+		return;
+	}
+	/* held: delivered later with the IPv4 ID the ICRC matched (pkt.addr); no slot: now */
+	if (act == CX4_MODEL_FAULT_DELAY && fault_hold(d, buf, len, &pkt.addr, rule->delay))
+		return;
+	for (int k = 0; k < (act == CX4_MODEL_FAULT_DUP ? 2 : 1); k++) {
+		if (pkt.info->flags & ROCE_F_REQ)
+			resp_rx(d, qp, &pkt);
+		else
+			comp_rx(d, qp, &pkt);
+	}
+	if (act == CX4_MODEL_FAULT_DUP)
+		d->stats.rx_fault_duplicated++;
+	if (!late && fault_any_held(d))
+		fault_release(d, false);
 }
 
 int net_rx(struct mdev *d)
@@ -534,8 +670,14 @@ int net_rx(struct mdev *d)
 		rx[i] = (struct roce_udp_rx){.buf = n->rx_buf[i] + NET_RX_HEADROOM,
 					     .size = NET_RX_BUF - NET_RX_HEADROOM};
 	got = roce_udp_recv(&n->rx_port, rx, NET_RX_SLOTS);
-	if (got <= 0)
+	if (got <= 0) {
+		/* nothing new arrives: the impaired link lets go of what it held */
+		if (fault_any_held(d)) {
+			fault_release(d, true);
+			return 1;
+		}
 		return 0;
+	}
 	for (int i = 0; i < got; i++) {
 		size_t seg = rx[i].seg_size ? rx[i].seg_size : rx[i].len;
 

@@ -4,9 +4,12 @@
  * responses ([IBTA] ch. 9.7.4 "Responder"; structured like Linux rxe_resp.c).
  *
  * RC: a packet with the expected PSN is executed; an older one is a duplicate (SEND/WRITE:
- * acknowledged again; READ: answered again; atomic: the saved result is sent again, never
- * re-executed); a newer one gets one NAK "PSN sequence error" carrying the expected PSN, and
- * the responder drops packets until the gap closes (go-back-N). A SEND (or WRITE with
+ * acknowledged again; READ: answered again from its responder resource, from the PSN asked
+ * for; atomic: the saved result is sent again, never re-executed; a duplicate without its
+ * resource is dropped, as rxe's find_resource); a newer one gets one NAK "PSN sequence error"
+ * carrying the expected PSN, and the responder drops packets until the gap closes
+ * (go-back-N). Responses leave in PSN order: READ responses and atomic ACKs from one queue
+ * of responder resources, ACKs and NAKs never ahead of them. A SEND (or WRITE with
  * immediate) that finds no receive WQE gets an RNR NAK with the QP's min_rnr_nak timer and
  * does not advance the PSN. Invalid requests (bad opcode sequence, bad length), access
  * violations (R_Key, QP access flags) and local errors get a NAK and move the QP to ERR with
@@ -68,16 +71,45 @@ static void send_aeth(struct mdev *d, struct mqp *qp, uint8_t syn, uint32_t psn)
 		d->stats.rnr_naks_sent++;
 }
 
-static void owe_ack(struct mdev *d, struct mqp *qp, uint32_t psn)
+static bool responses_pending(const struct mresp *s)
+{
+	return s->rd_head != s->rd_tail;
+}
+
+static void owe(struct mdev *d, struct mqp *qp, uint8_t syn, uint32_t psn)
 {
 	qp->resp.ack_owed = true;
-	qp->resp.ack_syn = ROCE_AETH_ACK | ROCE_AETH_NO_CREDIT;
+	qp->resp.ack_syn = syn;
 	qp->resp.ack_psn = psn;
 	if (!qp->on_ack) {
 		qp->on_ack = true;
 		qp->ack_next = d->ack_head;
 		d->ack_head = qp;
 	}
+}
+
+static void owe_ack(struct mdev *d, struct mqp *qp, uint32_t psn)
+{
+	struct mresp *s = &qp->resp;
+
+	/* a NAK still owed for PSN n acknowledges n - 1 itself; only a later ACK replaces it */
+	if (s->ack_owed && (s->ack_syn & ROCE_AETH_TYPE_MASK) != ROCE_AETH_ACK &&
+	    roce_psn_cmp(psn, s->ack_psn) < 0)
+		return;
+	owe(d, qp, ROCE_AETH_ACK | ROCE_AETH_NO_CREDIT, psn);
+}
+
+/*
+ * A PSN-sequence or RNR NAK: now, unless READ responses or atomic ACKs for earlier requests
+ * are still to be sent; then right after them (a NAK must not overtake them: the requester
+ * would take it as an implied NAK of those requests and send them again).
+ */
+static void send_nak(struct mdev *d, struct mqp *qp, uint8_t syn, uint32_t psn)
+{
+	if (responses_pending(&qp->resp))
+		owe(d, qp, syn, psn);
+	else
+		send_aeth(d, qp, syn, psn);
 }
 
 /* A fatal responder error: NAK, then the QP to ERR with its affiliated event. */
@@ -99,21 +131,26 @@ int resp_send_acks(struct mdev *d)
 		struct mqp *qp = *pp;
 
 		/* an ACK must not overtake READ responses still to be sent */
-		if (qp->resp.ack_owed && qp->resp.rd_head != qp->resp.rd_tail) {
+		if (qp->resp.ack_owed && responses_pending(&qp->resp)) {
 			pp = &qp->ack_next;
 			continue;
 		}
 		if (qp->resp.ack_owed && qp->state != CX4_QP_STATE_ERR) {
+			uint8_t syn = qp->resp.ack_syn;
 			struct roce_tx_hdr h = {.opcode = ROCE_OPCODE(RC, ACKNOWLEDGE),
 						.psn = qp->resp.ack_psn};
 			struct txpkt *t;
 
-			h.aeth.syndrome = qp->resp.ack_syn;
+			h.aeth.syndrome = syn;
 			h.aeth.msn = qp->resp.msn;
 			t = ctl_pkt(d, qp, &h);
 			if (!t)
 				break;
 			net_tx_commit(d, t);
+			if ((syn & ROCE_AETH_TYPE_MASK) == ROCE_AETH_NAK)
+				d->stats.naks_sent++;
+			else if ((syn & ROCE_AETH_TYPE_MASK) == ROCE_AETH_RNR_NAK)
+				d->stats.rnr_naks_sent++;
 			n++;
 		}
 		qp->resp.ack_owed = false;
@@ -241,7 +278,8 @@ void resp_flush_rq(struct mdev *d, struct mqp *qp)
 		cqe_resp_err(d, qp, s->wqe_idx, MLX5_CQE_SYNDROME_WR_FLUSH_ERR);
 		s->have_wqe = false;
 	}
-	s->rd_head = s->rd_tail = 0;
+	memset(s->rd, 0, sizeof(s->rd));
+	s->rd_head = s->rd_tail = s->rd_kept = 0;
 	if (qp->srq || !qp->rq_wqe_cnt || dma_read(d, qp->dbr, rec, sizeof(rec)))
 		return;
 	while (s->rq_ci != (uint16_t)cx4_be32_load(rec) &&
@@ -271,7 +309,7 @@ static bool do_send(struct mdev *d, struct mqp *qp, const struct roce_pkt *p)
 			if (qp->state == CX4_QP_STATE_ERR)
 				return false;
 			if (qp->st == CX4_QP_ST_RC) {
-				send_aeth(d, qp, ROCE_AETH_RNR_NAK | qp->min_rnr_nak, p->psn);
+				send_nak(d, qp, ROCE_AETH_RNR_NAK | qp->min_rnr_nak, p->psn);
 				/* the rest of the message is dropped silently until it comes again
 				 */
 				s->nak_sent = true;
@@ -343,7 +381,7 @@ static bool do_write(struct mdev *d, struct mqp *qp, const struct roce_pkt *p)
 	/* WRITE with immediate consumes a receive WQE: none is an RNR before any data moves */
 	if (is_imm(p->opcode) && !get_recv_wqe(d, qp)) {
 		if (qp->st == CX4_QP_ST_RC && qp->state != CX4_QP_STATE_ERR) {
-			send_aeth(d, qp, ROCE_AETH_RNR_NAK | qp->min_rnr_nak, p->psn);
+			send_nak(d, qp, ROCE_AETH_RNR_NAK | qp->min_rnr_nak, p->psn);
 			s->nak_sent = true;
 		}
 		return false;
@@ -373,51 +411,128 @@ static uint32_t read_pkts(uint32_t len, uint32_t pmtu)
 	return len ? (len + pmtu - 1) / pmtu : 1;
 }
 
-/* Queue a READ to answer (new or duplicate). false when refused (NAK sent). */
-static bool do_read(struct mdev *d, struct mqp *qp, const struct roce_pkt *p, bool dup)
+/* Responder resources holding responses still to be sent. */
+static uint32_t res_active(const struct mresp *s)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = s->rd_head; i != s->rd_tail; i++)
+		n += s->rd[i % MRES_KEPT].next < s->rd[i % MRES_KEPT].npkts;
+	return n;
+}
+
+/*
+ * A resource for a new READ/atomic request, or NULL (invalid request NAK sent, QP to ERR) when
+ * the requester exceeds the responder resources it was given (log_rra_max).
+ */
+static struct mres *res_new(struct mdev *d, struct mqp *qp, const struct roce_pkt *p)
+{
+	struct mresp *s = &qp->resp;
+	uint32_t max = 1u << qp->log_rra_max;
+	struct mres *res;
+
+	if (max > MRES_KEPT)
+		max = MRES_KEPT;
+	if (res_active(s) >= max) {
+		fatal_nak(d, qp, ROCE_NAK_INV_REQ, p->psn, CX4_EVENT_TYPE_WQ_INVAL_REQ_ERROR);
+		return NULL;
+	}
+	/*
+	 * The slot of the oldest kept resource: if a duplicate request had set it going again,
+	 * that request is long answered for the requester (it cannot have more than max
+	 * outstanding), so the rest of its replay is dropped.
+	 */
+	while (s->rd_head != s->rd_tail &&
+	       (s->rd_tail - s->rd_head >= MRES_KEPT ||
+		s->rd[s->rd_head % MRES_KEPT].next >= s->rd[s->rd_head % MRES_KEPT].npkts))
+		s->rd_head++;
+	res = &s->rd[s->rd_tail % MRES_KEPT];
+	memset(res, 0, sizeof(*res));
+	res->psn = p->psn;
+	s->rd_tail++;
+	if (s->rd_kept < MRES_KEPT)
+		s->rd_kept++;
+	return res;
+}
+
+/* The kept resource whose PSNs hold psn, with its ring index; NULL if none. */
+static struct mres *res_find(struct mresp *s, uint32_t psn, uint32_t *idx)
+{
+	for (uint32_t n = 0; n < s->rd_kept; n++) {
+		uint32_t i = s->rd_tail - 1 - n;
+		struct mres *res = &s->rd[i % MRES_KEPT];
+
+		if (res->kind && psn_sub(psn, res->psn) < res->npkts) {
+			*idx = i;
+			return res;
+		}
+	}
+	return NULL;
+}
+
+/* Send the responses of resource idx again from response k (and those after it in order). */
+static void res_replay(struct mdev *d, struct mqp *qp, struct mres *res, uint32_t idx, uint32_t k)
+{
+	struct mresp *s = &qp->resp;
+
+	if (k < res->next)
+		res->next = k;
+	if ((int32_t)(idx - s->rd_head) < 0)
+		s->rd_head = idx;
+	qp_activate(d, qp);
+}
+
+/* A new READ request: a responder resource answers it. false when refused (NAK sent). */
+static bool do_read(struct mdev *d, struct mqp *qp, const struct roce_pkt *p)
 {
 	struct mresp *s = &qp->resp;
 	const uint8_t *reth = roce_pkt_hdr(p, ROCE_HDR_RETH);
 	uint64_t va = roce_reth_va(reth);
 	uint32_t rkey = roce_reth_rkey(reth), len = roce_reth_len(reth);
-	uint32_t max = 1u << qp->log_rra_max;
-	struct mread *rd;
+	struct mres *res;
 
-	if (max > 16)
-		max = 16;
 	if (!qp->rre || mkey_check(d, rkey, qp->pd, qp->qpn, va, len, MKEY_RR)) {
-		if (!dup)
-			fatal_nak(d, qp, ROCE_NAK_REM_ACC_ERR, p->psn,
-				  CX4_EVENT_TYPE_WQ_ACCESS_ERROR);
+		fatal_nak(d, qp, ROCE_NAK_REM_ACC_ERR, p->psn, CX4_EVENT_TYPE_WQ_ACCESS_ERROR);
 		return false;
 	}
-	if (s->rd_tail - s->rd_head >= max) {
-		/* more outstanding READs than responder resources (log_rra_max) */
-		if (!dup)
-			fatal_nak(d, qp, ROCE_NAK_INV_REQ, p->psn,
-				  CX4_EVENT_TYPE_WQ_INVAL_REQ_ERROR);
+	res = res_new(d, qp, p);
+	if (!res)
 		return false;
-	}
-	rd = &s->rd[s->rd_tail++ % 16];
-	*rd = (struct mread){
-	    .va = va, .rkey = rkey, .len = len, .psn = p->psn, .npkts = read_pkts(len, qp->pmtu)};
-	if (!dup)
-		s->msn = psn_add(s->msn, 1);
+	res->kind = MRES_READ;
+	res->va = va;
+	res->rkey = rkey;
+	res->len = len;
+	res->npkts = read_pkts(len, qp->pmtu);
+	s->msn = psn_add(s->msn, 1);
 	qp_activate(d, qp);
 	return true;
 }
 
-static void atomic_ack(struct mdev *d, struct mqp *qp, uint32_t psn, uint64_t orig)
+/*
+ * A duplicate READ request ([IBTA] 9.9.x; rxe duplicate_request): the requester lost responses
+ * and asks again from its PSN. Its resource answers again from there, after checking the
+ * request is the remainder of the original one (same R_Key, the address and length advanced
+ * by the responses before that PSN); anything else, or no resource, is dropped silently.
+ */
+static void dup_read(struct mdev *d, struct mqp *qp, const struct roce_pkt *p)
 {
-	struct roce_tx_hdr h = {.opcode = ROCE_OPCODE(RC, ATOMIC_ACKNOWLEDGE), .psn = psn};
-	struct txpkt *t;
+	const uint8_t *reth = roce_pkt_hdr(p, ROCE_HDR_RETH);
+	uint32_t idx, k;
+	uint64_t off;
+	struct mres *res = res_find(&qp->resp, p->psn, &idx);
 
-	h.aeth.syndrome = ROCE_AETH_ACK | ROCE_AETH_NO_CREDIT;
-	h.aeth.msn = qp->resp.msn;
-	h.atomic_ack_orig = orig;
-	t = ctl_pkt(d, qp, &h);
-	if (t)
-		net_tx_commit(d, t);
+	if (!res || res->kind != MRES_READ) {
+		d->stats.rx_drop_qp++;
+		return;
+	}
+	k = psn_sub(p->psn, res->psn);
+	off = (uint64_t)k * qp->pmtu;
+	if (roce_reth_rkey(reth) != res->rkey || roce_reth_va(reth) != res->va + off ||
+	    (uint64_t)roce_reth_len(reth) + off != res->len) {
+		d->stats.rx_drop_qp++;
+		return;
+	}
+	res_replay(d, qp, res, idx, k);
 }
 
 static bool do_atomic(struct mdev *d, struct mqp *qp, const struct roce_pkt *p)
@@ -427,6 +542,7 @@ static bool do_atomic(struct mdev *d, struct mqp *qp, const struct roce_pkt *p)
 	uint64_t va = roce_atmeth_va(a), cur, nw;
 	uint8_t mem[8];
 	struct dseg segs[2];
+	struct mres *res;
 	int n;
 
 	if (va & 7) {
@@ -440,6 +556,9 @@ static bool do_atomic(struct mdev *d, struct mqp *qp, const struct roce_pkt *p)
 		fatal_nak(d, qp, ROCE_NAK_REM_ACC_ERR, p->psn, CX4_EVENT_TYPE_WQ_ACCESS_ERROR);
 		return false;
 	}
+	res = res_new(d, qp, p);
+	if (!res)
+		return false;
 	/*
 	 * Atomic with respect to every other access of this device: the engine is one thread,
 	 * and the writes queued earlier in this pass land first ([IBTA] ATOMIC_HCA).
@@ -467,12 +586,11 @@ static bool do_atomic(struct mdev *d, struct mqp *qp, const struct roce_pkt *p)
 		return false;
 	}
 	s->msn = psn_add(s->msn, 1);
-	s->atomic[s->atomic_next % 16].psn = p->psn;
-	s->atomic[s->atomic_next % 16].orig = cur;
-	s->atomic[s->atomic_next % 16].valid = true;
-	s->atomic_next++;
+	res->kind = MRES_ATOMIC;
+	res->npkts = 1;
+	res->orig = cur;
 	s->ack_owed = false; /* the atomic ACK acknowledges everything before it */
-	atomic_ack(d, qp, p->psn, cur);
+	qp_activate(d, qp);
 	return true;
 }
 
@@ -483,11 +601,16 @@ static void duplicate(struct mdev *d, struct mqp *qp, const struct roce_pkt *p)
 	if (f & (ROCE_F_SEND | ROCE_F_WRITE)) {
 		owe_ack(d, qp, psn_sub(qp->resp.epsn, 1));
 	} else if (f & ROCE_F_READ) {
-		do_read(d, qp, p, true);
+		dup_read(d, qp, p);
 	} else if (f & ROCE_F_ATOMIC) {
-		for (int i = 0; i < 16; i++)
-			if (qp->resp.atomic[i].valid && qp->resp.atomic[i].psn == p->psn)
-				atomic_ack(d, qp, p->psn, qp->resp.atomic[i].orig);
+		uint32_t idx;
+		struct mres *res = res_find(&qp->resp, p->psn, &idx);
+
+		/* the saved result again, never a second execution */
+		if (res && res->kind == MRES_ATOMIC && res->psn == p->psn)
+			res_replay(d, qp, res, idx, 0);
+		else
+			d->stats.rx_drop_qp++;
 	}
 }
 
@@ -511,7 +634,7 @@ static void rc_rx(struct mdev *d, struct mqp *qp, const struct roce_pkt *p)
 		/* a gap: one NAK per gap, then silence until the expected PSN comes */
 		if (!s->nak_sent) {
 			s->nak_sent = true;
-			send_aeth(d, qp, ROCE_AETH_NAK | ROCE_NAK_PSN_SEQ_ERR, s->epsn);
+			send_nak(d, qp, ROCE_AETH_NAK | ROCE_NAK_PSN_SEQ_ERR, s->epsn);
 		}
 		d->stats.rx_drop_qp++;
 		return;
@@ -531,7 +654,7 @@ static void rc_rx(struct mdev *d, struct mqp *qp, const struct roce_pkt *p)
 	else if (f & ROCE_F_WRITE)
 		ok = do_write(d, qp, p);
 	else if (f & ROCE_F_READ)
-		ok = do_read(d, qp, p, false);
+		ok = do_read(d, qp, p);
 	else if (f & ROCE_F_ATOMIC)
 		ok = do_atomic(d, qp, p);
 	else
@@ -539,7 +662,7 @@ static void rc_rx(struct mdev *d, struct mqp *qp, const struct roce_pkt *p)
 	if (!ok)
 		return;
 	if (f & ROCE_F_READ)
-		s->epsn = psn_add(s->epsn, s->rd[(s->rd_tail - 1) % 16].npkts);
+		s->epsn = psn_add(s->epsn, s->rd[(s->rd_tail - 1) % MRES_KEPT].npkts);
 	else
 		s->epsn = psn_add(s->epsn, 1);
 	s->in_msg = !(f & ROCE_F_LAST) && (f & (ROCE_F_SEND | ROCE_F_WRITE));
@@ -652,18 +775,17 @@ void resp_rx(struct mdev *d, struct mqp *qp, const struct roce_pkt *p)
 	}
 }
 
-/* ---- READ responses ----------------------------------------------------------------------------
- */
+/* ---- responses: READ responses and atomic ACKs, in PSN order --------------------------------- */
 
 int resp_read_run(struct mdev *d, struct mqp *qp, unsigned int budget)
 {
 	struct mresp *s = &qp->resp;
 	int work = 0;
 
-	while (s->rd_head != s->rd_tail && budget--) {
-		struct mread *rd = &s->rd[s->rd_head % 16];
-		uint32_t i = rd->off / qp->pmtu, plen = rd->len - rd->off;
-		struct roce_tx_hdr h = {.psn = psn_add(rd->psn, i)};
+	while (s->rd_head != s->rd_tail && budget) {
+		struct mres *res = &s->rd[s->rd_head % MRES_KEPT];
+		uint32_t i = res->next, off = i * qp->pmtu, plen;
+		struct roce_tx_hdr h = {.psn = psn_add(res->psn, i)};
 		struct dseg segs[MQP_MAX_SEGS];
 		struct txpkt *t;
 		int n = 0;
@@ -672,21 +794,41 @@ int resp_read_run(struct mdev *d, struct mqp *qp, unsigned int budget)
 			s->rd_head = s->rd_tail;
 			break;
 		}
-		if (plen > qp->pmtu)
-			plen = qp->pmtu;
-		if (rd->npkts == 1)
+		if (res->next >= res->npkts) {
+			s->rd_head++; /* all sent (a resource kept for duplicates) */
+			continue;
+		}
+		budget--;
+		if (res->kind == MRES_ATOMIC) {
+			h.opcode = ROCE_OPCODE(RC, ATOMIC_ACKNOWLEDGE);
+			h.aeth.syndrome = ROCE_AETH_ACK | ROCE_AETH_NO_CREDIT;
+			h.aeth.msn = s->msn;
+			h.atomic_ack_orig = res->orig;
+			t = ctl_pkt(d, qp, &h);
+			if (!t) {
+				qp_activate(d, qp);
+				break;
+			}
+			net_tx_commit(d, t);
+			res->next = 1;
+			s->rd_head++;
+			work++;
+			continue;
+		}
+		plen = res->len - off < qp->pmtu ? res->len - off : qp->pmtu;
+		if (res->npkts == 1)
 			h.opcode = ROCE_OPCODE(RC, RDMA_READ_RESPONSE_ONLY);
 		else if (!i)
 			h.opcode = ROCE_OPCODE(RC, RDMA_READ_RESPONSE_FIRST);
-		else if (i == rd->npkts - 1)
+		else if (i == res->npkts - 1)
 			h.opcode = ROCE_OPCODE(RC, RDMA_READ_RESPONSE_LAST);
 		else
 			h.opcode = ROCE_OPCODE(RC, RDMA_READ_RESPONSE_MIDDLE);
 		h.aeth.syndrome = ROCE_AETH_ACK | ROCE_AETH_NO_CREDIT;
 		h.aeth.msn = s->msn;
 		if (plen) {
-			n = mkey_xlate(d, rd->rkey, qp->pd, qp->qpn, rd->va + rd->off, plen,
-				       MKEY_RR, false, segs, MQP_MAX_SEGS);
+			n = mkey_xlate(d, res->rkey, qp->pd, qp->qpn, res->va + off, plen, MKEY_RR,
+				       false, segs, MQP_MAX_SEGS);
 			if (n < 0) {
 				/* the key was checked at the request: it went away meanwhile */
 				fatal_nak(d, qp, ROCE_NAK_REM_ACC_ERR, h.psn,
@@ -708,9 +850,9 @@ int resp_read_run(struct mdev *d, struct mqp *qp, unsigned int budget)
 		t->qp = qp;
 		t->swq_pos = -1;
 		net_tx_commit(d, t);
-		rd->off += plen;
+		res->next++;
 		work++;
-		if (i == rd->npkts - 1)
+		if (res->next == res->npkts)
 			s->rd_head++;
 	}
 	/* out of budget with responses left: the rest next pass */

@@ -236,7 +236,7 @@ int tdev_cmd_hook(struct tdev *t, const void *in, uint32_t ilen, void *out, uint
 		hook(t, e, ctx);
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	cx4_mmio_write32(&t->bar, 0x18, 1u << t->slot);
-	end = now_ms() + 10000;
+	end = now_ms() + (t->cmd_timeout_ms ? t->cmd_timeout_ms : 10000);
 	while (*own & 1) {
 		if (now_ms() > end)
 			return -2;

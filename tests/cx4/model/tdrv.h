@@ -90,8 +90,9 @@ struct tdev {
 	uint8_t deliv;
 	uint32_t syndrome;
 	bool quiet;
-	bool atomic_mode1; /* bring-up sets atomic_req_8B_endianness_mode = 1 */
-	bool scatter;	   /* DMA buffers as separate 4 KB mappings (tmem.scattered) */
+	bool atomic_mode1;	     /* bring-up sets atomic_req_8B_endianness_mode = 1 */
+	bool scatter;		     /* DMA buffers as separate 4 KB mappings (tmem.scattered) */
+	unsigned int cmd_timeout_ms; /* how long tdev_cmd waits for ownership; 0 = 10 s */
 };
 
 /* Open a model with cfg (a zero cfg gets a unique 127.x address) and map BAR0 accessors. */
@@ -104,7 +105,7 @@ uint32_t tdev_addr(unsigned int k);
 int tdev_cmdif_init(struct tdev *t);
 
 /*
- * Post a command in t->slot and wait for ownership to return (polling, up to 10 s).
+ * Post a command in t->slot and wait for ownership to return (polling, up to cmd_timeout_ms).
  * Returns the command status (out byte 0) and sets t->syndrome, or -1 for a delivery error
  * (t->deliv) and -2 on timeout. `in`/`out` are the logical messages.
  */

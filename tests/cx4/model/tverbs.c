@@ -328,7 +328,7 @@ int tqp_connect(struct tdev *t, struct tqp *qp, const struct tconn *c)
 		cx4_set(qpc, CX4_QPC_REMOTE_QPN, c->rqpn);
 		cx4_set(qpc, CX4_QPC_NEXT_RCV_PSN, c->rq_psn);
 		cx4_set(qpc, CX4_QPC_MIN_RNR_NAK, c->min_rnr ? c->min_rnr : 1);
-		cx4_set(qpc, CX4_QPC_LOG_RRA_MAX, 4);
+		cx4_set(qpc, CX4_QPC_LOG_RRA_MAX, c->rd_set ? c->log_rd : 4);
 		ads[CX4_ADS_RGID_RIP_OFF + 10] = 0xff;
 		ads[CX4_ADS_RGID_RIP_OFF + 11] = 0xff;
 		memcpy(ads + CX4_ADS_RGID_RIP_OFF + 12, &c->rip, 4);
@@ -344,9 +344,9 @@ int tqp_connect(struct tdev *t, struct tqp *qp, const struct tconn *c)
 	if (qp->st == CX4_QP_ST_RC) {
 		cx4_set(qpc, CX4_QPC_RETRY_COUNT, c->retry);
 		cx4_set(qpc, CX4_QPC_RNR_RETRY, c->rnr_retry);
-		cx4_set(qpc, CX4_QPC_LOG_SRA_MAX, 4);
+		cx4_set(qpc, CX4_QPC_LOG_SRA_MAX, c->rd_set ? c->log_rd : 4);
 		cx4_set(qpc, CX4_QPC_PRI(CX4_ADS_ACK_TIMEOUT),
-			c->ack_timeout ? c->ack_timeout : 14);
+			c->ack_timeout || c->ack_timeout_set ? c->ack_timeout : 14);
 	}
 	return tqp_modify(t, qp, CX4_CMD_OP_RTR2RTS_QP, 0, qpc);
 }

@@ -80,6 +80,11 @@ struct tconn {
 	uint32_t sq_psn, rq_psn;
 	uint32_t retry, rnr_retry, min_rnr, ack_timeout;
 	uint32_t qkey; /* UD */
+	/* ack_timeout as given, 0 included (no local ACK timeout), else 0 means 14 */
+	bool ack_timeout_set;
+	/* log_sra_max / log_rra_max (outstanding READ/atomics) when rd_set, else 4 */
+	bool rd_set;
+	uint32_t log_rd;
 };
 
 /* RST2INIT, INIT2RTR, RTR2RTS with the usual fields (defaults for zero members). */
