@@ -26,8 +26,8 @@ Usage:
   trace_decode.py [-f TRACE] json            all commands as JSON
   trace_decode.py [-f TRACE] selftest        re-render every dump and compare with the trace
 
-TRACE defaults to $CX4_TRACE, else shared/data/mlx5_core-trace-cx4lx.txt.gz found above
-this file, else /work/shared/data/mlx5_core-trace-cx4lx.txt.gz.
+TRACE defaults to $CX4_TRACE, else the project's copy tests/cx4/data/mlx5_core-trace-cx4lx.txt.gz
+(of shared/data/), else shared/data/ found above this file, else /work/shared/data/.
 """
 
 import argparse
@@ -324,6 +324,10 @@ def default_trace():
     if env:
         return env
     d = os.path.dirname(os.path.abspath(__file__))
+    # the project's copy (tests/cx4/data), so a clone needs nothing outside itself
+    cand = os.path.join(d, 'data', TRACE_NAME)
+    if os.path.exists(cand):
+        return cand
     while True:
         cand = os.path.join(d, 'shared', 'data', TRACE_NAME)
         if os.path.exists(cand):

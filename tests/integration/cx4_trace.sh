@@ -25,7 +25,7 @@ decoded=$(python3 "$BV_SOURCE_DIR/tests/cx4/trace_decode.py" -f "$trace" list) |
 	bv_fail "trace_decode cannot read the trace"
 echo "$decoded" | grep -q "ENABLE_HCA" || bv_fail "no ENABLE_HCA in the trace"
 echo "$decoded" | grep -q "0x103 TEARDOWN_HCA" || bv_fail "no TEARDOWN_HCA in the trace"
-# the Linux trace: $CX4_TRACE, else shared/data found above the tree (trace_decode.py)
+# the Linux trace: $CX4_TRACE, else tests/cx4/data (trace_decode.py)
 python3 "$BV_SOURCE_DIR/tests/cx4/driver/trace_diff.py" "$trace" || { rm -f "$trace"; bv_fail "trace differs"; }
 rm -f "$trace"
 echo "PASS"
