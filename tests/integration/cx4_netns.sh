@@ -3,6 +3,10 @@
 # namespace's address (bvctl --config with that address), so the RoCE v2 packets really cross
 # a link between two network stacks. The pingpongs (with data check and events) and perftest
 # run between them in both directions. Needs root (skipped otherwise).
+# Each program's hang guard: ib_write_lat -a (2 B .. 8 MiB, half round trips of 16 ms at 8 MiB)
+# takes ~20 s with one CPU busy elsewhere, and went past the default 60 s on a 2-CPU machine
+# running another perftest test and a qemu VM at the same time.
+BV_TMO=${BV_TMO:-180}
 . "$BV_SOURCE_DIR/tests/lib/harness.sh"
 bv_isolate_net "$@"
 . "$BV_SOURCE_DIR/tests/integration/cx4_lib.sh"
