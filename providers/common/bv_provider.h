@@ -8,6 +8,7 @@
 #define BV_PROVIDER_H
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "bv_msg.h"
@@ -83,5 +84,25 @@ int bv_call(struct bv_context *ctx, struct bv_call *call);
 int bv_query_device_ex(struct ibv_context *context, const struct ibv_query_device_ex_input *input,
 		       struct ibv_device_attr_ex *attr, size_t attr_size);
 int bv_query_port(struct ibv_context *context, uint8_t port_num, struct ibv_port_attr *attr);
+
+/* Which verbs opcodes each transport carries (IBTA: UD sends only, UC no reads or atomics);
+ * send with invalidate, memory windows, TSO: on no bridgeverbs device. */
+static inline bool bv_opcode_ok(enum ibv_qp_type t, enum ibv_wr_opcode op)
+{
+	switch (op) {
+	case IBV_WR_SEND:
+	case IBV_WR_SEND_WITH_IMM:
+		return true;
+	case IBV_WR_RDMA_WRITE:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+		return t != IBV_QPT_UD;
+	case IBV_WR_RDMA_READ:
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		return t == IBV_QPT_RC;
+	default:
+		return false;
+	}
+}
 
 #endif

@@ -33,25 +33,6 @@ static const uint8_t wr_opcode[] = {
 	[IBV_WR_ATOMIC_FETCH_AND_ADD] = MLX5_OPCODE_ATOMIC_FA,
 };
 
-/* Which verbs opcodes each transport carries (IBTA: UD sends only, UC no reads/atomics). */
-static bool opcode_ok(enum ibv_qp_type t, enum ibv_wr_opcode op)
-{
-	switch (op) {
-	case IBV_WR_SEND:
-	case IBV_WR_SEND_WITH_IMM:
-		return true;
-	case IBV_WR_RDMA_WRITE:
-	case IBV_WR_RDMA_WRITE_WITH_IMM:
-		return t != IBV_QPT_UD;
-	case IBV_WR_RDMA_READ:
-	case IBV_WR_ATOMIC_CMP_AND_SWP:
-	case IBV_WR_ATOMIC_FETCH_AND_ADD:
-		return t == IBV_QPT_RC;
-	default:
-		return false;	/* invalidate, memory windows, TSO: not on this device */
-	}
-}
-
 static inline uint8_t *send_wqe(struct cx4_qp *qp, unsigned int idx)
 {
 	return qp->sq_start + ((size_t)idx << MLX5_SEND_WQE_SHIFT);
@@ -168,7 +149,7 @@ int cx4_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_w
 
 		inl = false;
 		if (!qp->sq.wqe_cnt || (unsigned int)wr->opcode >= sizeof(wr_opcode) ||
-		    !opcode_ok(ibqp->qp_type, wr->opcode) || wr->num_sge < 0) {
+		    !bv_opcode_ok(ibqp->qp_type, wr->opcode) || wr->num_sge < 0) {
 			err = EINVAL;
 			break;
 		}

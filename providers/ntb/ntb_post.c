@@ -9,24 +9,6 @@
 
 #include "ntb.h"
 
-static bool opcode_ok(enum ibv_qp_type t, enum ibv_wr_opcode op)
-{
-	switch (op) {
-	case IBV_WR_SEND:
-	case IBV_WR_SEND_WITH_IMM:
-		return true;
-	case IBV_WR_RDMA_WRITE:
-	case IBV_WR_RDMA_WRITE_WITH_IMM:
-		return t != IBV_QPT_UD;
-	case IBV_WR_RDMA_READ:
-	case IBV_WR_ATOMIC_CMP_AND_SWP:
-	case IBV_WR_ATOMIC_FETCH_AND_ADD:
-		return t == IBV_QPT_RC;
-	default:
-		return false;	/* send with invalidate, memory windows, TSO... */
-	}
-}
-
 static int queue_send(struct ntb_qp *qp, const struct ibv_send_wr *wr, int state)
 {
 	const unsigned int known = IBV_SEND_FENCE | IBV_SEND_SIGNALED | IBV_SEND_SOLICITED |
@@ -36,7 +18,7 @@ static int queue_send(struct ntb_qp *qp, const struct ibv_send_wr *wr, int state
 	uint64_t total = 0;
 
 	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->cap.max_send_sge ||
-	    (wr->num_sge && !wr->sg_list) || !opcode_ok(qp->type, wr->opcode) ||
+	    (wr->num_sge && !wr->sg_list) || !bv_opcode_ok(qp->type, wr->opcode) ||
 	    (wr->send_flags & ~known))
 		return EINVAL;
 	if (qp->type == IBV_QPT_UD && !wr->wr.ud.ah)
