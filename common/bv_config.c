@@ -10,14 +10,17 @@
 #include "bv_config.h"
 
 const char bv_default_config[] =
-	"# bridgeverbs default devices: two modelled ConnectX-4 ports and one NTB link.\n"
+	"# bridgeverbs default devices: two modelled ConnectX-4 ports joined by a cable, and one\n"
+	"# NTB link.\n"
 	"[device cx4_0]\n"
 	"kind = cx4\n"
 	"ip = 127.0.1.1\n"
+	"cable = cx4\n"
 	"\n"
 	"[device cx4_1]\n"
 	"kind = cx4\n"
 	"ip = 127.0.1.2\n"
+	"cable = cx4\n"
 	"\n"
 	"[device ntb_0]\n"
 	"kind = ntb\n"

@@ -6,16 +6,20 @@
  *
  * Configuration keys of a cx4 device section used here: backend (model, vfio), profile
  * (cx4, cx4lx: which card the model presents), udp_port, port_mtu, pcap (capture file),
- * spin_us (model engine polling), rt_priority (SCHED_FIFO engine), pci (VFIO).
+ * spin_us (model engine polling), rt_priority (SCHED_FIFO engine), cable (a label: two model
+ * ports naming the same one are joined by a direct-attach cable, <rundir>/cable-<label>),
+ * pci (VFIO).
  */
 #include <errno.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
 
 #include "cx4d.h"
 #include "cx4d_bus.h"
+#include "bv_paths.h"
 
 #if __has_include("cx4_model.h")
 #include "cx4_model.h"
@@ -26,6 +30,31 @@
 #define HAVE_VFIO 1
 #endif
 
+size_t cx4d_bus_status(struct cx4d *d, char *buf, size_t len)
+{
+#ifdef HAVE_MODEL
+	struct cx4_model_stats st;
+	int n;
+
+	if (!d->bus || cx4_model_get_stats(d->bus, &st))
+		return 0;
+	n = snprintf(buf, len,
+		     "  model: tx %llu packets (cable %llu), rx %llu (cable %llu), dropped %llu "
+		     "(ICRC %llu), retransmitted %llu, engine wake-ups %llu, driver wakes %llu\n",
+		     (unsigned long long)st.tx_pkts, (unsigned long long)st.cable_tx_pkts,
+		     (unsigned long long)st.rx_pkts, (unsigned long long)st.cable_rx_pkts,
+		     (unsigned long long)(st.rx_drop_icrc + st.rx_drop_qp + st.tx_dropped),
+		     (unsigned long long)st.rx_drop_icrc, (unsigned long long)st.retransmits,
+		     (unsigned long long)st.wakeups, (unsigned long long)st.waiter_wakes);
+	return n < 0 ? 0 : (size_t)n < len ? (size_t)n : len - 1;
+#else
+	(void)d;
+	(void)buf;
+	(void)len;
+	return 0;
+#endif
+}
+
 int cx4d_bus_open(struct cx4d *d)
 {
 	const char *backend = bv_conf_get(d->conf, "backend", "model");
@@ -33,19 +62,27 @@ int cx4d_bus_open(struct cx4d *d)
 	if (!strcmp(backend, "model")) {
 #ifdef HAVE_MODEL
 		const char *prof = bv_conf_get(d->conf, "profile", "cx4");
+		const char *cable = bv_conf_get(d->conf, "cable", NULL);
+		char cable_dir[BV_PATH_MAX];
 		struct cx4_model_config mc = {
-			.name = d->conf->name,
-			.profile = !strcmp(prof, "cx4lx") ? CX4_MODEL_CX4LX : CX4_MODEL_CX4,
-			.ipv4 = d->conf->ip.s_addr,
-			.udp_port = (uint16_t)bv_conf_get_long(d->conf, "udp_port", 0),
-			.mtu = (uint32_t)bv_conf_get_long(d->conf, "port_mtu", 0),
-			.pcap_path = bv_conf_get(d->conf, "pcap", NULL),
-			.log = stderr,
-			.spin_us = (unsigned int)bv_conf_get_long(d->conf, "spin_us", 0),
-			.rt_priority = (unsigned int)bv_conf_get_long(d->conf, "rt_priority", 0),
+		    .name = d->conf->name,
+		    .profile = !strcmp(prof, "cx4lx") ? CX4_MODEL_CX4LX : CX4_MODEL_CX4,
+		    .ipv4 = d->conf->ip.s_addr,
+		    .udp_port = (uint16_t)bv_conf_get_long(d->conf, "udp_port", 0),
+		    .mtu = (uint32_t)bv_conf_get_long(d->conf, "port_mtu", 0),
+		    .pcap_path = bv_conf_get(d->conf, "pcap", NULL),
+		    .log = stderr,
+		    .spin_us = (unsigned int)bv_conf_get_long(d->conf, "spin_us", 0),
+		    .rt_priority = (unsigned int)bv_conf_get_long(d->conf, "rt_priority", 0),
 		};
 		int err;
 
+		if (cable && (!*cable || strchr(cable, '/') || strlen(cable) > 32 ||
+			      bv_run_path(cable_dir, sizeof(cable_dir), "cable-", cable) < 0)) {
+			cx4d_log(d, "bad cable label '%s' (1 to 32 characters, no '/')", cable);
+			return EINVAL;
+		}
+		mc.cable_dir = cable ? cable_dir : NULL;
 		if (strcmp(prof, "cx4") && strcmp(prof, "cx4lx")) {
 			cx4d_log(d, "unknown model profile '%s' (cx4, cx4lx)", prof);
 			return EINVAL;

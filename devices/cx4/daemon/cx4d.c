@@ -223,6 +223,8 @@ static void cx4d_status(struct bvd *b, char *buf, size_t len)
 		     d->dead ? "DEAD" : "healthy", d->npages, (unsigned long long)d->ncmds, d->uar,
 		     d->eq_cmd.eqn, d->eq_async.eqn, d->eq_pages.eqn, d->ncomp,
 		     d->ncomp == 1 ? "" : "s");
+	if (n < len)
+		n += cx4d_bus_status(d, buf + n, len - n);
 	for (struct bvd_client *c = b->clients; c && n < len; c = c->next) {
 		struct cx4d_client *cl = c->priv;
 

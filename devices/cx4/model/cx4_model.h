@@ -74,6 +74,13 @@ struct cx4_model_config {
 	unsigned int init_pages;
 	/* UDP source ports (sockets) used for per-QP entropy; 0 = 8, at most 64. */
 	unsigned int src_ports;
+	/*
+	 * A direct-attach cable to another modelled port of this host: the directory (created
+	 * if missing) that both ends' configurations name. Frames to the other end's address go
+	 * through shared memory instead of the host's UDP stack; everything else, and all
+	 * traffic while the other end is not up, still goes by UDP. NULL = no cable.
+	 */
+	const char *cable_dir;
 };
 
 /*
@@ -104,10 +111,14 @@ struct cx4_model_stats {
 	uint64_t naks_sent, rnr_naks_sent;
 	uint64_t dma_faults; /* DMA to an unmapped or forbidden IOVA */
 	uint64_t eqes, interrupts;
-	uint64_t wakeups; /* engine went to sleep and was woken */
+	uint64_t wakeups;      /* engine went to sleep and was woken */
 	uint64_t waiter_wakes; /* futex wakes of drivers waiting for a pass (cx4_wait_end) */
 	/* cx4_model_rx_fault: packets dropped, duplicated, delivered late */
 	uint64_t rx_fault_dropped, rx_fault_duplicated, rx_fault_delayed;
+	/* frames that went over the direct-attach cable (cable_dir), counted in tx/rx_pkts too */
+	uint64_t cable_tx_pkts, cable_rx_pkts;
+	uint64_t cable_tx_full; /* times the other end's ring had no room (we waited) */
+	uint32_t cable_peer;	/* state, not a count: the other end's IPv4 address, 0 = none */
 };
 
 int cx4_model_get_stats(struct cx4_bus *bus, struct cx4_model_stats *st);

@@ -243,6 +243,7 @@ static int pass(struct mdev *d)
 	work += run_active(d);
 	mdev_flush_rx_dma(d);
 	d->net.scratch_used = 0;
+	net_rx_done(d);
 	progress += cq_flush(d);
 	work += resp_send_acks(d);
 	work += net_tx_flush(d);
@@ -308,15 +309,18 @@ static void *engine(void *arg)
 		}
 		/* Going to sleep: say so, then look once more (a store may have raced us). */
 		atomic_store(&d->kick_page->sleeping, 1);
+		net_sleeping(d, true);
 		atomic_thread_fence(memory_order_seq_cst);
 		if (pass(d) || atomic_load(&d->stop)) {
 			atomic_store(&d->kick_page->sleeping, 0);
+			net_sleeping(d, false);
 			idle_since = 0;
 			continue;
 		}
 		set_timerfd(d);
 		n = epoll_wait(d->epfd, ev, 4, -1);
 		atomic_store(&d->kick_page->sleeping, 0);
+		net_sleeping(d, false);
 		for (int i = 0; i < n; i++)
 			if (ev[i].data.fd == d->bus.kick.efd || ev[i].data.fd == d->timerfd)
 				while (read(ev[i].data.fd, &v, sizeof(v)) > 0)
@@ -471,7 +475,9 @@ int cx4_model_open(const struct cx4_model_config *cfg, struct cx4_bus **busp)
 		d->cfg.src_ports = 8;
 	d->icm.boot_need = d->cfg.boot_pages > ICM_BOOT_NUM ? d->cfg.boot_pages : ICM_BOOT_NUM;
 	d->icm.init_need = d->cfg.init_pages > 5 ? d->cfg.init_pages : (d->cfg.init_pages ? 5 : 48);
-	d->cfg.pcap_path = NULL; /* the caller's string is used only here, by net_open */
+	/* the caller's strings are used only here, by net_open */
+	d->cfg.pcap_path = NULL;
+	d->cfg.cable_dir = NULL;
 	d->log = cfg->log;
 	d->prof = &profiles[cfg->profile];
 	d->nvec = d->cfg.num_vectors;
@@ -481,6 +487,7 @@ int cx4_model_open(const struct cx4_model_config *cfg, struct cx4_bus **busp)
 		memcpy(d->mac + 2, &cfg->ipv4, 4);
 	}
 	d->bar0_fd = d->bus.kick_page_fd = d->bus.kick.efd = d->epfd = d->timerfd = -1;
+	d->net.cable.wake_fd = d->net.cable.peer_wake_fd = d->net.cable.watch_fd = -1;
 	for (unsigned int i = 0; i < CX4_BUS_MAX_VECTORS; i++)
 		d->irq_fd[i] = d->bus.irq_fd[i] = -1;
 	d->link_cable = true;
@@ -511,7 +518,7 @@ int cx4_model_open(const struct cx4_model_config *cfg, struct cx4_bus **busp)
 		d->bus.irq_fd[i] = d->irq_fd[i];
 	}
 	if (!err)
-		err = net_open(d, cfg->pcap_path);
+		err = net_open(d, cfg->pcap_path, cfg->cable_dir);
 	if (!err) {
 		d->epfd = epoll_create1(EPOLL_CLOEXEC);
 		d->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
@@ -524,6 +531,10 @@ int cx4_model_open(const struct cx4_model_config *cfg, struct cx4_bus **busp)
 		err = add_ep(d, d->timerfd);
 	if (!err)
 		err = add_ep(d, d->net.rx_port.fd);
+	if (!err && d->net.cable.wake_fd >= 0)
+		err = add_ep(d, d->net.cable.wake_fd);
+	if (!err && d->net.cable.watch_fd >= 0)
+		err = add_ep(d, d->net.cable.watch_fd);
 	if (err) {
 		mdev_free(d);
 		return err;
@@ -573,6 +584,7 @@ int cx4_model_get_stats(struct cx4_bus *bus, struct cx4_model_stats *st)
 	d = mdev_of(bus);
 	lock_dev(d);
 	*st = d->stats;
+	st->cable_peer = d->net.cable.peer;
 	pthread_mutex_unlock(&d->lock);
 	return 0;
 }

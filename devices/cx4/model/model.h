@@ -26,6 +26,7 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
+#include "cable.h"
 #include "cx4_bus.h"
 #include "cx4_model.h"
 #include <infiniband/mlx5dv.h>
@@ -720,7 +721,25 @@ struct txpkt {
 	uint8_t *bounce;		   /* NET_SLOT_SIZE bytes of ours */
 };
 
+/* A direct-attach cable to another modelled port of this host (cable.c). */
+#define CABLE_PATH_MAX 256
+struct cable_ring;
+struct mcable {
+	char dir[CABLE_PATH_MAX];
+	struct cable_ring *rx; /* our end, NULL when the port has no cable */
+	int wake_fd;	       /* our FIFO (read and write), in the engine's epoll */
+	uint64_t rx_pos;       /* next record; given back (cons) when the pass ends */
+	struct cable_ring *tx; /* the other end's ring, once found */
+	int peer_wake_fd;
+	uint32_t peer; /* its address, 0 = not joined (frames go by UDP) */
+	uint64_t tx_pos, tx_published;
+	int watch_fd; /* inotify on dir (in the engine's epoll): an end appeared */
+	bool look_now;
+	uint64_t next_look_ns;
+};
+
 struct mnet {
+	struct mcable cable;
 	struct roce_udp_port rx_port;		/* IP:4791, GRO on */
 	struct roce_udp_port tx[NET_MAX_SOCKS]; /* source ports, GSO on */
 	unsigned int ntx;
@@ -750,7 +769,7 @@ struct mnet {
 	uint8_t *slab;
 };
 
-int net_open(struct mdev *d, const char *pcap_path);
+int net_open(struct mdev *d, const char *pcap_path, const char *cable_dir);
 /* Copy the payload of queued packets that still points into host memory into their own
  * buffers (before an IOMMU unmap). */
 void net_tx_materialize(struct mdev *d);
@@ -775,6 +794,28 @@ int net_tx_flush(struct mdev *d);
 int net_rx(struct mdev *d);
 /* Install a receive fault rule (NULL: clear all); 0 or -errno. */
 int net_set_fault(struct mdev *d, const struct cx4_model_fault *f);
+/* Give back what this pass received (no DMA points into it any more). */
+void net_rx_done(struct mdev *d);
+/* The engine is about to sleep (true) or woke (false). */
+void net_sleeping(struct mdev *d, bool sleeping);
+
+/* cable.c: 0 or -errno; dir NULL = no cable */
+int cable_open(struct mdev *d, const char *dir);
+void cable_close(struct mdev *d);
+/* The other end's address once joined (looked for at most every 100 ms), else 0. */
+uint32_t cable_peer(struct mdev *d);
+/* Queue one frame (UDP payload pieces, len bytes) for the other end: 0, -EAGAIN (full, the
+ * other end wakes us when it has room) or -EINVAL. */
+int cable_put(struct mdev *d, const struct roce_addr *a, const struct iovec *iov, int iovcnt,
+	      uint32_t len);
+/* Make what cable_put queued visible to the other end (and wake it if it sleeps). */
+void cable_publish(struct mdev *d);
+/* The next received frame (valid until cable_rx_done) or NULL. */
+const uint8_t *cable_next(struct mdev *d, struct roce_addr *a, size_t *len);
+void cable_rx_done(struct mdev *d);
+void cable_sleeping(struct mdev *d, bool sleeping);
+void cable_drain_wake(struct mdev *d);
+
 /* Pick the source-port socket for a QP (per-QP entropy, research note 4.1). */
 uint16_t net_sport_for(struct mdev *d, uint32_t qpn, uint16_t want, bool av, int *sock);
 

@@ -50,7 +50,7 @@ static int open_tx(struct mdev *d, uint16_t port)
 	return (int)d->net.ntx++;
 }
 
-int net_open(struct mdev *d, const char *pcap_path)
+int net_open(struct mdev *d, const char *pcap_path, const char *cable_dir)
 {
 	struct mnet *n = &d->net;
 	struct roce_udp_port_opts o = {.rcvbuf = 8 << 20, .sndbuf = 4 << 20, .gro = true};
@@ -60,6 +60,9 @@ int net_open(struct mdev *d, const char *pcap_path)
 
 	n->rx_port.fd = -1;
 	n->blocked_sock = -1;
+	err = cable_open(d, cable_dir);
+	if (err)
+		return err;
 	err = roce_udp_port_open(&n->rx_port, d->cfg.ipv4, d->cfg.udp_port, &o);
 	if (err)
 		return err;
@@ -98,6 +101,7 @@ void net_close(struct mdev *d)
 {
 	struct mnet *n = &d->net;
 
+	cable_close(d);
 	roce_udp_port_close(&n->rx_port);
 	for (unsigned int i = 0; i < n->ntx; i++)
 		roce_udp_port_close(&n->tx[i]);
@@ -342,11 +346,72 @@ struct txgroup {
 	uint32_t first, n;
 };
 
+/* A packet left (segment ip_id of its send): count it, capture it, complete UC/UD WQEs. */
+static void tx_done(struct mdev *d, struct txpkt *t, uint16_t ip_id)
+{
+	struct mnet *n = &d->net;
+
+	d->stats.tx_pkts++;
+	d->stats.tx_bytes += pkt_len(t);
+	if (n->pcap) {
+		struct roce_addr a;
+
+		pkt_addr(d, t, ip_id, &a);
+		t->iov[t->iovcnt] =
+		    (struct iovec){.iov_base = t->tail, .iov_len = pkt_len(t) - t->hlen - t->plen};
+		roce_pcap_write_udp(n->pcap, &a, t->iov, t->iovcnt + 1);
+	}
+	/* UC/UD: a WQE is complete once its last packet has left */
+	if (t->qp && t->last && t->swq_pos >= 0 && t->qp->st != CX4_QP_ST_RC)
+		comp_sent(d, t->qp, (uint32_t)t->swq_pos);
+}
+
+/* The packets at the head of the queue that go to the cable's other end; *full when its ring
+ * has no room (it wakes us when it has). */
+static int tx_cable(struct mdev *d, uint32_t peer, bool *full)
+{
+	struct mnet *n = &d->net;
+	int sent = 0;
+
+	while (n->tx_head != n->tx_tail) {
+		struct txpkt *t = &n->tx_slot[n->tx_head % NET_TX_SLOTS];
+		struct roce_addr a;
+		int tl, err;
+
+		if (t->faulted || t->daddr != peer)
+			break;
+		/* a packet sent alone leaves with IPv4 ID 0 (DF set), as from the UDP socket */
+		pkt_addr(d, t, 0, &a);
+		tl = roce_write_tail(t->tail, &a, t->iov, t->iovcnt);
+		if (tl < 0) {
+			t->faulted = true;
+			break;
+		}
+		t->iov[t->iovcnt] = (struct iovec){.iov_base = t->tail, .iov_len = (size_t)tl};
+		err = cable_put(d, &a, t->iov, t->iovcnt + 1, pkt_len(t));
+		if (err == -EAGAIN) {
+			*full = true;
+			break;
+		}
+		if (err) {
+			mdev_log(d, "cable: %u-byte packet not sent: %s", pkt_len(t),
+				 strerror(-err));
+		} else {
+			tx_done(d, t, 0);
+			sent++;
+		}
+		n->tx_head++;
+	}
+	cable_publish(d);
+	return sent;
+}
+
 int net_tx_flush(struct mdev *d)
 {
 	struct mnet *n = &d->net;
 	struct roce_udp_tx tx[ROCE_UDP_BATCH];
 	struct txgroup grp[ROCE_UDP_BATCH];
+	uint32_t peer;
 	int sent = 0;
 
 	if (n->tx_head == n->tx_tail) {
@@ -363,6 +428,7 @@ int net_tx_flush(struct mdev *d)
 		set_epollout(d, -1);
 		return 0;
 	}
+	peer = cable_peer(d);
 	while (n->tx_head != n->tx_tail) {
 		uint32_t at = n->tx_head, niov = 0;
 		unsigned int k = 0;
@@ -378,13 +444,21 @@ int net_tx_flush(struct mdev *d)
 				qp_tx_fault(d, t->qp, t->swq_pos);
 			continue;
 		}
+		if (peer && n->tx_slot[at % NET_TX_SLOTS].daddr == peer) {
+			bool full = false;
+
+			sent += tx_cable(d, peer, &full);
+			if (full)
+				break;
+			continue;
+		}
 		sock = n->tx_slot[at % NET_TX_SLOTS].sock;
 		/* groups of equal-size packets to one destination, for one sendmmsg */
 		while (at != n->tx_tail && k < ROCE_UDP_BATCH) {
 			struct txpkt *f = &n->tx_slot[at % NET_TX_SLOTS];
 			uint32_t size = pkt_len(f), bytes = 0, cnt = 0, iov0 = niov;
 
-			if (f->faulted || f->sock != sock)
+			if (f->faulted || f->sock != sock || (peer && f->daddr == peer))
 				break;
 			while (at != n->tx_tail) {
 				struct txpkt *t = &n->tx_slot[at % NET_TX_SLOTS];
@@ -440,25 +514,9 @@ int net_tx_flush(struct mdev *d)
 			continue;
 		}
 		for (int g = 0; g < r; g++) {
-			for (uint32_t i = 0; i < grp[g].n; i++) {
-				struct txpkt *t = &n->tx_slot[(grp[g].first + i) % NET_TX_SLOTS];
-
-				d->stats.tx_pkts++;
-				d->stats.tx_bytes += pkt_len(t);
-				if (n->pcap) {
-					struct roce_addr a;
-
-					pkt_addr(d, t, (uint16_t)i, &a);
-					t->iov[t->iovcnt] = (struct iovec){
-					    .iov_base = t->tail,
-					    .iov_len = pkt_len(t) - t->hlen - t->plen};
-					roce_pcap_write_udp(n->pcap, &a, t->iov, t->iovcnt + 1);
-				}
-				/* UC/UD: a WQE is complete once its last packet has left */
-				if (t->qp && t->last && t->swq_pos >= 0 &&
-				    t->qp->st != CX4_QP_ST_RC)
-					comp_sent(d, t->qp, (uint32_t)t->swq_pos);
-			}
+			for (uint32_t i = 0; i < grp[g].n; i++)
+				tx_done(d, &n->tx_slot[(grp[g].first + i) % NET_TX_SLOTS],
+					(uint16_t)i);
 			n->tx_head += grp[g].n;
 			sent += (int)grp[g].n;
 		}
@@ -659,11 +717,27 @@ static void rx_deliver(struct mdev *d, const uint8_t *buf, size_t len, struct ro
 		fault_release(d, false);
 }
 
+/* Frames from the cable's other end (at most as many as 32 full GRO buffers hold). */
+static int rx_cable(struct mdev *d)
+{
+	const uint8_t *buf;
+	struct roce_addr a;
+	size_t len;
+	int got = 0;
+
+	cable_peer(d); /* join an end that appeared, let go of one that left */
+	while (got < NET_RX_SLOTS * 16 && (buf = cable_next(d, &a, &len))) {
+		rx_one(d, buf, len, &a);
+		got++;
+	}
+	return got;
+}
+
 int net_rx(struct mdev *d)
 {
 	struct mnet *n = &d->net;
 	struct roce_udp_rx rx[NET_RX_SLOTS];
-	int got;
+	int got, cabled = rx_cable(d);
 
 	/* headroom in front of each buffer: the responder builds a UD GRH there (resp.c) */
 	for (unsigned int i = 0; i < NET_RX_SLOTS; i++)
@@ -672,11 +746,13 @@ int net_rx(struct mdev *d)
 	got = roce_udp_recv(&n->rx_port, rx, NET_RX_SLOTS);
 	if (got <= 0) {
 		/* nothing new arrives: the impaired link lets go of what it held */
-		if (fault_any_held(d)) {
+		if (!cabled && fault_any_held(d)) {
 			fault_release(d, true);
 			return 1;
 		}
-		return 0;
+		if (cabled && n->pcap)
+			roce_pcap_flush(n->pcap);
+		return cabled;
 	}
 	for (int i = 0; i < got; i++) {
 		size_t seg = rx[i].seg_size ? rx[i].seg_size : rx[i].len;
@@ -696,5 +772,17 @@ int net_rx(struct mdev *d)
 	}
 	if (n->pcap)
 		roce_pcap_flush(n->pcap);
-	return got;
+	return got + cabled;
+}
+
+void net_rx_done(struct mdev *d)
+{
+	cable_rx_done(d);
+}
+
+void net_sleeping(struct mdev *d, bool sleeping)
+{
+	cable_sleeping(d, sleeping);
+	if (!sleeping)
+		cable_drain_wake(d);
 }

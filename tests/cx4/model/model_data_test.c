@@ -9,9 +9,15 @@
  * prefix-<test>-<n>.pcap for the tshark / ICRC check (model_pcap_test.sh).
  */
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include "cable.h"
+#include "roce_pkt.h"
 
 #include "tverbs.h"
 
@@ -47,6 +53,8 @@ static void check_bytes(const uint8_t *got, size_t n, unsigned int seed, const c
 
 /* Every DMA buffer as separate 4 KB mappings (tdev.scatter), for test_scatter. */
 static bool g_scatter;
+/* Join the devices by a direct-attach cable in this directory (test_cable, CX4_MODEL_CABLE). */
+static const char *g_cable;
 
 static void dev_up(struct side *s, bool pcap, bool atomic_mode1)
 {
@@ -60,6 +68,7 @@ static void dev_up(struct side *s, bool pcap, bool atomic_mode1)
 		snprintf(path, sizeof(path), "%s-%s-%d.pcap", p, t_name, n++);
 		c.pcap_path = path;
 	}
+	c.cable_dir = g_cable ? g_cable : getenv("CX4_MODEL_CABLE");
 	T_EQ(tdev_open(&s->t, &c), 0);
 	s->t.atomic_mode1 = atomic_mode1;
 	s->t.scatter = g_scatter;
@@ -1640,10 +1649,308 @@ static void test_cqe_waiter(void)
 	down(&b);
 }
 
+/* ---- the direct-attach cable (devices/cx4/model/cable.h) ------------------------------------ */
+
+/* Wait until the device has joined the cable's other end at ip (0: has let go). */
+static void cable_wait_peer(struct tdev *t, uint32_t ip)
+{
+	struct cx4_model_stats st;
+
+	for (int i = 0; i < 1000; i++) {
+		T_EQ(cx4_model_get_stats(t->bus, &st), 0);
+		if (st.cable_peer == ip)
+			return;
+		usleep(2000);
+	}
+	T_FAIL("cable peer is 0x%x, want 0x%x", ntohl(st.cable_peer), ntohl(ip));
+}
+
+/* An end of a cable played by the test from cable.h alone: its ring, its wake-up FIFO. */
+struct fake_end {
+	const char *dir;
+	struct cable_ring *r;
+	int wake_fd;
+	uint32_t ip;
+	uint64_t pos;
+};
+
+static void end_path(char *buf, size_t len, const char *dir, const char *kind, uint32_t ip)
+{
+	T_ASSERT(snprintf(buf, len, "%s/%s-%08x", dir, kind, ntohl(ip)) < (int)len);
+}
+
+static void fake_open(struct fake_end *f, const char *dir, uint32_t ip)
+{
+	char path[256];
+	void *p;
+	int fd;
+
+	*f = (struct fake_end){.dir = dir, .ip = ip};
+	end_path(path, sizeof(path), dir, "end", ip);
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	T_ASSERT(fd >= 0);
+	T_EQ(ftruncate(fd, CABLE_MAP), 0);
+	p = mmap(NULL, CABLE_MAP, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	T_ASSERT(p != MAP_FAILED);
+	close(fd);
+	f->r = p;
+	f->r->size = CABLE_RING_SIZE;
+	f->r->owner = ip;
+	f->r->magic = CABLE_MAGIC;
+	atomic_store(&f->r->alive, 1);
+	end_path(path, sizeof(path), dir, "wake", ip);
+	if (mkfifo(path, 0600))
+		T_FAIL("mkfifo %s: %s", path, strerror(errno));
+	f->wake_fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	T_ASSERT(f->wake_fd >= 0);
+}
+
+static void fake_close(struct fake_end *f)
+{
+	char path[256];
+
+	atomic_store(&f->r->alive, 0);
+	munmap(f->r, CABLE_MAP);
+	close(f->wake_fd);
+	end_path(path, sizeof(path), f->dir, "end", f->ip);
+	T_EQ(unlink(path), 0);
+	end_path(path, sizeof(path), f->dir, "wake", f->ip);
+	T_EQ(unlink(path), 0);
+}
+
+/* Give back everything read so far; wake the producer (at ip) if it waits for room. */
+static void fake_give_back(struct fake_end *f, uint32_t producer_ip)
+{
+	char path[256];
+	uint8_t b = 1;
+	int fd;
+
+	atomic_store(&f->r->cons, f->pos);
+	atomic_thread_fence(memory_order_seq_cst);
+	if (!atomic_exchange(&f->r->tx_waiting, 0))
+		return;
+	end_path(path, sizeof(path), f->dir, "wake", producer_ip);
+	fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+	T_ASSERT(fd >= 0);
+	T_EQ(write(fd, &b, 1), 1);
+	close(fd);
+}
+
+/*
+ * Two ports joined by a cable (cable.c): every frame goes through shared memory, none by UDP,
+ * every byte arrives. A ring that more data than it holds is sent into makes the sender wait
+ * (nothing is lost, records are complete packets with good ICRCs, in PSN order); an end that
+ * goes away is let go (frames go by UDP again), and a new end at its address is joined.
+ */
+static void test_cable(void)
+{
+	char dir[] = "/tmp/cx4-cable-test.XXXXXX";
+	struct cx4_model_stats sa, sb;
+	struct side a, b;
+	struct tcqe e;
+
+	T_ASSERT(mkdtemp(dir));
+	g_cable = dir;
+
+	/* 1. a pair: WRITE, READ, SEND over the cable */
+	pair(&a, &b, CX4_QP_ST_RC, CX4_QP_MTU_4096);
+	cable_wait_peer(&a.t, b.t.ip);
+	cable_wait_peer(&b.t, a.t.ip);
+	T_EQ(tmr_reg(&a.t, &a.mr, 4 << 20, TA_ALL, TMR_PID, a.pd), 0);
+	T_EQ(tmr_reg(&b.t, &b.mr, 4 << 20, TA_ALL, TMR_FD, b.pd), 0);
+	fill(a.mr.buf, 2 << 20, 31);
+	fill(b.mr.buf + (2 << 20), 1 << 20, 32);
+	{
+		struct tsge ws = sge(&a.mr, 0, 2 << 20), rs = sge(&a.mr, 2 << 20, 1 << 20);
+		struct tsend w = {.opcode = MLX5_OPCODE_RDMA_WRITE,
+				  .sg = &ws,
+				  .nsg = 1,
+				  .raddr = (uintptr_t)b.mr.buf,
+				  .rkey = b.mr.key};
+		struct tsend r = {.opcode = MLX5_OPCODE_RDMA_READ,
+				  .sg = &rs,
+				  .nsg = 1,
+				  .raddr = (uintptr_t)b.mr.buf + (2 << 20),
+				  .rkey = b.mr.key};
+
+		tqp_post_send(&a.t, &a.qp, &w);
+		tqp_post_send(&a.t, &a.qp, &r);
+		tcq_expect(&a.t, &a.scq, &e, WAIT);
+		T_EQ(e.opcode, MLX5_CQE_REQ);
+		tcq_expect(&a.t, &a.scq, &e, WAIT);
+		T_EQ(e.opcode, MLX5_CQE_REQ);
+		T_EQ(e.wqe_opcode, MLX5_OPCODE_RDMA_READ);
+		check_bytes(b.mr.buf, 2 << 20, 31, "write over the cable");
+		check_bytes(a.mr.buf + (2 << 20), 1 << 20, 32, "read over the cable");
+	}
+	T_EQ(cx4_model_get_stats(a.t.bus, &sa), 0);
+	T_EQ(cx4_model_get_stats(b.t.bus, &sb), 0);
+	T_ASSERT(sa.tx_pkts >= 512 + 1);
+	T_EQ(sa.cable_tx_pkts, sa.tx_pkts);
+	T_EQ(sa.cable_rx_pkts, sa.rx_pkts);
+	T_EQ(sb.cable_tx_pkts, sb.tx_pkts);
+	T_EQ(sb.cable_rx_pkts, sb.rx_pkts);
+	T_EQ(sa.rx_drop_icrc + sb.rx_drop_icrc, 0);
+	no_retransmits(&a);
+	no_retransmits(&b);
+	down(&b);
+
+	/* 2. the other end (the test) reads nothing for a while: the sender waits for room */
+	{
+		/* a third address of this process: the k bits of tdev_addr differ from a and b */
+		const uint32_t x = htonl(ntohl(a.t.ip) ^ 2), msg = 8u << 20, psn0 = 0xfffff0;
+		struct tconn c = {.rip = x, .rqpn = 0x123, .mtu = CX4_QP_MTU_4096, .sq_psn = psn0};
+		struct fake_end f;
+		struct tqp q;
+		struct tmr m;
+		uint32_t got = 0;
+		int idle = 0;
+
+		fake_open(&f, dir, x);
+		cable_wait_peer(&a.t, x);
+		T_EQ(tmr_reg(&a.t, &m, msg, TA_ALL, TMR_FD, a.pd), 0);
+		fill(m.buf, msg, 33);
+		T_EQ(tqp_create(&a.t, &q, CX4_QP_ST_UC, a.pd, &a.scq, &a.rcq, 6, 6, NULL), 0);
+		T_EQ(tqp_connect(&a.t, &q, &c), 0);
+		{
+			struct tsge ws = sge(&m, 0, msg);
+			struct tsend w = {.opcode = MLX5_OPCODE_RDMA_WRITE,
+					  .sg = &ws,
+					  .nsg = 1,
+					  .raddr = 0x40000000,
+					  .rkey = 0x77};
+
+			tqp_post_send(&a.t, &q, &w);
+		}
+		for (int i = 0; i < 2500 && !atomic_load(&f.r->tx_waiting); i++)
+			usleep(2000);
+		T_ASSERT(atomic_load(&f.r->tx_waiting));
+		T_ASSERT(atomic_load(&f.r->prod) <= CABLE_RING_SIZE);
+		T_EQ(tcq_poll(&a.t, &a.scq, (uint8_t[64]){0}, 0), 0); /* UC: not all sent */
+		/* now read, check and give back, as a receiving port would */
+		while (got < msg / 4096) {
+			uint64_t prod = atomic_load(&f.r->prod);
+
+			if (f.pos == prod) {
+				T_ASSERT(++idle < 5000);
+				usleep(1000);
+				continue;
+			}
+			idle = 0;
+			while (f.pos != prod) {
+				uint32_t off = (uint32_t)(f.pos % CABLE_RING_SIZE);
+				const uint8_t *p = (const uint8_t *)f.r + CABLE_HDR + off;
+				struct cable_rec rec;
+				struct roce_addr ad;
+				struct roce_pkt pkt;
+
+				memcpy(&rec, p, sizeof(rec));
+				if (rec.len == CABLE_WRAP) {
+					f.pos += CABLE_RING_SIZE - off;
+					continue;
+				}
+				T_ASSERT(rec.len > 0 && rec.len <= CABLE_MAX_PKT);
+				T_ASSERT(off + cable_rec_space(rec.len) <= CABLE_RING_SIZE);
+				ad = (struct roce_addr){.saddr = rec.saddr,
+							.daddr = x,
+							.sport = rec.sport,
+							.dport = ROCE_V2_UDP_PORT,
+							.tos = rec.tos,
+							.ttl = rec.ttl,
+							.ip_id = rec.ip_id};
+				T_EQ(rec.saddr, a.t.ip);
+				T_EQ(roce_parse_udp(p + sizeof(rec), rec.len, &ad, 0, &pkt), 0);
+				T_EQ(pkt.dqpn, 0x123);
+				T_EQ(pkt.psn, (psn0 + got) & ROCE_PSN_MASK);
+				T_EQ(pkt.payload_len, 4096);
+				if (memcmp(pkt.payload, m.buf + (size_t)got * 4096, 4096))
+					T_FAIL("packet %u: payload differs", got);
+				got++;
+				f.pos += cable_rec_space(rec.len);
+			}
+			fake_give_back(&f, a.t.ip);
+		}
+		tcq_expect(&a.t, &a.scq, &e, WAIT);
+		T_EQ(e.opcode, MLX5_CQE_REQ);
+		T_EQ(cx4_model_get_stats(a.t.bus, &sa), 0);
+		T_ASSERT(sa.cable_tx_full > 0);
+
+		/* 3. the end goes away: let go, frames go by UDP (to nobody) */
+		fake_close(&f);
+		{
+			struct tsge ws = sge(&m, 0, 4096);
+			struct tsend w = {.opcode = MLX5_OPCODE_RDMA_WRITE,
+					  .sg = &ws,
+					  .nsg = 1,
+					  .raddr = 0x40000000,
+					  .rkey = 0x77};
+
+			tqp_post_send(&a.t, &q, &w);
+			tcq_expect(&a.t, &a.scq, &e, WAIT);
+		}
+		cable_wait_peer(&a.t, 0);
+		T_EQ(cx4_model_get_stats(a.t.bus, &sb), 0);
+		T_EQ(sb.cable_tx_pkts, sa.cable_tx_pkts);
+		T_EQ(sb.tx_pkts, sa.tx_pkts + 1);
+
+		/* ... and a port that comes up at that address is joined */
+		{
+			struct cx4_model_config cfg = {.ipv4 = x, .cable_dir = dir};
+			struct tconn ca = {.mtu = CX4_QP_MTU_4096, .sq_psn = 1, .rq_psn = 1},
+				     cb = ca;
+
+			T_EQ(tdev_open(&b.t, &cfg), 0);
+			T_EQ(tdev_bringup(&b.t), 0);
+			T_EQ(tdev_roce_setup(&b.t), 0);
+			T_EQ(tdev_alloc_pd(&b.t, &b.pd), 0);
+			T_EQ(tcq_create(&b.t, &b.scq, 8), 0);
+			T_EQ(tcq_create(&b.t, &b.rcq, 8), 0);
+			cable_wait_peer(&a.t, x);
+			cable_wait_peer(&b.t, a.t.ip);
+			ca.retry = cb.retry = 7;
+			T_EQ(
+			    tqp_create(&a.t, &a.qp, CX4_QP_ST_RC, a.pd, &a.scq, &a.rcq, 6, 6, NULL),
+			    0);
+			T_EQ(
+			    tqp_create(&b.t, &b.qp, CX4_QP_ST_RC, b.pd, &b.scq, &b.rcq, 6, 6, NULL),
+			    0);
+			ca.rip = x;
+			ca.rqpn = b.qp.qpn;
+			cb.rip = a.t.ip;
+			cb.rqpn = a.qp.qpn;
+			T_EQ(tqp_connect(&a.t, &a.qp, &ca), 0);
+			T_EQ(tqp_connect(&b.t, &b.qp, &cb), 0);
+			T_EQ(tmr_reg(&b.t, &b.mr, 1 << 20, TA_ALL, TMR_FD, b.pd), 0);
+		}
+		{
+			struct tsge ws = sge(&m, 4096, 1 << 20);
+			struct tsend w = {.opcode = MLX5_OPCODE_RDMA_WRITE,
+					  .sg = &ws,
+					  .nsg = 1,
+					  .raddr = (uintptr_t)b.mr.buf,
+					  .rkey = b.mr.key};
+
+			tqp_post_send(&a.t, &a.qp, &w);
+			tcq_expect(&a.t, &a.scq, &e, WAIT);
+			T_EQ(e.opcode, MLX5_CQE_REQ);
+			T_EQ(memcmp(b.mr.buf, m.buf + 4096, 1 << 20), 0);
+		}
+		T_EQ(cx4_model_get_stats(b.t.bus, &sb), 0);
+		T_ASSERT(sb.cable_rx_pkts >= 256);
+		T_EQ(sb.cable_rx_pkts, sb.rx_pkts);
+	}
+	down(&a);
+	down(&b);
+	g_cable = NULL;
+	/* both ends gone: the cable's directory with them */
+	T_ASSERT(rmdir(dir) && errno == ENOENT);
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void);
 } tests[] = {
+    {"cable", test_cable},
     {"cqe_waiter", test_cqe_waiter},
     {"sleep_wake", test_sleep_wake},
     {"stress", test_stress},
