@@ -224,6 +224,22 @@ static bool window_full(const struct mqp *qp)
 	return qp->st == CX4_QP_ST_RC && psn_sub(qp->req.cur_psn, qp->req.ack_psn) >= WINDOW;
 }
 
+/*
+ * After going back (timeout, NAK), ACKs of the first transmission may still arrive and
+ * acknowledge more than has been sent again: what the responder has is not sent a third time
+ * ([IBTA] 9.7.5.1.x: the requester resumes from the PSN the ACK implies). Without this the
+ * resend position would trail ack_psn and window_full would see a distance of almost 2^24.
+ */
+static void skip_acked(struct mqp *qp, const struct mswqe *e)
+{
+	struct mreq *r = &qp->req;
+	uint32_t ahead = psn_sub(r->ack_psn, r->cur_psn);
+
+	if (qp->st == CX4_QP_ST_RC && ahead && ahead < (1u << 23) &&
+	    psn_sub(r->ack_psn, e->first_psn) <= psn_sub(e->last_psn, e->first_psn))
+		r->cur_psn = r->ack_psn;
+}
+
 /* Queue one packet; returns 0, 1 when blocked (no slot), or a CQE syndrome (> 1). */
 static int emit(struct mdev *d, struct mqp *qp, uint32_t pos, const struct mwqe *w,
 		struct roce_tx_hdr *h, uint32_t off, uint32_t plen, bool last, bool payload)
@@ -278,6 +294,7 @@ static int send_entry(struct mdev *d, struct mqp *qp, uint32_t pos)
 		r->cur_psn = e->first_psn;
 		r->cur_started = true;
 	}
+	skip_acked(qp, e);
 	switch (e->opcode) {
 	case MLX5_OPCODE_RDMA_READ: {
 		struct roce_tx_hdr h = {.opcode = roce_op(qp, ROCE_OP_RDMA_READ_REQUEST)};

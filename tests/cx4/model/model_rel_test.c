@@ -13,6 +13,7 @@
  * response, or the responder's handling of a duplicate request alone. Counters of
  * cx4_model_get_stats (what a card counts) show how many times a request was sent again.
  */
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -523,6 +524,37 @@ static void test_ack_faults(void)
 	}
 }
 
+
+/*
+ * A local ACK timeout shorter than the round trip under load (131 us): the timer keeps going back to
+ * the oldest unacknowledged PSN while the ACKs of what was sent are still on their way, so
+ * ACKs keep arriving for more than has been sent again since. The requester goes on from the
+ * acknowledged PSN. Found by ib_write_lat -a on a loaded machine (its engine off the CPU
+ * longer than the 67 ms timeout): the window check computed the distance from the ACKed PSN
+ * back to the resend position as almost 2^24 and the QP waited for an ACK that was never to
+ * come, with nothing outstanding and no timer: a hang.
+ */
+static void test_ack_past_rewind(void)
+{
+	for (int round = 0; round < 4; round++) {
+		struct opts o = {.retry = 7, .ack_timeout = 5}; /* 131 us */
+		const uint32_t big = 900 * 1024; /* 900 packets at PMTU 1024 */
+		struct side a, b;
+		int i1, i2;
+
+		pair(&a, &b, &o);
+		fill(a.mr.buf, 1000 + big, 61 + (unsigned int)round);
+		i1 = post_data(&a, &b, MLX5_OPCODE_RDMA_WRITE, 0, 0, 1000);
+		i2 = post_data(&a, &b, MLX5_OPCODE_RDMA_WRITE, 1000, 1000, big);
+		expect_req(&a, i1, MLX5_OPCODE_RDMA_WRITE, 1000);
+		expect_req(&a, i2, MLX5_OPCODE_RDMA_WRITE, big);
+		check_bytes(b.mr.buf, 1000 + big, 61 + (unsigned int)round, "WRITEs");
+		expect_quiet(&a, &b);
+		down(&a);
+		down(&b);
+	}
+}
+
 /* ---- atomics -------------------------------------------------------------------------------- */
 
 /*
@@ -715,6 +747,7 @@ static const struct {
 	const char *name;
 	void (*fn)(void);
 } tests[] = {
+    {"ack_past_rewind", test_ack_past_rewind},
     {"read_resp_loss", test_read_resp_loss},
     {"read_dup_resources", test_read_dup_resources},
     {"read_dup_request", test_read_dup_request},
