@@ -100,12 +100,18 @@ struct cx4_destroy_rsp {
 };
 
 /* ---- MR ---------------------------------------------------------------------------------- */
+/*
+ * With one descriptor attached, the pages of addr .. addr + length are also the memfd's, from
+ * fd_off on (the page holding addr; providers/common/bv_shadow.c): cx4d maps the memfd for the
+ * device instead of reaching the client's memory by pid. It must be sealed against shrinking.
+ */
 struct cx4_reg_mr_req {
 	uint32_t pd_handle;
 	uint32_t access;		/* enum ibv_access_flags */
 	uint64_t addr;			/* VA in the client */
 	uint64_t length;
 	uint64_t hca_va;		/* address the device is given (ibv_reg_mr_iova2), usually addr */
+	uint64_t fd_off;		/* with a descriptor: offset of addr's page in it */
 };
 
 struct cx4_reg_mr_rsp {

@@ -105,4 +105,12 @@ static inline bool bv_opcode_ok(enum ibv_qp_type t, enum ibv_wr_opcode op)
 	}
 }
 
+/*
+ * Move the pages of addr .. addr + len into a memfd (bv_shadow.c): 0 and *fd (ours until
+ * bv_shadow_put; dup it to hand it on) with *fd_off the offset of addr's page in it, or -errno
+ * when the region stays where it is (not private anonymous memory, no userfaultfd, too large).
+ */
+int bv_shadow_get(uint64_t addr, uint64_t len, int *fd, uint64_t *fd_off);
+void bv_shadow_put(uint64_t addr, uint64_t len);
+
 #endif

@@ -94,6 +94,7 @@ static inline struct cx4_pd *to_cx4_pd(struct ibv_pd *pd)
 
 struct cx4_mr {
 	struct verbs_mr vmr;
+	bool shadow; /* its pages were moved into a memfd the device maps (bv_shadow.c) */
 };
 
 struct cx4_cq {

@@ -26,7 +26,7 @@ struct ibv_pd *cx4_alloc_pd(struct ibv_context *ctx)
 
 int cx4_dealloc_pd(struct ibv_pd *ibpd)
 {
-	struct cx4_handle_req req = { .handle = ibpd->handle };
+	struct cx4_handle_req req = {.handle = ibpd->handle};
 	int err = cx4_call(ibpd->context, CX4_OP_DEALLOC_PD, &req, sizeof(req), NULL, 0, NULL, 0);
 
 	if (err)
@@ -35,20 +35,42 @@ int cx4_dealloc_pd(struct ibv_pd *ibpd)
 	return 0;
 }
 
-struct ibv_mr *cx4_reg_mr(struct ibv_pd *pd, void *addr, size_t length, uint64_t hca_va,
-			  int access)
+/* CX4_SHADOW=0: registered memory stays where it is, reached by pid and address. */
+static bool shadow_enabled(void)
 {
-	struct cx4_reg_mr_req req = { .pd_handle = pd->handle, .access = (uint32_t)access,
-				      .addr = (uintptr_t)addr, .length = length,
-				      .hca_va = hca_va };
+	static int on = -1;
+
+	if (on < 0) {
+		const char *e = getenv("CX4_SHADOW");
+
+		on = !e || *e != '0';
+	}
+	return on;
+}
+
+struct ibv_mr *cx4_reg_mr(struct ibv_pd *pd, void *addr, size_t length, uint64_t hca_va, int access)
+{
+	struct cx4_reg_mr_req req = {.pd_handle = pd->handle,
+				     .access = (uint32_t)access,
+				     .addr = (uintptr_t)addr,
+				     .length = length,
+				     .hca_va = hca_va};
 	struct cx4_reg_mr_rsp rsp;
 	struct cx4_mr *mr = calloc(1, sizeof(*mr));
-	int err;
+	int err, fd = -1;
 
 	if (!mr)
 		return NULL;
-	err = cx4_call(pd->context, CX4_OP_REG_MR, &req, sizeof(req), NULL, 0, &rsp, sizeof(rsp));
+	/*
+	 * Share the pages with the device (a card reaches them through its IOMMU, no system call
+	 * per transfer); where they cannot be moved, cx4d maps them by pid and address instead.
+	 */
+	mr->shadow = shadow_enabled() && !bv_shadow_get(req.addr, length, &fd, &req.fd_off);
+	err = cx4_call(pd->context, CX4_OP_REG_MR, &req, sizeof(req), mr->shadow ? &fd : NULL,
+		       mr->shadow ? 1 : 0, &rsp, sizeof(rsp));
 	if (err) {
+		if (mr->shadow)
+			bv_shadow_put(req.addr, length);
 		free(mr);
 		errno = err;
 		return NULL;
@@ -65,12 +87,15 @@ struct ibv_mr *cx4_reg_mr(struct ibv_pd *pd, void *addr, size_t length, uint64_t
 
 int cx4_dereg_mr(struct verbs_mr *vmr)
 {
-	struct cx4_handle_req req = { .handle = vmr->ibv_mr.handle };
-	int err = cx4_call(vmr->ibv_mr.context, CX4_OP_DEREG_MR, &req, sizeof(req), NULL, 0,
-			   NULL, 0);
+	struct cx4_handle_req req = {.handle = vmr->ibv_mr.handle};
+	int err =
+	    cx4_call(vmr->ibv_mr.context, CX4_OP_DEREG_MR, &req, sizeof(req), NULL, 0, NULL, 0);
 
 	if (err)
 		return err;
+	/* the device no longer maps the memfd: the pages may go back to private memory */
+	if (((struct cx4_mr *)vmr)->shadow)
+		bv_shadow_put((uintptr_t)vmr->ibv_mr.addr, vmr->ibv_mr.length);
 	free(vmr);
 	return 0;
 }

@@ -484,8 +484,6 @@ uint64_t ntb_sg_total(const struct ibv_sge *sg, uint32_t num_sge);
 
 /* ntb_shadow.c */
 bool ntb_pio_enabled(void);
-int ntb_shadow_get(uint64_t addr, uint64_t len, int *fd, uint64_t *fd_off);
-void ntb_shadow_put(uint64_t addr, uint64_t len);
 /* ntb_req.c: PIO mappings of the peer's regions and direct copies into its window */
 void ntb_pmaps_free(struct ntb_context *ctx);
 uint8_t *ntb_pio_region(struct ntb_context *ctx, const struct ntbv_mr_ent *m);

@@ -69,6 +69,19 @@ bool ntb_mr_lookup(struct ntb_context *ctx, uint32_t key, bool remote, struct nt
 	return lookup(ctx, key, remote, out, &seq);
 }
 
+/* NTB_PIO=0: no region is shared with the peer's CPU (every remote write is a DMA). */
+bool ntb_pio_enabled(void)
+{
+	static int on = -1;
+
+	if (on < 0) {
+		const char *e = getenv("NTB_PIO");
+
+		on = !e || *e != '0';
+	}
+	return on;
+}
+
 struct ibv_mr *ntb_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length, uint64_t hca_va,
 			  int access)
 {
@@ -76,9 +89,11 @@ struct ibv_mr *ntb_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length, uint64
 	const int known = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 			  IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC |
 			  IBV_ACCESS_RELAXED_ORDERING;
-	struct ntb_reg_mr_req req = { .pd = to_ntb_pd(ibpd)->handle, .access = access,
-				      .addr = (uintptr_t)addr, .length = length,
-				      .hca_va = hca_va };
+	struct ntb_reg_mr_req req = {.pd = to_ntb_pd(ibpd)->handle,
+				     .access = access,
+				     .addr = (uintptr_t)addr,
+				     .length = length,
+				     .hca_va = hca_va};
 	struct ntb_reg_mr_rsp rsp;
 	struct ntb_mr_slot v;
 	struct ntb_mr *mr;
@@ -103,14 +118,19 @@ struct ibv_mr *ntb_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length, uint64
 		errno = ENOMEM;
 		return NULL;
 	}
-	/* remotely writable: let the peer's CPU reach the pages too (ntb_shadow.c) */
-	if ((access & IBV_ACCESS_REMOTE_WRITE) && !ntb_shadow_get(req.addr, length, &fd,
-								  &req.fd_off))
+	/* remotely writable: let the peer's CPU reach the pages too (providers/common/bv_shadow.c)
+	 */
+	if ((access & IBV_ACCESS_REMOTE_WRITE) && ntb_pio_enabled() &&
+	    !bv_shadow_get(req.addr, length, &fd, &req.fd_off))
 		shadow = true;
 	{
-		struct bv_call call = { .op = NTB_OP_REG_MR, .req = &req, .req_len = sizeof(req),
-					.fds = shadow ? &fd : NULL, .nfds = shadow ? 1 : 0,
-					.rsp = &rsp, .rsp_max = sizeof(rsp) };
+		struct bv_call call = {.op = NTB_OP_REG_MR,
+				       .req = &req,
+				       .req_len = sizeof(req),
+				       .fds = shadow ? &fd : NULL,
+				       .nfds = shadow ? 1 : 0,
+				       .rsp = &rsp,
+				       .rsp_max = sizeof(rsp)};
 
 		ret = bv_call(&ctx->bv, &call);
 		if (!ret && call.rsp_len != sizeof(rsp))
@@ -121,7 +141,7 @@ struct ibv_mr *ntb_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length, uint64
 		ret = EPROTO;
 	if (ret) {
 		if (shadow)
-			ntb_shadow_put(req.addr, length);
+			bv_shadow_put(req.addr, length);
 		free(mr);
 		errno = ret;
 		return NULL;
@@ -133,9 +153,13 @@ struct ibv_mr *ntb_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length, uint64
 	mr->vmr.ibv_mr.handle = rsp.lkey;
 	mr->vmr.mr_type = IBV_MR_TYPE_MR;
 	mr->vmr.access = access;
-	v = (struct ntb_mr_slot){ .lkey = rsp.lkey, .rkey = rsp.rkey, .pd = req.pd,
-				  .access = access, .addr = req.addr, .hca_va = hca_va,
-				  .length = length };
+	v = (struct ntb_mr_slot){.lkey = rsp.lkey,
+				 .rkey = rsp.rkey,
+				 .pd = req.pd,
+				 .access = access,
+				 .addr = req.addr,
+				 .hca_va = hca_va,
+				 .length = length};
 	slot_write(&ctx->mrs[mr->index], &v);
 	/* the ibv_mr is the start of struct ntb_mr (vmr first, ibv_mr first in it) */
 	return (struct ibv_mr *)mr;
@@ -145,8 +169,8 @@ int ntb_dereg_mr(struct verbs_mr *vmr)
 {
 	struct ntb_context *ctx = to_ntb_ctx(vmr->ibv_mr.context);
 	struct ntb_mr *mr = (struct ntb_mr *)vmr;
-	struct ntb_handle_req req = { .handle = vmr->ibv_mr.lkey };
-	struct ntb_mr_slot none = { 0 };
+	struct ntb_handle_req req = {.handle = vmr->ibv_mr.lkey};
+	struct ntb_mr_slot none = {0};
 	int ret;
 
 	/*
@@ -163,7 +187,7 @@ int ntb_dereg_mr(struct verbs_mr *vmr)
 		return ret;
 	/* no peer can reach the pages any more: give them back their private backing */
 	if (mr->shadow)
-		ntb_shadow_put((uintptr_t)vmr->ibv_mr.addr, vmr->ibv_mr.length);
+		bv_shadow_put((uintptr_t)vmr->ibv_mr.addr, vmr->ibv_mr.length);
 	free(mr);
 	return 0;
 }
@@ -191,8 +215,8 @@ enum ibv_wc_status ntb_check_sges(struct ntb_context *ctx, uint32_t pd, const st
 				kc->slot = m;
 			}
 		}
-		if (!ok || m.pd != pd ||
-		    sg[i].addr < m.addr || sg[i].addr + sg[i].length > m.addr + m.length ||
+		if (!ok || m.pd != pd || sg[i].addr < m.addr ||
+		    sg[i].addr + sg[i].length > m.addr + m.length ||
 		    sg[i].addr + sg[i].length < sg[i].addr || (m.access & access) != access)
 			return IBV_WC_LOC_PROT_ERR;
 	}

@@ -412,6 +412,12 @@ static void test_crc(void)
 			if (roce_crc32(0, buf + off, len) != roce_crc32_portable(0, buf + off, len))
 				bad++;
 	EXPECT_EQ(bad, 0);
+	/* packet sizes, with a register carried in */
+	for (len = 1100; len <= 4200; len++)
+		if (roce_crc32(len, buf + (len & 15), len) !=
+		    roce_crc32_portable(len, buf + (len & 15), len))
+			bad++;
+	EXPECT_EQ(bad, 0);
 	EXPECT_EQ(roce_crc32(0, buf + 3, 65536), roce_crc32_portable(0, buf + 3, 65536));
 	/* chaining at any split point gives the CRC of the whole */
 	for (cut = 0; cut <= 300; cut += 7)

@@ -316,8 +316,10 @@ void cx4d_obj_remove(struct cx4d_client *cl, struct cx4d_obj *o);
 
 /* umem.c */
 int cx4d_umem_map_fd(struct cx4d *d, int fd, uint64_t len, struct cx4d_umem *u);
-int cx4d_umem_map_va(struct cx4d *d, pid_t pid, uint64_t va, uint64_t len, uint64_t hca_va,
-		     unsigned int log_page, uint32_t perm, struct cx4d_umem *u);
+/* Registered memory: by pid + va, or (fd >= 0) the memfd holding those pages from fd_off on. */
+int cx4d_umem_map_va(struct cx4d *d, pid_t pid, int fd, uint64_t fd_off, uint64_t va,
+		     uint64_t len, uint64_t hca_va, unsigned int log_page, uint32_t perm,
+		     struct cx4d_umem *u);
 void cx4d_umem_unmap(struct cx4d *d, struct cx4d_umem *u);
 unsigned int cx4d_log2_up(uint64_t v);
 /* log_page_size of the single PAS entry that covers a buffer of len bytes (4 KB << n). */

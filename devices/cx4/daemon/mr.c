@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * Memory regions: the client's memory mapped for DMA (pid + VA, see umem.c) and a memory key
- * translating the registered addresses to it (CREATE_MKEY in MTT mode, as Linux
+ * Memory regions: the client's memory mapped for DMA (pid + VA or its memfd, see umem.c) and a
+ * memory key translating the registered addresses to it (CREATE_MKEY in MTT mode, as Linux
  * mlx5_ib_reg_user_mr and rdma-core mlx5_vfio reg_mr do):
  *
  *   mkc: access_mode MTT, lr always, lw/rr/rw/a from the access flags, qpn 0xFFFFFF (any QP),
@@ -13,14 +13,16 @@
  * every use; the bus checks the IOVA mapping and its permission.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <infiniband/verbs.h>
 
 #include "cx4d.h"
 
 /* Smallest MTT page (>= 4 KB) for which the region needs at most this many entries. */
-#define MTT_MAX_ENTRIES	256
+#define MTT_MAX_ENTRIES 256
 
 static unsigned int pick_log_page(uint64_t hca_va, uint64_t len)
 {
@@ -39,7 +41,7 @@ static unsigned int pick_log_page(uint64_t hca_va, uint64_t len)
 
 static void destroy_mkey(struct cx4d *d, uint32_t index)
 {
-	uint8_t in[CX4_DESTROY_MKEY_IN_SIZE] = { 0 }, out[CX4_DESTROY_MKEY_OUT_SIZE];
+	uint8_t in[CX4_DESTROY_MKEY_IN_SIZE] = {0}, out[CX4_DESTROY_MKEY_OUT_SIZE];
 
 	if (d->dead)
 		return;
@@ -49,9 +51,27 @@ static void destroy_mkey(struct cx4d *d, uint32_t index)
 }
 
 /* IBV_ACCESS_* bits the device honours, and the ones verbs lets a device ignore. */
-#define ACCESS_HONOURED	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
-			 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)
-#define ACCESS_OPTIONAL	(IBV_ACCESS_RELAXED_ORDERING | (0x3ffu << 20))
+#define ACCESS_HONOURED                                                              \
+	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | \
+	 IBV_ACCESS_REMOTE_ATOMIC)
+#define ACCESS_OPTIONAL (IBV_ACCESS_RELAXED_ORDERING | (0x3ffu << 20))
+
+/*
+ * A memfd a client hands over for its region must stay at least as large as the pages it
+ * stands for: the device touching a page past its end would kill cx4d with SIGBUS. The
+ * provider's are sealed against shrinking (bv_shadow.c); anything else is refused.
+ */
+static bool object_ok(int fd, uint64_t off, uint64_t addr, uint64_t len)
+{
+	uint64_t span = ((addr + len + CX4D_PAGE - 1) & ~(uint64_t)(CX4D_PAGE - 1)) -
+			(addr & ~(uint64_t)(CX4D_PAGE - 1));
+	int seals = fcntl(fd, F_GET_SEALS);
+	struct stat st;
+
+	return seals >= 0 && (seals & F_SEAL_SHRINK) && !fstat(fd, &st) && S_ISREG(st.st_mode) &&
+	       !(off & (CX4D_PAGE - 1)) && off + span > off && st.st_size >= 0 &&
+	       (uint64_t)st.st_size >= off + span;
+}
 
 int cx4d_mr_reg(struct cx4d *d, struct cx4d_client *cl, struct cx4d_req *q)
 {
@@ -73,13 +93,13 @@ int cx4d_mr_reg(struct cx4d *d, struct cx4d_client *cl, struct cx4d_req *q)
 	    req->hca_va + req->length < req->hca_va)
 		return EINVAL;
 	if (req->access & ~(ACCESS_HONOURED | ACCESS_OPTIONAL | IBV_ACCESS_MW_BIND))
-		return EOPNOTSUPP;	/* on-demand paging, zero-based, ... */
+		return EOPNOTSUPP; /* on-demand paging, zero-based, ... */
 	/* ib_check_mr_access(): remote write or atomic needs local write */
 	if ((req->access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
 	    !(req->access & IBV_ACCESS_LOCAL_WRITE))
 		return EINVAL;
 	if ((req->addr ^ req->hca_va) & (CX4D_PAGE - 1))
-		return EINVAL;	/* ib_umem_find_best_pgsz() finds no page size either */
+		return EINVAL; /* ib_umem_find_best_pgsz() finds no page size either */
 
 	mr = calloc(1, sizeof(*mr));
 	if (!mr)
@@ -89,13 +109,17 @@ int cx4d_mr_reg(struct cx4d *d, struct cx4d_client *cl, struct cx4d_req *q)
 	n = ((req->hca_va & (P - 1)) + req->length + P - 1) >> lp;
 	perm = CX4_DMA_READ;
 	mtt_bits = CX4_MTT_READ;
-	if (req->access & (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-			   IBV_ACCESS_REMOTE_ATOMIC)) {
+	if (req->access &
+	    (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) {
 		perm |= CX4_DMA_WRITE;
 		mtt_bits |= CX4_MTT_WRITE;
 	}
-	err = cx4d_umem_map_va(d, cl->pid, req->addr, req->length, req->hca_va, lp, perm,
-			       &mr->umem);
+	if (q->nfds && !object_ok(q->fds[0], req->fd_off, req->addr, req->length)) {
+		err = EINVAL;
+		goto fail;
+	}
+	err = cx4d_umem_map_va(d, cl->pid, q->nfds ? q->fds[0] : -1, req->fd_off, req->addr,
+			       req->length, req->hca_va, lp, perm, &mr->umem);
 	if (err)
 		goto fail;
 

@@ -8,7 +8,9 @@
  *    Linux does the same for its contiguous EQ buffers, Snabb for every queue).
  *
  *  - Registered memory is mapped by pid + VA (the device reaches the client's pages where
- *    they are, as an IOMMU maps pinned pages). The IOVA is chosen so that the device address
+ *    they are, as an IOMMU maps pinned pages), or, when the provider moved the region's pages
+ *    into a memfd (providers/common/bv_shadow.c), as that memfd: the same pages, reached
+ *    without a system call per transfer. The IOVA is chosen so that the device address
  *    hca_va and its IOVA agree modulo the MTT page size 2^log_page: then MTT entry i is simply
  *    iova_base + i * 2^log_page, few entries describe a large region, and the mkey bounds keep
  *    the device inside the registered bytes. ib_umem_find_best_pgsz() picks a page size by the
@@ -47,8 +49,8 @@ int cx4d_umem_map_fd(struct cx4d *d, int fd, uint64_t len, struct cx4d_umem *u)
 	iova = cx4d_iova_alloc(d, len, 1ull << cx4d_log2_up(len));
 	if (!iova)
 		return ENOMEM;
-	map = (struct cx4_dma_map){ .iova = iova, .len = len,
-				    .perm = CX4_DMA_READ | CX4_DMA_WRITE, .fd = fd };
+	map = (struct cx4_dma_map){
+	    .iova = iova, .len = len, .perm = CX4_DMA_READ | CX4_DMA_WRITE, .fd = fd};
 	err = d->bus->ops->dma_map(d->bus, &map);
 	if (err)
 		return err < 0 ? -err : err;
@@ -58,8 +60,8 @@ int cx4d_umem_map_fd(struct cx4d *d, int fd, uint64_t len, struct cx4d_umem *u)
 	return 0;
 }
 
-int cx4d_umem_map_va(struct cx4d *d, pid_t pid, uint64_t va, uint64_t len, uint64_t hca_va,
-		     unsigned int log_page, uint32_t perm, struct cx4d_umem *u)
+int cx4d_umem_map_va(struct cx4d *d, pid_t pid, int fd, uint64_t fd_off, uint64_t va, uint64_t len,
+		     uint64_t hca_va, unsigned int log_page, uint32_t perm, struct cx4d_umem *u)
 {
 	uint64_t P = 1ull << log_page;
 	uint64_t va_start = va & ~(uint64_t)(CX4D_PAGE - 1);
@@ -77,12 +79,13 @@ int cx4d_umem_map_va(struct cx4d *d, pid_t pid, uint64_t va, uint64_t len, uint6
 	if (!base)
 		return ENOMEM;
 	map = (struct cx4_dma_map){
-		.iova = base + (hca_va & (P - 1)) - (va - va_start),
-		.len = va_end - va_start,
-		.perm = perm,
-		.fd = -1,
-		.pid = pid,
-		.va = va_start,
+	    .iova = base + (hca_va & (P - 1)) - (va - va_start),
+	    .len = va_end - va_start,
+	    .perm = perm,
+	    .fd = fd,
+	    .fd_offset = fd_off,
+	    .pid = fd < 0 ? pid : 0,
+	    .va = fd < 0 ? va_start : 0,
 	};
 	err = d->bus->ops->dma_map(d->bus, &map);
 	if (err)

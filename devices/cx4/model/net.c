@@ -28,6 +28,9 @@
 #include "model.h"
 
 #define TX_IOV_MAX 4096 /* iovs of one sendmmsg batch */
+#ifndef CABLE_RX_BATCH
+#define CABLE_RX_BATCH 64
+#endif
 #define UDP_MAX_PAYLOAD 65507
 
 static uint16_t base_port(const struct mdev *d)
@@ -726,7 +729,7 @@ static int rx_cable(struct mdev *d)
 	int got = 0;
 
 	cable_peer(d); /* join an end that appeared, let go of one that left */
-	while (got < NET_RX_SLOTS * 16 && (buf = cable_next(d, &a, &len))) {
+	while (got < CABLE_RX_BATCH && (buf = cable_next(d, &a, &len))) {
 		rx_one(d, buf, len, &a);
 		got++;
 	}

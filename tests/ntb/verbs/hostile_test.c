@@ -519,7 +519,7 @@ static void t_fds(void)
 	/*
 	 * Memory the peer could not safely map: a memfd smaller than the region, or one that can
 	 * shrink later (the peer's stores into a page past its end would die of SIGBUS). The
-	 * provider seals its memfds against shrinking (ntb_shadow.c); anything else is refused.
+	 * provider seals its memfds against shrinking (providers/common/bv_shadow.c); anything else is refused.
 	 */
 	{
 		int small = memfd(0, true), unsealed = memfd(4096, false);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * ntb_shadow_test: moving a region's pages into a memfd (providers/ntb/ntb_shadow.c, what
+ * ntb_shadow_test: moving a region's pages into a memfd (providers/common/bv_shadow.c, what
  * ibv_reg_mr with remote write does for the PIO path) and back (ibv_dereg_mr) must not lose a
  * store another thread makes into those pages meanwhile.
  *
@@ -155,7 +155,7 @@ int main(int argc, char **argv)
 	for (int r = 0; r < rounds; r++) {
 		/* an unaligned region in the middle, like a malloc'ed buffer */
 		uint64_t addr = (uintptr_t)buf + 100, n = len - 200;
-		int ret = ntb_shadow_get(addr, n, &fd, &fd_off);
+		int ret = bv_shadow_get(addr, n, &fd, &fd_off);
 
 		if (ret) {
 			refused++;
@@ -163,7 +163,7 @@ int main(int argc, char **argv)
 		}
 		moved++;
 		/* now the pages are a memfd's: a second mapping of it sees the same bytes */
-		ntb_shadow_put(addr, n);
+		bv_shadow_put(addr, n);
 	}
 	atomic_store(&stop, true);
 	if (child > 0) {

@@ -1,17 +1,21 @@
 // SPDX-License-Identifier: MIT
 /*
- * Shareable backing for remotely writable memory regions.
+ * Shareable backing for registered memory: a region's pages moved into a memfd without changing
+ * their addresses or contents, so that the daemon can map the same pages (both providers).
  *
- * On an NTB the peer's CPU can store straight into our registered memory through its outbound
- * window (the PIO path; Dolphin's SISCI maps remote segments this way), which is how a short
- * RDMA WRITE can cost the requester a few stores instead of a DMA descriptor. In the emulated
- * link a window can only be CPU-mapped where the memory behind it is a shareable object, so
- * when a region is registered with remote write access its pages are moved into one (a memfd)
- * without changing their addresses or contents: the bytes are copied into the memfd, and the
- * memfd mapping replaces the private pages with a single mremap. ntbd maps the memfd in the
- * IOMMU for the peer; DMA still reaches the same pages by pid and address. When the last
- * region covering the pages is deregistered they become private anonymous memory again the
- * same way, so allocators that purge with MADV_DONTNEED see zero-fill pages as they expect.
+ * ntb: on an NTB the peer's CPU can store straight into our registered memory through its
+ * outbound window (the PIO path; Dolphin's SISCI maps remote segments this way), which is how a
+ * short RDMA WRITE can cost the requester a few stores instead of a DMA descriptor. In the
+ * emulated link a window can only be CPU-mapped where the memory behind it is a shareable
+ * object; ntbd maps the memfd in the IOMMU for the peer.
+ * cx4: the device model reaches registered memory as a card does through its IOMMU, without a
+ * system call per access (process_vm_readv/writev pin and unpin every page of every transfer);
+ * cx4d maps the memfd for the device.
+ *
+ * The bytes are copied into the memfd, and the memfd mapping replaces the private pages with a
+ * single mremap. When the last region covering the pages is deregistered they become private
+ * anonymous memory again the same way, so allocators that purge with MADV_DONTNEED see
+ * zero-fill pages as they expect.
  *
  * A store another thread makes between the copy and the mremap would land in the old pages
  * and be lost: a silent corruption. So the pages are write-protected with userfaultfd
@@ -29,17 +33,18 @@
  *
  * Where userfaultfd is not available (vm.unprivileged_userfaultfd = 0 without CAP_SYS_PTRACE
  * or /dev/userfaultfd, or an older kernel) the pages are not moved at all: the region is then
- * written by DMA, never racing. NTB_PIO=0 turns the PIO path off; NTB_UFFD=0 makes the
- * provider behave as if userfaultfd were unavailable.
+ * written by DMA (pid + address), never racing. BV_UFFD=0 (or NTB_UFFD=0) makes the providers
+ * behave as if userfaultfd were unavailable.
  *
  * Only private anonymous read/write mappings are moved (heap, mmap'ed buffers): file, shared,
  * stack and special mappings keep their semantics and their regions are written by DMA.
- * The memfd is sealed against shrinking (F_SEAL_SHRINK): ntbd hands it to the peer, whose
- * stores must never hit a page beyond its end (SIGBUS).
+ * The memfd is sealed against shrinking (F_SEAL_SHRINK): a daemon that maps it (and ntbd's
+ * peer) must never touch a page beyond its end (SIGBUS).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/userfaultfd.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,16 +53,18 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "ntb.h"
+#include "bv_provider.h"
 
-#define SHADOW_MAX	(256ull << 20)	/* larger regions are written by DMA */
+#define BV_PAGE_SIZE 4096ul
+
+#define SHADOW_MAX (256ull << 20) /* larger regions are written by DMA */
 
 /* Newer than the kernel headers of Debian 12 (linux/userfaultfd.h of Linux 6.4) */
 #ifndef UFFD_FEATURE_WP_UNPOPULATED
-#define UFFD_FEATURE_WP_UNPOPULATED	(1 << 13)
+#define UFFD_FEATURE_WP_UNPOPULATED (1 << 13)
 #endif
 #ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE		23
+#define MADV_POPULATE_WRITE 23
 #endif
 
 struct shadow {
@@ -69,18 +76,6 @@ struct shadow {
 
 static pthread_mutex_t shadow_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct shadow *shadows;
-
-bool ntb_pio_enabled(void)
-{
-	static int on = -1;
-
-	if (on < 0) {
-		const char *e = getenv("NTB_PIO");
-
-		on = !e || *e != '0';
-	}
-	return on;
-}
 
 /*
  * Every byte of [start, end) is in a private anonymous read/write mapping (ours: false), or
@@ -98,13 +93,13 @@ static bool mapped_as(uintptr_t start, uintptr_t end, bool ours)
 		unsigned long lo, hi, off, inode;
 		char perms[8], dev[16], path[256] = "";
 
-		if (sscanf(line, "%lx-%lx %7s %lx %15s %lu %255s", &lo, &hi, perms, &off, dev, &inode,
-			   path) < 6)
+		if (sscanf(line, "%lx-%lx %7s %lx %15s %lu %255s", &lo, &hi, perms, &off, dev,
+			   &inode, path) < 6)
 			continue;
 		if (hi <= at || lo > at)
 			continue;
-		if (ours ? strcmp(perms, "rw-s") || strncmp(path, "/memfd:ntb-mr", 13) :
-			   strcmp(perms, "rw-p") || inode || (path[0] && strcmp(path, "[heap]")))
+		if (ours ? strcmp(perms, "rw-s") || strncmp(path, "/memfd:bv-mr", 12)
+			 : strcmp(perms, "rw-p") || inode || (path[0] && strcmp(path, "[heap]")))
 			break;
 		at = hi;
 	}
@@ -118,7 +113,7 @@ static pthread_once_t uffd_once = PTHREAD_ONCE_INIT;
 
 static int uffd_new(uint64_t features)
 {
-	struct uffdio_api api = { .api = UFFD_API, .features = features };
+	struct uffdio_api api = {.api = UFFD_API, .features = features};
 	int fd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
 
 	if (fd < 0 && errno == EPERM) {
@@ -143,7 +138,7 @@ static int uffd_new(uint64_t features)
 
 static void uffd_probe(void)
 {
-	const char *e = getenv("NTB_UFFD");
+	const char *e = getenv("BV_UFFD") ? getenv("BV_UFFD") : getenv("NTB_UFFD");
 	int fd;
 
 	uffd_features = 0;
@@ -174,10 +169,10 @@ static bool uffd_usable(void)
  */
 static int swap_pages(uintptr_t start, size_t len, int fd)
 {
-	struct uffdio_register reg = { .range = { start, len }, .mode = UFFDIO_REGISTER_MODE_WP };
-	struct uffdio_writeprotect wp = { .range = { start, len },
-					  .mode = UFFDIO_WRITEPROTECT_MODE_WP };
-	struct uffdio_range range = { start, len };
+	struct uffdio_register reg = {.range = {start, len}, .mode = UFFDIO_REGISTER_MODE_WP};
+	struct uffdio_writeprotect wp = {.range = {start, len},
+					 .mode = UFFDIO_WRITEPROTECT_MODE_WP};
+	struct uffdio_range range = {start, len};
 	uint64_t features = UFFD_FEATURE_PAGEFAULT_FLAG_WP;
 	void *tmp;
 	int uffd, err;
@@ -188,8 +183,8 @@ static int swap_pages(uintptr_t start, size_t len, int fd)
 		features |= uffd_features & UFFD_FEATURE_WP_UNPOPULATED;
 	else
 		features |= UFFD_FEATURE_WP_HUGETLBFS_SHMEM;
-	tmp = fd >= 0 ? mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) :
-			mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	tmp = fd >= 0 ? mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
+		      : mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (tmp == MAP_FAILED)
 		return -errno;
 	uffd = uffd_new(features);
@@ -197,8 +192,7 @@ static int swap_pages(uintptr_t start, size_t len, int fd)
 		munmap(tmp, len);
 		return -ENOTSUP;
 	}
-	if (ioctl(uffd, UFFDIO_REGISTER, &reg) ||
-	    !(reg.ioctls & (1ull << _UFFDIO_WRITEPROTECT))) {
+	if (ioctl(uffd, UFFDIO_REGISTER, &reg) || !(reg.ioctls & (1ull << _UFFDIO_WRITEPROTECT))) {
 		err = -ENOTSUP;
 		goto out;
 	}
@@ -227,7 +221,7 @@ static int swap_pages(uintptr_t start, size_t len, int fd)
 	/* libibverbs asked for DONTFORK on the region (ibv_dontfork_range): keep it */
 	if (fd >= 0)
 		madvise((void *)start, len, MADV_DONTFORK);
-	close(uffd);		/* wakes anyone still queued */
+	close(uffd); /* wakes anyone still queued */
 	return 0;
 unregister:
 	ioctl(uffd, UFFDIO_UNREGISTER, &range);
@@ -238,14 +232,14 @@ out:
 	return err;
 }
 
-int ntb_shadow_get(uint64_t addr, uint64_t len, int *fd, uint64_t *fd_off)
+int bv_shadow_get(uint64_t addr, uint64_t len, int *fd, uint64_t *fd_off)
 {
-	uintptr_t start = addr & ~(uintptr_t)(NTB_PAGE_SIZE - 1);
-	uintptr_t end = (addr + len + NTB_PAGE_SIZE - 1) & ~(uintptr_t)(NTB_PAGE_SIZE - 1);
+	uintptr_t start = addr & ~(uintptr_t)(BV_PAGE_SIZE - 1);
+	uintptr_t end = (addr + len + BV_PAGE_SIZE - 1) & ~(uintptr_t)(BV_PAGE_SIZE - 1);
 	struct shadow *s;
 	int ret = -ENOTSUP;
 
-	if (!ntb_pio_enabled() || end - start > SHADOW_MAX || end <= start || !uffd_usable())
+	if (end - start > SHADOW_MAX || end <= start || !uffd_usable())
 		return -ENOTSUP;
 	pthread_mutex_lock(&shadow_lock);
 	for (s = shadows; s; s = s->next) {
@@ -257,7 +251,7 @@ int ntb_shadow_get(uint64_t addr, uint64_t len, int *fd, uint64_t *fd_off)
 			goto out;
 		}
 		if (start < s->end && s->start < end)
-			goto out;	/* overlaps a moved range only in part: keep it as it is */
+			goto out; /* overlaps a moved range only in part: keep it as it is */
 	}
 	if (!mapped_as(start, end, false))
 		goto out;
@@ -266,7 +260,7 @@ int ntb_shadow_get(uint64_t addr, uint64_t len, int *fd, uint64_t *fd_off)
 		ret = -ENOMEM;
 		goto out;
 	}
-	s->fd = memfd_create("ntb-mr", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	s->fd = memfd_create("bv-mr", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (s->fd < 0 || ftruncate(s->fd, (off_t)(end - start)) ||
 	    fcntl(s->fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_SEAL)) {
 		ret = -errno;
@@ -292,10 +286,10 @@ out:
 	return ret;
 }
 
-void ntb_shadow_put(uint64_t addr, uint64_t len)
+void bv_shadow_put(uint64_t addr, uint64_t len)
 {
-	uintptr_t start = addr & ~(uintptr_t)(NTB_PAGE_SIZE - 1);
-	uintptr_t end = (addr + len + NTB_PAGE_SIZE - 1) & ~(uintptr_t)(NTB_PAGE_SIZE - 1);
+	uintptr_t start = addr & ~(uintptr_t)(BV_PAGE_SIZE - 1);
+	uintptr_t end = (addr + len + BV_PAGE_SIZE - 1) & ~(uintptr_t)(BV_PAGE_SIZE - 1);
 
 	pthread_mutex_lock(&shadow_lock);
 	for (struct shadow **p = &shadows; *p; p = &(*p)->next) {
