@@ -65,7 +65,8 @@ static uint16_t csum_fold(uint32_t sum)
 	return (uint16_t)sum;
 }
 
-void roce_ipv4_udp_hdr(uint8_t *out, const struct roce_addr *a, size_t udp_payload_len)
+/* The header without its checksum (0): what the ICRC covers, which masks that field. */
+static void ipudp_fill(uint8_t *out, const struct roce_addr *a, size_t udp_payload_len)
 {
 	uint8_t *ip = out, *udp = out + ROCE_IPV4_HDR_LEN;
 
@@ -79,12 +80,17 @@ void roce_ipv4_udp_hdr(uint8_t *out, const struct roce_addr *a, size_t udp_paylo
 	ip[10] = ip[11] = 0;
 	memcpy(ip + 12, &a->saddr, 4);
 	memcpy(ip + 16, &a->daddr, 4);
-	roce_put_be16(ip + 10, (uint16_t)~csum_fold(csum_add(0, ip, ROCE_IPV4_HDR_LEN)));
 
 	roce_put_be16(udp, a->sport);
 	roce_put_be16(udp + 2, a->dport);
 	roce_put_be16(udp + 4, (uint16_t)(ROCE_UDP_HDR_LEN + udp_payload_len));
 	roce_put_be16(udp + 6, 0); /* no checksum (SO_NO_CHECK) */
+}
+
+void roce_ipv4_udp_hdr(uint8_t *out, const struct roce_addr *a, size_t udp_payload_len)
+{
+	ipudp_fill(out, a, udp_payload_len);
+	roce_put_be16(out + 10, (uint16_t)~csum_fold(csum_add(0, out, ROCE_IPV4_HDR_LEN)));
 }
 
 int roce_hdr_len(uint8_t opcode)
@@ -180,7 +186,7 @@ int roce_write_tail(uint8_t *tail, const struct roce_addr *a, const struct iovec
 	memset(tail, 0, pad);
 	v[iovcnt].iov_base = tail;
 	v[iovcnt].iov_len = pad;
-	roce_ipv4_udp_hdr(ipudp, a, len);
+	ipudp_fill(ipudp, a, len); /* per packet: no header checksum, the ICRC masks it */
 	roce_icrc_put(tail + pad, roce_icrc_ipv4(ipudp, v, iovcnt + 1));
 	return (int)(pad + ROCE_ICRC_LEN);
 }
@@ -302,7 +308,7 @@ int roce_parse_udp(const uint8_t *buf, size_t len, const struct roce_addr *a, un
 
 	pkt->addr = *a;
 	if (len <= ROCE_MAX_UDP_PAYLOAD)
-		roce_ipv4_udp_hdr(ipudp, a, len);
+		ipudp_fill(ipudp, a, len); /* for the ICRC, which masks the header checksum */
 	return parse_transport(buf, len, ipudp, flags & ~ROCE_PARSE_ANY_PORT, pkt);
 }
 
