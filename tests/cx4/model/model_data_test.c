@@ -56,6 +56,17 @@ static bool g_scatter;
 /* Join the devices by a direct-attach cable in this directory (test_cable, CX4_MODEL_CABLE). */
 static const char *g_cable;
 
+/* An opened device brought up with RoCE, a PD and two CQs. */
+static void dev_bringup(struct side *s)
+{
+	s->t.scatter = g_scatter;
+	T_EQ(tdev_bringup(&s->t), 0);
+	T_EQ(tdev_roce_setup(&s->t), 0);
+	T_EQ(tdev_alloc_pd(&s->t, &s->pd), 0);
+	T_EQ(tcq_create(&s->t, &s->scq, 8), 0);
+	T_EQ(tcq_create(&s->t, &s->rcq, 8), 0);
+}
+
 static void dev_up(struct side *s, bool pcap, bool atomic_mode1)
 {
 	struct cx4_model_config c = {0};
@@ -71,12 +82,7 @@ static void dev_up(struct side *s, bool pcap, bool atomic_mode1)
 	c.cable_dir = g_cable ? g_cable : getenv("CX4_MODEL_CABLE");
 	T_EQ(tdev_open(&s->t, &c), 0);
 	s->t.atomic_mode1 = atomic_mode1;
-	s->t.scatter = g_scatter;
-	T_EQ(tdev_bringup(&s->t), 0);
-	T_EQ(tdev_roce_setup(&s->t), 0);
-	T_EQ(tdev_alloc_pd(&s->t, &s->pd), 0);
-	T_EQ(tcq_create(&s->t, &s->scq, 8), 0);
-	T_EQ(tcq_create(&s->t, &s->rcq, 8), 0);
+	dev_bringup(s);
 }
 
 static void qp_pair(struct side *a, struct side *b, uint8_t st, struct tconn *ca, struct tconn *cb)
@@ -126,6 +132,17 @@ static void down(struct side *s)
 static struct tsge sge(const struct tmr *mr, size_t off, uint32_t len)
 {
 	return (struct tsge){.len = len, .lkey = mr->key, .addr = (uintptr_t)mr->buf + off};
+}
+
+/* Post an RDMA WRITE of len bytes at off of mr to raddr/rkey on qp. */
+static void post_write(struct tdev *t, struct tqp *qp, const struct tmr *mr, size_t off,
+		       uint32_t len, uint64_t raddr, uint32_t rkey)
+{
+	struct tsge ws = sge(mr, off, len);
+	struct tsend w = {
+	    .opcode = MLX5_OPCODE_RDMA_WRITE, .sg = &ws, .nsg = 1, .raddr = raddr, .rkey = rkey};
+
+	T_ASSERT(tqp_post_send(t, qp, &w) >= 0);
 }
 
 /* ---- RC SEND ------------------------------------------------------------------------------- */
@@ -1812,16 +1829,7 @@ static void test_cable(void)
 		fill(m.buf, msg, 33);
 		T_EQ(tqp_create(&a.t, &q, CX4_QP_ST_UC, a.pd, &a.scq, &a.rcq, 6, 6, NULL), 0);
 		T_EQ(tqp_connect(&a.t, &q, &c), 0);
-		{
-			struct tsge ws = sge(&m, 0, msg);
-			struct tsend w = {.opcode = MLX5_OPCODE_RDMA_WRITE,
-					  .sg = &ws,
-					  .nsg = 1,
-					  .raddr = 0x40000000,
-					  .rkey = 0x77};
-
-			tqp_post_send(&a.t, &q, &w);
-		}
+		post_write(&a.t, &q, &m, 0, msg, 0x40000000, 0x77);
 		for (int i = 0; i < 2500 && !atomic_load(&f.r->tx_waiting); i++)
 			usleep(2000);
 		T_ASSERT(atomic_load(&f.r->tx_waiting));
@@ -1877,17 +1885,8 @@ static void test_cable(void)
 
 		/* 3. the end goes away: let go, frames go by UDP (to nobody) */
 		fake_close(&f);
-		{
-			struct tsge ws = sge(&m, 0, 4096);
-			struct tsend w = {.opcode = MLX5_OPCODE_RDMA_WRITE,
-					  .sg = &ws,
-					  .nsg = 1,
-					  .raddr = 0x40000000,
-					  .rkey = 0x77};
-
-			tqp_post_send(&a.t, &q, &w);
-			tcq_expect(&a.t, &a.scq, &e, WAIT);
-		}
+		post_write(&a.t, &q, &m, 0, 4096, 0x40000000, 0x77);
+		tcq_expect(&a.t, &a.scq, &e, WAIT);
 		cable_wait_peer(&a.t, 0);
 		T_EQ(cx4_model_get_stats(a.t.bus, &sb), 0);
 		T_EQ(sb.cable_tx_pkts, sa.cable_tx_pkts);
@@ -1900,41 +1899,16 @@ static void test_cable(void)
 				     cb = ca;
 
 			T_EQ(tdev_open(&b.t, &cfg), 0);
-			T_EQ(tdev_bringup(&b.t), 0);
-			T_EQ(tdev_roce_setup(&b.t), 0);
-			T_EQ(tdev_alloc_pd(&b.t, &b.pd), 0);
-			T_EQ(tcq_create(&b.t, &b.scq, 8), 0);
-			T_EQ(tcq_create(&b.t, &b.rcq, 8), 0);
+			dev_bringup(&b);
 			cable_wait_peer(&a.t, x);
 			cable_wait_peer(&b.t, a.t.ip);
-			ca.retry = cb.retry = 7;
-			T_EQ(
-			    tqp_create(&a.t, &a.qp, CX4_QP_ST_RC, a.pd, &a.scq, &a.rcq, 6, 6, NULL),
-			    0);
-			T_EQ(
-			    tqp_create(&b.t, &b.qp, CX4_QP_ST_RC, b.pd, &b.scq, &b.rcq, 6, 6, NULL),
-			    0);
-			ca.rip = x;
-			ca.rqpn = b.qp.qpn;
-			cb.rip = a.t.ip;
-			cb.rqpn = a.qp.qpn;
-			T_EQ(tqp_connect(&a.t, &a.qp, &ca), 0);
-			T_EQ(tqp_connect(&b.t, &b.qp, &cb), 0);
+			qp_pair(&a, &b, CX4_QP_ST_RC, &ca, &cb);
 			T_EQ(tmr_reg(&b.t, &b.mr, 1 << 20, TA_ALL, TMR_FD, b.pd), 0);
 		}
-		{
-			struct tsge ws = sge(&m, 4096, 1 << 20);
-			struct tsend w = {.opcode = MLX5_OPCODE_RDMA_WRITE,
-					  .sg = &ws,
-					  .nsg = 1,
-					  .raddr = (uintptr_t)b.mr.buf,
-					  .rkey = b.mr.key};
-
-			tqp_post_send(&a.t, &a.qp, &w);
-			tcq_expect(&a.t, &a.scq, &e, WAIT);
-			T_EQ(e.opcode, MLX5_CQE_REQ);
-			T_EQ(memcmp(b.mr.buf, m.buf + 4096, 1 << 20), 0);
-		}
+		post_write(&a.t, &a.qp, &m, 4096, 1 << 20, (uintptr_t)b.mr.buf, b.mr.key);
+		tcq_expect(&a.t, &a.scq, &e, WAIT);
+		T_EQ(e.opcode, MLX5_CQE_REQ);
+		T_EQ(memcmp(b.mr.buf, m.buf + 4096, 1 << 20), 0);
 		T_EQ(cx4_model_get_stats(b.t.bus, &sb), 0);
 		T_ASSERT(sb.cable_rx_pkts >= 256);
 		T_EQ(sb.cable_rx_pkts, sb.rx_pkts);
