@@ -526,33 +526,51 @@ static void test_ack_faults(void)
 
 
 /*
- * A local ACK timeout shorter than the round trip under load (131 us): the timer keeps going back to
- * the oldest unacknowledged PSN while the ACKs of what was sent are still on their way, so
- * ACKs keep arriving for more than has been sent again since. The requester goes on from the
- * acknowledged PSN. Found by ib_write_lat -a on a loaded machine (its engine off the CPU
- * longer than the 67 ms timeout): the window check computed the distance from the ACKed PSN
- * back to the resend position as almost 2^24 and the QP waited for an ACK that was never to
- * come, with nothing outstanding and no timer: a hang.
+ * A local ACK timeout shorter than the round trip (131 us; under load the engines are off the
+ * CPU for longer): the timer keeps going back to the oldest unacknowledged PSN while the ACKs
+ * of what was sent are still on their way, so ACKs arrive for more than has been sent again
+ * since; the requester goes on from the acknowledged PSN. Found by ib_write_lat -a on a loaded
+ * machine (an engine off the CPU longer than the 67 ms timeout): the window check computed the
+ * distance from the ACKed PSN back to the resend position as almost 2^24 and the QP waited for
+ * an ACK that was never to come, with nothing outstanding and no timer: a hang. What must hold
+ * whatever the timing: the QP finishes. Either both WRITEs complete with every byte in place,
+ * or, when eight timeouts in a row saw no ACK (a loaded machine), the first fails with
+ * "transport retries exceeded" and the second is flushed. The test never reproduced the hang
+ * on demand (it takes an ACK arriving between a rewind and the resend passing it).
  */
 static void test_ack_past_rewind(void)
 {
+	int good = 0;
+
 	for (int round = 0; round < 4; round++) {
 		struct opts o = {.retry = 7, .ack_timeout = 5}; /* 131 us */
-		const uint32_t big = 900 * 1024; /* 900 packets at PMTU 1024 */
+		const uint32_t big = 900 * 1024;		 /* 900 packets at PMTU 1024 */
 		struct side a, b;
+		struct tcqe e;
 		int i1, i2;
 
 		pair(&a, &b, &o);
 		fill(a.mr.buf, 1000 + big, 61 + (unsigned int)round);
 		i1 = post_data(&a, &b, MLX5_OPCODE_RDMA_WRITE, 0, 0, 1000);
 		i2 = post_data(&a, &b, MLX5_OPCODE_RDMA_WRITE, 1000, 1000, big);
-		expect_req(&a, i1, MLX5_OPCODE_RDMA_WRITE, 1000);
-		expect_req(&a, i2, MLX5_OPCODE_RDMA_WRITE, big);
-		check_bytes(b.mr.buf, 1000 + big, 61 + (unsigned int)round, "WRITEs");
+		tcq_expect(&a.t, &a.scq, &e, WAIT);
+		T_EQ(e.wqe_counter, i1);
+		if (e.opcode == MLX5_CQE_REQ) {
+			expect_req(&a, i2, MLX5_OPCODE_RDMA_WRITE, big);
+			check_bytes(b.mr.buf, 1000 + big, 61 + (unsigned int)round, "WRITEs");
+			good++;
+		} else {
+			T_EQ(e.opcode, MLX5_CQE_REQ_ERR);
+			T_EQ(e.syndrome, MLX5_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR);
+			tcq_expect(&a.t, &a.scq, &e, WAIT);
+			T_EQ(e.opcode, MLX5_CQE_REQ_ERR);
+			T_EQ(e.syndrome, MLX5_CQE_SYNDROME_WR_FLUSH_ERR);
+		}
 		expect_quiet(&a, &b);
 		down(&a);
 		down(&b);
 	}
+	printf("ack_past_rewind: %d of 4 rounds completed, the others ran out of retries\n", good);
 }
 
 /* ---- atomics -------------------------------------------------------------------------------- */
