@@ -167,7 +167,27 @@ static bool uffd_usable(void)
  * anonymous memory for fd < 0), without a gap and without losing a concurrent store (see the
  * top of the file). On failure nothing changed and every store went where it was aimed.
  */
-static int swap_pages(uintptr_t start, size_t len, int fd)
+/*
+ * The bytes of whole pages, through the memfd's file interface: a kernel copy, because the
+ * pages hold more than the registered object (allocator metadata, a sanitizer's redzones) and
+ * none of it is ours to inspect (raw system calls: sanitizers check their pread/pwrite
+ * wrappers against the objects they know). into: copy the range into fd; else fd into mem.
+ */
+static int copy_pages(int fd, bool into, void *mem, size_t len)
+{
+	for (size_t done = 0; done < len;) {
+		long n = syscall(into ? SYS_pwrite64 : SYS_pread64, fd, (uint8_t *)mem + done,
+				 len - done, (off_t)done);
+
+		if (n <= 0)
+			return n ? -errno : -EIO;
+		done += (size_t)n;
+	}
+	return 0;
+}
+
+/* fd >= 0: move the range into fd (offset 0); fd < 0: back to private memory from back_fd. */
+static int swap_pages(uintptr_t start, size_t len, int fd, int back_fd)
 {
 	struct uffdio_register reg = {.range = {start, len}, .mode = UFFDIO_REGISTER_MODE_WP};
 	struct uffdio_writeprotect wp = {.range = {start, len},
@@ -207,7 +227,13 @@ static int swap_pages(uintptr_t start, size_t len, int fd)
 		goto unregister;
 	}
 	/* every store into the range waits from here on: the copy sees the final bytes */
-	memcpy(tmp, (void *)start, len);
+	err = fd >= 0 ? copy_pages(fd, true, (void *)start, len)
+		      : copy_pages(back_fd, false, tmp, len);
+	if (err) {
+		wp.mode = 0;
+		ioctl(uffd, UFFDIO_WRITEPROTECT, &wp);
+		goto unregister;
+	}
 	if (mremap(tmp, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, (void *)start) == MAP_FAILED) {
 		err = -errno;
 		/* unprotecting wakes the waiting stores: they land in the old pages, kept */
@@ -266,7 +292,7 @@ int bv_shadow_get(uint64_t addr, uint64_t len, int *fd, uint64_t *fd_off)
 		ret = -errno;
 		goto fail;
 	}
-	ret = swap_pages(start, end - start, s->fd);
+	ret = swap_pages(start, end - start, s->fd, -1);
 	if (ret)
 		goto fail;
 	s->start = start;
@@ -305,7 +331,7 @@ void bv_shadow_put(uint64_t addr, uint64_t len)
 			 * the same bytes at the same addresses), which is never a corruption.
 			 */
 			if (mapped_as(s->start, s->end, true))
-				swap_pages(s->start, s->end - s->start, -1);
+				swap_pages(s->start, s->end - s->start, -1, s->fd);
 			close(s->fd);
 			free(s);
 		}
