@@ -27,6 +27,10 @@
  * waiting stores retry into it (handle_userfault returns VM_FAULT_RETRY; mremap holds the
  * mmap lock for writing, so a fault either queued before it and is woken after, or starts
  * after it and sees the new pages). Reads proceed throughout: the bytes do not change.
+ * Known gap: a process_vm_writev (the model's DMA by pid) that pinned a page before the
+ * write-protection was set copies into the pinned old page without a fault, and that store
+ * is lost when it lands after the copy (ntb_shadow_test saw 1 of 40 million stores once). It
+ * needs a DMA already under way into pages that are being registered for the first time.
  * Pages never touched (none ptes) must be protected too: on anonymous memory that needs
  * UFFD_FEATURE_WP_UNPOPULATED (6.4), else they are populated first (MADV_POPULATE_WRITE);
  * on shmem the kernel marks none ptes itself.
