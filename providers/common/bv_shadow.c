@@ -29,8 +29,10 @@
  * after it and sees the new pages). Reads proceed throughout: the bytes do not change.
  * Known gap: a process_vm_writev (the model's DMA by pid) that pinned a page before the
  * write-protection was set copies into the pinned old page without a fault, and that store
- * is lost when it lands after the copy (ntb_shadow_test saw 1 of 40 million stores once). It
- * needs a DMA already under way into pages that are being registered for the first time.
+ * is lost when it lands after the copy (ntb_shadow_test saw 1 of 40 million stores once; the
+ * copy now waits 1 ms after protecting, so the transfer must also stall that long between
+ * its pin and its copy). It needs a DMA already under way into pages that are being
+ * registered for the first time.
  * Pages never touched (none ptes) must be protected too: on anonymous memory that needs
  * UFFD_FEATURE_WP_UNPOPULATED (6.4), else they are populated first (MADV_POPULATE_WRITE);
  * on shmem the kernel marks none ptes itself.
@@ -230,7 +232,13 @@ static int swap_pages(uintptr_t start, size_t len, int fd, int back_fd)
 		err = -ENOTSUP;
 		goto unregister;
 	}
-	/* every store into the range waits from here on: the copy sees the final bytes */
+	/*
+	 * Every store into the range waits from here on, except one a process_vm_writev makes
+	 * through a page it pinned before the protection: give such a transfer, already
+	 * copying, a moment to finish (the gap in the header narrows, it does not close).
+	 */
+	usleep(1000);
+	/* the copy sees the final bytes */
 	err = fd >= 0 ? copy_pages(fd, true, (void *)start, len)
 		      : copy_pages(back_fd, false, tmp, len);
 	if (err) {
