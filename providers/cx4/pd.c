@@ -38,9 +38,9 @@ int cx4_dealloc_pd(struct ibv_pd *ibpd)
 /*
  * CX4_SHADOW=1: registered memory is moved into a memfd the device maps (bv_shadow.c). Off by
  * default: shared pages do not behave as private ones for an allocator (MADV_DONTNEED keeps
- * their bytes instead of zero-filling, a fork shares them), and UCX, which keeps regions
- * registered after their memory is freed (its registration cache), hung in ucx_perftest am_bw
- * about once in six runs with it (cx4_ucx); nothing hangs without it.
+ * their bytes instead of zero-filling, a fork shares them), and UCX hung in ucx_perftest
+ * am_bw about once in six runs with it (its memory hooks saw the move's mremap, now a raw
+ * system call; 30 runs without a hang since: docs/cx4-driver.md).
  */
 static bool shadow_enabled(void)
 {
