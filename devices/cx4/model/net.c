@@ -28,9 +28,7 @@
 #include "model.h"
 
 #define TX_IOV_MAX 4096 /* iovs of one sendmmsg batch */
-#ifndef CABLE_RX_BATCH
-#define CABLE_RX_BATCH 64
-#endif
+#define CABLE_RX_BATCH 64 /* frames from the cable per pass: one ACK request's worth */
 #define UDP_MAX_PAYLOAD 65507
 
 static uint16_t base_port(const struct mdev *d)
