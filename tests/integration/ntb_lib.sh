@@ -64,3 +64,20 @@ ntb_check_counters() {
 		{ echo "$st" >&2; bv_fail "$1: reads across the link or IOMMU faults"; }
 	return 0
 }
+
+# ntb_iommu_faults: the IOMMU faults counted on both ends so far (bvctl status), one number.
+ntb_iommu_faults() {
+	"$BVCTL" status 2>&1 | sed -n 's/.*iommu_faults \([0-9]*\),.*/\1/p' |
+		awk '{ n += $1 } END { print n + 0 }'
+}
+
+# ntb_check_no_xlink_reads WHAT: no read across the link on either end (IOMMU faults allowed:
+# for tests where a peer dies with transfers in flight, below).
+ntb_check_no_xlink_reads() {
+	local st
+	st=$("$BVCTL" status 2>&1)
+	grep -q "counters:" <<<"$st" || { echo "$st" >&2; bv_fail "$1: no counters"; }
+	grep "counters:" <<<"$st" | grep -qv "xlink_reads 0," &&
+		{ echo "$st" >&2; bv_fail "$1: reads across the link"; }
+	return 0
+}
