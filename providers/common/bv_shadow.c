@@ -263,7 +263,10 @@ static int swap_pages(uintptr_t start, size_t len, int fd, int back_fd)
 	tmp = NULL;
 	/* the range is the new mapping, not registered: the waiting stores retry into it */
 	ioctl(uffd, UFFDIO_WAKE, &range);
-	/* libibverbs asked for DONTFORK on the region (ibv_dontfork_range): keep it */
+	/*
+	 * Not inherited by a child (what ibv_fork_init() asks for on every region): inherited,
+	 * a shared mapping would give the child the parent's pages instead of a copy.
+	 */
 	if (fd >= 0)
 		madvise((void *)start, len, MADV_DONTFORK);
 	close(uffd); /* wakes anyone still queued */

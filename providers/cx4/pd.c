@@ -36,11 +36,9 @@ int cx4_dealloc_pd(struct ibv_pd *ibpd)
 }
 
 /*
- * CX4_SHADOW=1: registered memory is moved into a memfd the device maps (bv_shadow.c). Off by
- * default: shared pages do not behave as private ones for an allocator (MADV_DONTNEED keeps
- * their bytes instead of zero-filling, a fork shares them), and UCX hung in ucx_perftest
- * am_bw about once in six runs with it (its memory hooks saw the move's mremap, now a raw
- * system call; 30 runs without a hang since: docs/cx4-driver.md).
+ * Registered memory is moved into a memfd the device maps (bv_shadow.c), as a card reaches
+ * pinned pages through its IOMMU. CX4_SHADOW=0 keeps every region mapped by pid and address
+ * instead (process_vm_readv/writev per transfer: slower, but the pages stay private).
  */
 static bool shadow_enabled(void)
 {
@@ -49,7 +47,7 @@ static bool shadow_enabled(void)
 	if (on < 0) {
 		const char *e = getenv("CX4_SHADOW");
 
-		on = e && *e == '1';
+		on = !(e && *e == '0');
 	}
 	return on;
 }
