@@ -122,6 +122,18 @@ bv_wait_listen() {
 # One failure is retried once: perftest calibrates the CPU clock by timing busy loops and gives
 # up ("Correlation coefficient r^2 ... < 0.9", "Can't produce a report") when the machine is
 # so loaded that the samples scatter; that says nothing about the device.
+# bv_show FILE: a program's output, shortened in the middle when long (stderr, unbuffered, is
+# usually at the top of a file that also holds its buffered stdout: keep both ends)
+bv_show() {
+	if [ "$(wc -l <"$1")" -le 60 ]; then
+		cat "$1"
+	else
+		head -n 20 "$1"
+		echo "[...]"
+		tail -n 30 "$1"
+	fi
+}
+
 bv_pair() {
 	BV_PAIR_SOFT=1 bv_pair_once "$@" && return 0
 	[ $? = 2 ] || return 1
@@ -152,9 +164,9 @@ bv_pair_once() {
 			return 2
 		fi
 		echo "--- $name server (rc $src): $srv" >&2
-		tail -n 20 "$out.srv" >&2
+		bv_show "$out.srv" >&2
 		echo "--- $name client (rc $crc): $cli" >&2
-		tail -n 20 "$out.cli" >&2
+		bv_show "$out.cli" >&2
 		return 1
 	fi
 }

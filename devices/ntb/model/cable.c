@@ -303,6 +303,9 @@ static void cable_readable(struct ntb_dev *ntb)
 
 		if (r < 0 && (errno == EAGAIN || errno == EINTR))
 			return;
+		/* a failed recvmsg (ECONNRESET: the peer died) wrote no control data to parse */
+		if (r < 0)
+			mh.msg_controllen = 0;
 		for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
 			if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
 				continue;
