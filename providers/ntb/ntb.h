@@ -45,6 +45,7 @@
 #define NTB_MAX_SRQ_WR		16384
 #define NTB_MAX_MSG		(1u << 30)	/* port max_msg_sz */
 #define NTB_GRH_LEN		40		/* UD receive buffers start with the GRH */
+#define NTB_STAGED_MAX		64		/* RC receive completions held per batch */
 
 /* An RDMA WRITE at least this long is placed by DMA instead of travelling in the ring. */
 #define NTB_DIRECT_MIN		4096
@@ -96,6 +97,13 @@ struct ntb_peer {
 	bool want_credit;		/* a writer found a ring full: ask for a bell on credits */
 	bool resp_stalled;		/* a request waits for room in the response ring */
 	unsigned int nqps;		/* QPs bound to it (RC/UC) */
+	/* responder: this batch's RC receive completions, visible after its ACKs (rx_lock) */
+	struct ntb_staged_wc {
+		struct ntb_cq *cq;
+		struct ibv_wc wc;
+		bool solicited;
+	} staged[NTB_STAGED_MAX];
+	unsigned int nstaged;
 };
 
 /* ----------------------------------------------------------------------------------------- */
@@ -585,6 +593,9 @@ bool ntb_qp_timers(struct ntb_qp *qp, uint64_t now);
 /* ntb_resp.c */
 /* Consume request messages of peer p; rx_lock held. Returns messages handled. */
 int ntb_resp_process(struct ntb_peer *p, int budget);
+void ntb_resp_ack_now(struct ntb_peer *p, struct ntb_qp *qp);
+void ntb_cq_stage_begin(struct ntb_peer *p);
+void ntb_cq_stage_end(struct ntb_peer *p);
 
 /* ntb_comp.c */
 int ntb_comp_process(struct ntb_peer *p, int budget);

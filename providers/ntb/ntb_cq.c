@@ -128,7 +128,7 @@ static void cq_event(struct ntb_cq *cq)
 		send(ch->fd, &handle, sizeof(handle), MSG_DONTWAIT | MSG_NOSIGNAL);
 }
 
-void ntb_cq_push(struct ntb_cq *cq, const struct ibv_wc *wc, bool solicited)
+static void cq_push_now(struct ntb_cq *cq, const struct ibv_wc *wc, bool solicited)
 {
 	bool overflow = false;
 	int armed;
@@ -154,6 +154,49 @@ void ntb_cq_push(struct ntb_cq *cq, const struct ibv_wc *wc, bool solicited)
 		atomic_fetch_sub(&cq->ctx->armed_cqs, 1);
 		cq_event(cq);
 	}
+}
+
+/*
+ * The responder batch this thread is running (ntb_resp_process): the completions it makes
+ * wait in the peer until the batch's coalesced ACKs are published. A program that sees its
+ * last receive completion may exit at once, and with it the engine that would have sent the
+ * ACK: its peer's send would then fail for want of it (ibv_srq_pingpong's server did, once
+ * in a while, under load). On a card the ACK leaves with the placement, whatever the process
+ * does next.
+ */
+static __thread struct ntb_peer *cq_stage;
+
+void ntb_cq_stage_begin(struct ntb_peer *p)
+{
+	p->nstaged = 0;
+	cq_stage = p;
+}
+
+static void stage_drain(struct ntb_peer *p)
+{
+	for (unsigned int i = 0; i < p->nstaged; i++)
+		cq_push_now(p->staged[i].cq, &p->staged[i].wc, p->staged[i].solicited);
+	p->nstaged = 0;
+}
+
+void ntb_cq_stage_end(struct ntb_peer *p)
+{
+	cq_stage = NULL;
+	stage_drain(p);
+}
+
+void ntb_cq_push(struct ntb_cq *cq, const struct ibv_wc *wc, bool solicited)
+{
+	struct ntb_peer *p = cq_stage;
+
+	if (p) {
+		if (p->nstaged < NTB_STAGED_MAX) {
+			p->staged[p->nstaged++] = (struct ntb_staged_wc){cq, *wc, solicited};
+			return;
+		}
+		stage_drain(p);	/* full (a flush of many): in order, at once */
+	}
+	cq_push_now(cq, wc, solicited);
 }
 
 int ntb_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)

@@ -685,6 +685,12 @@ int ntb_destroy_qp(struct ibv_qp *ibqp)
 	struct ntb_context *ctx = qp->ctx;
 	struct ntb_handle_req req = { .handle = qp->qpn };
 
+	/* what it still owes its requester goes out while the peer can still see it */
+	if (qp->peer) {
+		pthread_mutex_lock(&qp->peer->rx_lock);
+		ntb_resp_ack_now(qp->peer, qp);
+		pthread_mutex_unlock(&qp->peer->rx_lock);
+	}
 	/* the peer end stops seeing it first, then no engine pass can still hold it */
 	ntb_call(ctx, NTB_OP_DESTROY_QP, &req, sizeof(req), NULL, 0);
 	/* the sweep of send queues runs under ctx->lock: unlinked, no sweep can still see it */

@@ -547,6 +547,23 @@ static int handle(struct ntb_peer *p, const struct ntbv_msg *h, const uint8_t *d
 	return qp->type == IBV_QPT_RC ? rc_request(p, qp, h, data) : uc_request(p, qp, h, data);
 }
 
+/*
+ * An ACK the QP still owes (coalesced, not sent yet) goes out now, before the QP disappears
+ * from the peer's view (ntb_destroy_qp): its requester may be waiting for it. Under rx_lock.
+ */
+void ntb_resp_ack_now(struct ntb_peer *p, struct ntb_qp *qp)
+{
+	if (!qp->need_ack)
+		return;
+	pthread_mutex_lock(&p->tx_lock);
+	if (ntb_peer_tx_sync(p) && p->tx_epoch == p->rx_epoch && ntb_tx_room(p, &p->resp_tx, 1)) {
+		respond(p, qp, NTBV_OP_ACK, ntbv_psn_add(qp->epsn, NTBV_PSN_MASK), 0, 0);
+		qp->need_ack = false;
+		ntb_tx_publish(p, NTBV_QUIET_RESP);
+	}
+	pthread_mutex_unlock(&p->tx_lock);
+}
+
 int ntb_resp_process(struct ntb_peer *p, int budget)
 {
 	const uint8_t *data;
@@ -560,7 +577,10 @@ int ntb_resp_process(struct ntb_peer *p, int budget)
 	can_reply = ntb_peer_tx_sync(p) && p->tx_epoch == p->rx_epoch;
 	produced = p->resp_tx.prod;
 	p->resp_stalled = false;
-	while (n < budget && ntb_rx_peek(p, &p->req_rx, &h, &data)) {
+	ntb_cq_stage_begin(p);
+	/* a message completes at most one receive: the staged ones never overflow */
+	while (n < budget && p->nstaged < NTB_STAGED_MAX &&
+	       ntb_rx_peek(p, &p->req_rx, &h, &data)) {
 		if (handle(p, &h, data, can_reply) == R_STALL) {
 			/* a READ answered in part is progress too: keep the thread hot */
 			n += p->resp_tx.prod != produced;
@@ -582,6 +602,8 @@ int ntb_resp_process(struct ntb_peer *p, int budget)
 	if (can_reply)
 		ntb_tx_publish(p, NTBV_QUIET_RESP);
 	pthread_mutex_unlock(&p->tx_lock);
+	/* the receive completions after the ACKs that acknowledge their messages */
+	ntb_cq_stage_end(p);
 
 	/* errors found above: flush now that the producing lock is released */
 	for (struct ntb_qp **pp = &p->dirty; *pp;) {
