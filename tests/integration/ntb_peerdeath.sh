@@ -83,7 +83,7 @@ done
 # they must be (docs/ntb-verbs.md); a new pair must not add any.
 faults=$(ntb_iommu_faults)
 ntb_pair after 18906 ibv_rc_pingpong -g "$g" -n 200 || bv_fail "a new pair after the kills"
-ntb_check_no_xlink_reads "$prof"
+ntb_check_counters "$prof" reads
 [ "$(ntb_iommu_faults)" = "$faults" ] || bv_fail "IOMMU faults in a new pair after the kills"
 
 # 2. a daemon dies
