@@ -42,8 +42,16 @@ export BV_RUNDIR
 # Program outputs (bvctl down leaves a run directory with foreign files in it alone).
 BV_OUT=$(mktemp -d /tmp/bvout.XXXXXX)
 if [ "${BV_SANITIZE:-0}" = 1 ]; then
-	LD_PRELOAD="$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=libubsan.so)"
-	export LD_PRELOAD ASAN_OPTIONS=detect_leaks=0:abort_on_error=1
+	# Unsanitized programs that load our sanitized providers need the runtimes preloaded
+	# first: bvctl passes LD_PRELOAD on to what it runs. Only bvctl gets it: procps and other
+	# tools started with the ASan runtime preloaded can hang at start (pgrep did, in glibc's
+	# textdomain lock, under ntb_peerdeath).
+	export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1
+	BVCTL="$BV_OUT/bvctl"
+	printf '#!/bin/sh\nLD_PRELOAD=%s exec %s "$@"\n' \
+		"$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=libubsan.so)" \
+		"$BV_BUILD_DIR/bin/bvctl" >"$BVCTL"
+	chmod +x "$BVCTL"
 fi
 
 bv_cleanup() {
