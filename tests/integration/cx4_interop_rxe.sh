@@ -25,16 +25,30 @@ printf '[device cx4_0]\nkind = cx4\nip = 10.99.0.1\n' >"$conf"
 H() { ip netns exec $ns env BV_RUNDIR="$BV_RUNDIR" "$@"; }
 H "$BVCTL" --config "$conf" up >/dev/null || bv_fail "bvctl up in $ns"
 rm -f "$conf"
-# the VM runs in its own session: kill_vm takes qemu down with run-vm, whatever happened
+# The VM runs in its own session: kill_vm takes down everything in it, whatever happened.
+# Not only run-vm's process group: timeout(1) puts qemu in a group of its own, and a qemu left
+# behind holds the tap, so the next VM cannot start (its host side then waits for ever).
 vm=""
-kill_vm() { [ -n "$vm" ] && kill -- -"$vm" 2>/dev/null; [ -n "$vm" ] && wait "$vm" 2>/dev/null; vm=""; }
+kill_vm() {
+	[ -n "$vm" ] || return 0
+	kill -- -"$vm" 2>/dev/null
+	pkill -KILL -s "$vm" 2>/dev/null
+	wait "$vm" 2>/dev/null
+	while pgrep -s "$vm" >/dev/null; do sleep 0.2; done
+	vm=""
+}
 CX4_ON_EXIT='kill_vm; H "$BVCTL" down >/dev/null 2>&1' 
-# The guest powers itself off when its command ends. One that raced its own power-off (sysrq
-# power-off, then init exited first: a kernel panic, and qemu stays up until its timeout) is
-# taken down after 120 s; the host sides have passed by then.
+# end_vm CONSOLE: the guest powers itself off when its command ends. One that raced its own
+# power-off (sysrq power-off, then init exited first: a kernel panic, and qemu stays up until
+# its timeout) is taken down once its console shows the panic, else after 120 s; the host
+# sides have passed by then.
 end_vm() {
-	local i
-	for i in $(seq 240); do kill -0 "$vm" 2>/dev/null || break; sleep 0.5; done
+	local _
+	for _ in $(seq 240); do
+		kill -0 "$vm" 2>/dev/null || break
+		grep -q "end Kernel panic" "$1" && break
+		sleep 0.5
+	done
 	kill_vm
 }
 
@@ -75,7 +89,7 @@ for t in "${TESTS[@]}"; do
 		{ kill_vm; tail -n 30 "$CX4_OUT/vm1.console"; bv_fail "cx4 -> rxe: $t"; }
 	echo "ok cx4 -> rxe: $t"
 done
-end_vm
+end_vm "$CX4_OUT/vm1.console"
 
 echo "== cx4_0 serves, rxe0 connects"
 guest=""
@@ -93,5 +107,5 @@ for t in "${TESTS[@]}"; do
 		  bv_fail "rxe -> cx4: $t"; }
 	echo "ok rxe -> cx4: $t"
 done
-end_vm
+end_vm "$CX4_OUT/vm2.console"
 echo "PASS"
