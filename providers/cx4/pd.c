@@ -47,7 +47,7 @@ static bool shadow_enabled(void)
 	if (on < 0) {
 		const char *e = getenv("CX4_SHADOW");
 
-		on = !(e && *e == '0');
+		on = !e || *e != '0';
 	}
 	return on;
 }

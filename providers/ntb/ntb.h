@@ -510,6 +510,9 @@ int ntb_req_notify_cq(struct ibv_cq *cq, int solicited_only);
 int ntb_resize_cq(struct ibv_cq *cq, int cqe);
 /* Add a completion (from any thread); raises the channel event if armed. */
 void ntb_cq_push(struct ntb_cq *cq, const struct ibv_wc *wc, bool solicited);
+/* A responder batch's completions on this thread wait until its ACKs are out (ntb_resp.c). */
+void ntb_cq_stage_begin(struct ntb_peer *p);
+void ntb_cq_stage_end(struct ntb_peer *p);
 
 /* ntb_srq.c */
 struct ibv_srq *ntb_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr);
@@ -594,8 +597,6 @@ bool ntb_qp_timers(struct ntb_qp *qp, uint64_t now);
 /* Consume request messages of peer p; rx_lock held. Returns messages handled. */
 int ntb_resp_process(struct ntb_peer *p, int budget);
 void ntb_resp_ack_now(struct ntb_peer *p, struct ntb_qp *qp);
-void ntb_cq_stage_begin(struct ntb_peer *p);
-void ntb_cq_stage_end(struct ntb_peer *p);
 
 /* ntb_comp.c */
 int ntb_comp_process(struct ntb_peer *p, int budget);

@@ -547,20 +547,33 @@ static int handle(struct ntb_peer *p, const struct ntbv_msg *h, const uint8_t *d
 	return qp->type == IBV_QPT_RC ? rc_request(p, qp, h, data) : uc_request(p, qp, h, data);
 }
 
+/* Answers can go to the peer: its end of the pair is in the session ours is (tx_lock). */
+static bool can_reply_now(struct ntb_peer *p)
+{
+	return ntb_peer_tx_sync(p) && p->tx_epoch == p->rx_epoch;
+}
+
+/* The coalesced ACK a QP owes, if the response ring has room for it (tx_lock). */
+static bool send_ack(struct ntb_peer *p, struct ntb_qp *qp)
+{
+	if (!ntb_tx_room(p, &p->resp_tx, 1))
+		return false;
+	respond(p, qp, NTBV_OP_ACK, ntbv_psn_add(qp->epsn, NTBV_PSN_MASK), 0, 0);
+	qp->need_ack = false;
+	return true;
+}
+
 /*
- * An ACK the QP still owes (coalesced, not sent yet) goes out now, before the QP disappears
- * from the peer's view (ntb_destroy_qp): its requester may be waiting for it. Under rx_lock.
+ * An ACK the QP still owes goes out now, before the QP disappears from the peer's view
+ * (ntb_destroy_qp): its requester may be waiting for it. Under rx_lock.
  */
 void ntb_resp_ack_now(struct ntb_peer *p, struct ntb_qp *qp)
 {
 	if (!qp->need_ack)
 		return;
 	pthread_mutex_lock(&p->tx_lock);
-	if (ntb_peer_tx_sync(p) && p->tx_epoch == p->rx_epoch && ntb_tx_room(p, &p->resp_tx, 1)) {
-		respond(p, qp, NTBV_OP_ACK, ntbv_psn_add(qp->epsn, NTBV_PSN_MASK), 0, 0);
-		qp->need_ack = false;
+	if (can_reply_now(p) && send_ack(p, qp))
 		ntb_tx_publish(p, NTBV_QUIET_RESP);
-	}
 	pthread_mutex_unlock(&p->tx_lock);
 }
 
@@ -574,7 +587,7 @@ int ntb_resp_process(struct ntb_peer *p, int budget)
 	uint64_t produced;
 
 	pthread_mutex_lock(&p->tx_lock);
-	can_reply = ntb_peer_tx_sync(p) && p->tx_epoch == p->rx_epoch;
+	can_reply = can_reply_now(p);
 	produced = p->resp_tx.prod;
 	p->resp_stalled = false;
 	ntb_cq_stage_begin(p);
@@ -592,12 +605,8 @@ int ntb_resp_process(struct ntb_peer *p, int budget)
 	}
 	/* coalesced ACKs: one per QP per batch */
 	for (struct ntb_qp *qp = p->dirty; qp; qp = qp->next_dirty) {
-		if (!qp->need_ack || !can_reply)
-			continue;
-		if (!ntb_tx_room(p, &p->resp_tx, 1))
+		if (qp->need_ack && can_reply && !send_ack(p, qp))
 			break;
-		respond(p, qp, NTBV_OP_ACK, ntbv_psn_add(qp->epsn, NTBV_PSN_MASK), 0, 0);
-		qp->need_ack = false;
 	}
 	if (can_reply)
 		ntb_tx_publish(p, NTBV_QUIET_RESP);
