@@ -121,15 +121,6 @@ bv_wait_listen() {
 	return 1
 }
 
-# bv_pair NAME PORT "SERVER CMD" "CLIENT CMD": a client/server pair of unmodified programs,
-# both through bvctl run, the server first (listening on PORT); both must exit 0. Outputs stay
-# in $BV_OUT/NAME.{srv,cli} and are shown on failure; returns 1 then. Never hangs: every
-# process has a timeout, and a failed client takes the server down with it. BV_PAIR_S and
-# BV_PAIR_C are optional command prefixes for the server and the client (another namespace).
-#
-# One failure is retried once: perftest calibrates the CPU clock by timing busy loops and gives
-# up ("Correlation coefficient r^2 ... < 0.9", "Can't produce a report") when the machine is
-# so loaded that the samples scatter; that says nothing about the device.
 # bv_show FILE: a program's output, shortened in the middle when long (stderr, unbuffered, is
 # usually at the top of a file that also holds its buffered stdout: keep both ends)
 bv_show() {
@@ -142,6 +133,15 @@ bv_show() {
 	fi
 }
 
+# bv_pair NAME PORT "SERVER CMD" "CLIENT CMD": a client/server pair of unmodified programs,
+# both through bvctl run, the server first (listening on PORT); both must exit 0. Outputs stay
+# in $BV_OUT/NAME.{srv,cli} and are shown on failure; returns 1 then. Never hangs: every
+# process has a timeout, and a failed client takes the server down with it. BV_PAIR_S and
+# BV_PAIR_C are optional command prefixes for the server and the client (another namespace).
+#
+# One failure is retried once: perftest calibrates the CPU clock by timing busy loops and gives
+# up ("Correlation coefficient r^2 ... < 0.9", "Can't produce a report") when the machine is
+# so loaded that the samples scatter; that says nothing about the device.
 bv_pair() {
 	BV_PAIR_SOFT=1 bv_pair_once "$@" && return 0
 	[ $? = 2 ] || return 1
