@@ -36,9 +36,11 @@ asan: deps
 interop: build
 	BV_BUILD_DIR=$(CURDIR)/$(BUILD) BV_SOURCE_DIR=$(CURDIR) tests/integration/cx4_interop_rxe.sh
 
-# The performance targets of the cx4 issue, on the binaries just built (bench/cx4_bench.sh).
+# Every transport against the machine's baselines, on the binaries just built (bench/bench.sh:
+# report, JSON, CSV and plots in $(BUILD)/bench; docs/performance.md). BENCH_QUICK=1: ~3 min.
 bench: build
-	bench/cx4_bench.sh $(BUILD)
+	tools/install-deps.sh bench
+	bench/bench.sh $(BUILD)
 
 format: $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) --target format

@@ -225,11 +225,14 @@ consumers() {	# qperf and ucx_perftest over both kinds
 	for k in cx4 ntb; do
 		read -r sd cd < <(pair_devs "$k")
 		if command -v qperf >/dev/null; then
+			# one qperf server per kind serves every test; it runs until killed
+			timeout -k 5 600 "$BVCTL" run -- qperf >"$TMP/$k.qperf.srv" 2>&1 &
+			local qs=$!
+			bench_wait_listen 19765 || bench_note "$k: the qperf server never listened"
 			for t in rc_bw rc_lat ud_bw ud_lat; do
 				out="$TMP/$k.qperf.$t"
-				BENCH_PORT=19765
-				if bench_pair "$out" qperf -- qperf -li "$cd:1" -ri "$sd:1" -t "$T" --use_bits_per_sec \
-					127.0.0.1 "$t"; then
+				if timeout -k 5 120 "$BVCTL" run -- qperf -li "$cd:1" -ri "$sd:1" -t "$T" \
+					--use_bits_per_sec 127.0.0.1 "$t" >"$out.cli" 2>&1; then
 					case $t in
 					*_bw) bench_record "$k.qperf.$t" "$(awk '/bw *=/ { v = $3; if ($4 ~ /^Mb/) v /= 1000; print v }' "$out.cli")" Gb/s size=65536 ;;
 					*_lat) bench_record "$k.qperf.$t" "$(awk '/latency *=/ { v = $3; if ($4 ~ /^ns/) v /= 1000; if ($4 ~ /^ms/) v *= 1000; print v }' "$out.cli")" us size=1 ;;
@@ -238,6 +241,8 @@ consumers() {	# qperf and ucx_perftest over both kinds
 					bench_note "$k qperf $t failed: $(tail -n 2 "$out.cli" | tr '\n' ' ')"
 				fi
 			done
+			kill "$qs" 2>/dev/null
+			wait "$qs" 2>/dev/null
 		else
 			bench_note "qperf not installed (tools/install-deps.sh bench)"
 		fi

@@ -39,7 +39,7 @@ bench_wait_listen() {
 	local hex i
 	hex=$(printf '%04X' "$1")
 	for i in $(seq 200); do
-		grep -q ":$hex 00000000:0000 0A" /proc/net/tcp /proc/net/tcp6 2>/dev/null && return 0
+		grep -Eq ":$hex 0+:0000 0A" /proc/net/tcp /proc/net/tcp6 2>/dev/null && return 0
 		sleep 0.05
 	done
 	return 1

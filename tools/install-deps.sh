@@ -1,10 +1,12 @@
 #!/bin/sh
 # Install the Debian 12 packages bridgeverbs builds and tests with, if any is missing.
 # Used by 'make demo' and 'make test'; needs root (or sudo) only when something is missing.
+# 'install-deps.sh bench' adds what make bench uses.
 set -e
 PKGS="build-essential cmake pkg-config python3 iproute2 util-linux procps valgrind \
 libibverbs-dev librdmacm-dev libibverbs1 ibverbs-providers ibverbs-utils rdmacm-utils \
 perftest tshark libpcap-dev cppcheck clang-format"
+[ "${1:-}" = bench ] && PKGS="$PKGS qperf ucx-utils gnuplot-nox"
 
 missing=""
 for p in $PKGS; do
