@@ -220,6 +220,15 @@ scale() {	# QPs per process, processes per device, creation rates and memory
 	done
 }
 
+# ucx_record ID TEST SIZE FILE: ucx_perftest's "Final:" line (iterations, latency typical /
+# average / overall in us, bandwidth average / overall in MB/s, message rate ...)
+ucx_record() {
+	case $2 in
+	*_lat) bench_record "$1" "$(awk '/^Final:/ { print $3 }' "$4")" us size="$3" ;;
+	*) bench_record "$1" "$(awk '/^Final:/ { printf "%.3f", $7 * 1048576 * 8 / 1e9 }' "$4")" Gb/s size="$3" ;;
+	esac
+}
+
 consumers() {	# qperf and ucx_perftest over both kinds
 	local k sd cd t out tl
 	for k in cx4 ntb; do
@@ -247,23 +256,32 @@ consumers() {	# qperf and ucx_perftest over both kinds
 			bench_note "qperf not installed (tools/install-deps.sh bench)"
 		fi
 		if command -v ucx_perftest >/dev/null; then
-			for t in tag_lat tag_bw put_bw get_bw; do
-				for tl in rc_verbs ud_verbs; do
-					case $tl:$t in ud_verbs:put_bw | ud_verbs:get_bw) continue ;; esac
-					out="$TMP/$k.ucx.$tl.$t"
-					BENCH_PORT=13337
-					if UCX_IB_GID_INDEX=$GID UCX_WARN_UNUSED_ENV_VARS=n bench_pair "$out" \
-						ucx_perftest -d "$sd:1" -x "$tl" -- \
-						ucx_perftest 127.0.0.1 -d "$cd:1" -x "$tl" -t "$t" -s 65536 -n 2000; then
-						# Final: iterations, latency typical/avg/overall (us), bw avg/overall (MB/s), msgrate
-						case $t in
-						*_lat) bench_record "$k.ucx.$tl.$t" "$(awk '/^Final:/ { print $3 }' "$out.cli")" us size=65536 ;;
-						*) bench_record "$k.ucx.$tl.$t" "$(awk '/^Final:/ { printf "%.3f", $7 * 8 * 1048576 / 1e9 }' "$out.cli")" Gb/s size=65536 ;;
-						esac
-					else
-						bench_note "$k ucx_perftest $tl $t failed: $(tail -n 2 "$out.cli" | tr '\n' ' ')"
-					fi
-				done
+			# UCT level (-x TRANSPORT): active messages, zero-copy put and get
+			for t in "rc_verbs am_lat 8 bcopy" "rc_verbs am_bw 1024 bcopy" "rc_verbs put_bw 65536 zcopy" \
+				"rc_verbs get 65536 zcopy" "ud_verbs am_lat 8 bcopy" "ud_verbs am_bw 1024 bcopy"; do
+				read -r tl tt sz dm <<<"$t"
+				out="$TMP/$k.ucx.$tl.$tt"
+				BENCH_PORT=13337
+				if UCX_IB_GID_INDEX=$GID UCX_WARN_UNUSED_ENV_VARS=n bench_pair "$out" \
+					ucx_perftest -d "$sd:1" -x "$tl" -- \
+					ucx_perftest 127.0.0.1 -d "$cd:1" -x "$tl" -t "$tt" -s "$sz" -D "$dm" -n 2000; then
+					ucx_record "$k.ucx.$tl.$tt" "$tt" "$sz" "$out.cli"
+				else
+					bench_note "$k ucx_perftest $tl $tt failed: $(grep -m1 -E 'ERROR|rror' "$out.cli" "$out.srv" | cut -c1-160)"
+				fi
+			done
+			# UCP level: tag matching over one transport
+			for t in "rc_verbs tag_lat 8" "rc_verbs tag_bw 65536" "ud_verbs tag_lat 8" "ud_verbs tag_bw 65536"; do
+				read -r tl tt sz <<<"$t"
+				out="$TMP/$k.ucp.$tl.$tt"
+				BENCH_PORT=13337
+				if UCX_TLS=$tl,ud_verbs,self UCX_IB_GID_INDEX=$GID UCX_WARN_UNUSED_ENV_VARS=n bench_pair "$out" \
+					env UCX_NET_DEVICES="$sd:1" ucx_perftest -- \
+					env UCX_NET_DEVICES="$cd:1" ucx_perftest 127.0.0.1 -t "$tt" -s "$sz" -n 2000; then
+					ucx_record "$k.ucp.$tl.$tt" "$tt" "$sz" "$out.cli"
+				else
+					bench_note "$k ucx_perftest (UCP) $tl $tt failed: $(grep -m1 -E 'ERROR|rror' "$out.cli" "$out.srv" | cut -c1-160)"
+				fi
 			done
 		else
 			bench_note "ucx_perftest not installed (tools/install-deps.sh bench)"
