@@ -130,7 +130,6 @@ void bvt_log(struct bvt *t, const char *fmt, ...) __attribute__((format(printf, 
 _Noreturn void bvt_die(struct bvt *t, int status, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 uint64_t bvt_now_ms(void);
-const char *bvt_op_name(enum bvt_op op);
 void bvt_progress(struct bvt *t);
 
 /* ctl.c: the TCP control connection, one text line per message */
@@ -153,6 +152,7 @@ int bvt_connect_qps(struct bvt *t);
 void bvt_close(struct bvt *t);
 
 /* pattern.c: sizes, contents, immediates and atomic operands of every message */
+const char *bvt_op_name(enum bvt_op op);
 uint64_t bvt_key(const struct bvt_cfg *c, enum bvt_op op, int dir, uint32_t qp, uint64_t seq);
 uint32_t bvt_size(const struct bvt_cfg *c, enum bvt_op op, uint64_t key, uint32_t max);
 uint32_t bvt_imm(uint64_t key);

@@ -115,10 +115,3 @@ int bvt_check_grh(struct bvt *t, const uint8_t *g, char *why, size_t len)
 		 g[0] >> 4);
 	return -1;
 }
-
-_Noreturn void bvt_data_error(struct bvt *t, bool requester, const char *why)
-{
-	if (!requester)
-		bvt_ctl_send(t, "BAD %s", why);
-	bvt_die(t, BVT_EXIT_DATA, "DATA ERROR: %s", why);
-}

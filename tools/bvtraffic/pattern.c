@@ -10,6 +10,17 @@
 
 #define GOLDEN 0x9e3779b97f4a7c15ull
 
+static const char *const op_names[BVT_NOPS] = {
+	[BVT_SEND] = "send", [BVT_SEND_IMM] = "send_imm", [BVT_WRITE] = "write",
+	[BVT_WRITE_IMM] = "write_imm", [BVT_READ] = "read", [BVT_FADD] = "fetch_add",
+	[BVT_CSWAP] = "cmp_swap",
+};
+
+const char *bvt_op_name(enum bvt_op op)
+{
+	return op_names[op];
+}
+
 /* splitmix64's finaliser: every input bit reaches every output bit */
 uint64_t bvt_mix(uint64_t x)
 {

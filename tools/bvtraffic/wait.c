@@ -167,6 +167,13 @@ int bvt_wait_wc(struct bvt *t, struct ibv_wc *wc, int max, bool peek, int timeou
 	}
 }
 
+_Noreturn void bvt_data_error(struct bvt *t, bool requester, const char *why)
+{
+	if (!requester)
+		bvt_ctl_send(t, "BAD %s", why);
+	bvt_die(t, BVT_EXIT_DATA, "DATA ERROR: %s", why);
+}
+
 _Noreturn void bvt_wc_error(struct bvt *t, const struct ibv_wc *wc, const char *role)
 {
 	struct ibv_wc more[16];
