@@ -450,8 +450,12 @@ static void build_grh(struct ntb_context *ctx, uint32_t len, bool imm, uint8_t g
 	struct iphdr ip = {
 		.version = 4,
 		.ihl = 5,
-		/* IPv4 + UDP + BTH + DETH (+ ImmDt) + payload + ICRC, as the packet would have been */
-		.tot_len = htons((uint16_t)(20 + 8 + 12 + 8 + (imm ? 4 : 0) + len + 4)),
+		/*
+		 * IPv4 + UDP + BTH + DETH (+ ImmDt) + payload padded to 4 bytes (BTH PadCnt) +
+		 * ICRC, as the packet would have been
+		 */
+		.tot_len = htons((uint16_t)(20 + 8 + 12 + 8 + (imm ? 4 : 0) + ((len + 3) & ~3u) +
+					    4)),
 		.frag_off = htons(IP_DF),
 		.ttl = 64,
 		.protocol = IPPROTO_UDP,

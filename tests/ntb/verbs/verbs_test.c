@@ -742,14 +742,15 @@ out:
  * ib_get_rdma_header_version): 20 bytes the verbs leave unspecified (zeros, as Linux rxe and
  * the project's devices write them), then the IPv4 header of the packet that carried the
  * datagram: version 4 without options, not fragmented, UDP, from the sender's address to
- * ours, the packet's length (IPv4, UDP, BTH, DETH, immediate, payload, ICRC) and a right
+ * ours, the packet's length (IPv4, UDP, BTH, DETH, immediate, payload padded to 4 bytes
+ * (BTH PadCnt), ICRC) and a right
  * checksum. TTL and TOS are the NTB link's own (there is no IP hop): taken as they are.
  */
 static void grh_expected(uint8_t *g, const struct end *from, const struct end *to, size_t n,
 			 bool imm, uint8_t tos, uint8_t ttl)
 {
 	uint8_t *ip = g + 20;
-	uint16_t len = (uint16_t)(20 + 8 + 12 + 8 + (imm ? 4 : 0) + n + 4);
+	uint16_t len = (uint16_t)(20 + 8 + 12 + 8 + (imm ? 4 : 0) + ((n + 3) & ~(size_t)3) + 4);
 	uint32_t sum = 0;
 
 	memset(g, 0, 20);
