@@ -23,6 +23,8 @@ wait $tp || { cat "$out"; bv_fail "port events"; }
 grep -q "^up$" "$out" || { cat "$out"; bv_fail "no PORT_ACTIVE"; }
 # the other device saw nothing: its port stayed active
 bv_expect_output "state:[[:space:]]+PORT_ACTIVE" bv_run ibv_devinfo -d cx4_0
+# and the port that went down and up carries traffic, every byte right
+cx4_traffic "bvtraffic-after-port-events" "-d cx4_0 -g $CX4_GID" "-d cx4_1 -g $CX4_GID -n 64 127.0.0.1"
 
 out="$CX4_OUT/fatal.out"
 bv_run "$BV_BUILD_DIR/bin/cx4_port_test" cx4_1 fatal >"$out" 2>&1 &
@@ -41,4 +43,5 @@ bv_run ibv_devinfo -d cx4_1 >"$out" 2>&1 && { cat "$out"; bv_fail "a context on 
 grep -q "Input/output error" "$out" || { cat "$out"; bv_fail "dead device: no EIO"; }
 cx4_pair "rc-after-fatal" 18515 "ibv_rc_pingpong -d cx4_0 -g $CX4_GID -n 20 -c" \
 	"ibv_rc_pingpong -d cx4_0 -g $CX4_GID -n 20 -c 127.0.0.1"
+cx4_traffic "bvtraffic-after-fatal" "-d cx4_0 -g $CX4_GID -e" "-d cx4_0 -g $CX4_GID -n 64 -e 127.0.0.1"
 echo "PASS"

@@ -108,13 +108,13 @@ bv_expect_output() {
 	echo "$out" | grep -Eq -- "$pat" || { echo "$out" >&2; bv_fail "'$*' did not print /$pat/"; }
 }
 
-# bv_wait_listen PORT: until a TCP socket listens on PORT (20 s). Runs under $BV_PAIR_S, so
-# it looks in the server's network namespace.
+# bv_wait_listen PORT: until a TCP socket listens on PORT (20 s), IPv4 or IPv6. Runs under
+# $BV_PAIR_S, so it looks in the server's network namespace.
 bv_wait_listen() {
 	local hex i
 	hex=$(printf '%04X' "$1")
 	for i in $(seq 400); do
-		${BV_PAIR_S:-} grep -q ":$hex 00000000:0000 0A" /proc/net/tcp /proc/net/tcp6 2>/dev/null &&
+		${BV_PAIR_S:-} grep -Eq ":$hex 0+:0000 0A" /proc/net/tcp /proc/net/tcp6 2>/dev/null &&
 			return 0
 		sleep 0.05
 	done
@@ -213,4 +213,15 @@ bv_pair_once() {
 	echo "--- $name: server exit $src, client exit $crc" >&2
 	bv_pair_show "$name" "$srv" "$cli" "" >&2
 	return 1
+}
+
+# bv_traffic NAME PORT "SERVER ARGS" "CLIENT ARGS": a bvtraffic pair (tools/bvtraffic: every
+# byte, immediate and atomic result checked) through bv_pair; CLIENT ARGS end with the
+# server's address. Both must print PASS; what they checked is noted.
+bv_traffic() {
+	local b="$BV_BUILD_DIR/bin/bvtraffic"
+	bv_pair "$1" "$2" "$b -p $2 $3" "$b -p $2 $4" || return 1
+	grep -q "^bvtraffic: PASS" "$BV_OUT/$1.srv" && grep -q "^bvtraffic: PASS" "$BV_OUT/$1.cli" ||
+		{ bv_pair_show "$1" "$3" "$4" "" >&2; echo "FAIL [$BV_TEST_NAME]: $1: no PASS" >&2; return 1; }
+	bv_note "$1: $(sed -n 's/^bvtraffic: PASS: //p' "$BV_OUT/$1.cli")"
 }

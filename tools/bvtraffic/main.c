@@ -69,7 +69,8 @@ _Noreturn void bvt_die(struct bvt *t, int status, const char *fmt, ...)
 	va_end(ap);
 	fflush(stdout);
 	fprintf(stderr, "bvtraffic: FAIL (exit %d) after %" PRIu64 " messages, %" PRIu64
-			" bytes checked: %s\n", status, t->total_msgs, t->total_bytes, msg);
+			" bytes checked (seed %u): %s\n", status, t->total_msgs, t->total_bytes,
+		t->cfg.seed, msg);
 	/* tell the peer, once, without waiting on it */
 	if (!t->dying && !t->sock_dead && t->sock >= 0) {
 		char line[1100];
