@@ -22,11 +22,22 @@ int bvt_qp_index(struct bvt *t, uint32_t qpn)
 	return -1;
 }
 
-/* Which message's bytes are these? A misplaced or stale one, if it is one of ours. */
-static void identify(struct bvt *t, const struct win *w, const uint8_t *p, size_t n, char *out,
-		     size_t len)
+static bool matches(const uint8_t *p, size_t off, size_t k, uint64_t key)
 {
-	size_t k = n < 32 ? n : 32;
+	for (size_t i = 0; i < k; i++)
+		if (p[off + i] != bvt_pattern_byte(key, off + i))
+			return false;
+	return true;
+}
+
+/*
+ * Whose bytes are these, from the first wrong one on? Another QP's, opcode's, direction's
+ * or an earlier window's message (misplaced, stale), if it is one of ours.
+ */
+static void identify(struct bvt *t, const struct win *w, uint64_t own, const uint8_t *p,
+		     size_t bad, size_t n, char *out, size_t len)
+{
+	size_t k = n - bad < 32 ? n - bad : 32;
 	uint64_t span = 4ull * t->cfg.depth, lo = w->seq0 > span ? w->seq0 - span : 0;
 
 	out[0] = 0;
@@ -38,13 +49,16 @@ static void identify(struct bvt *t, const struct win *w, const uint8_t *p, size_
 				for (uint64_t s = lo; s < w->seq0 + span; s++) {
 					uint64_t key = bvt_key(&t->cfg, (enum bvt_op)op, dir, qp, s);
 
-					if (bvt_check(p, k, key) == k) {
+					if (key != own && matches(p, bad, k, key)) {
 						snprintf(out, len, "; they are those of %s %s QP %u "
 								   "seq %" PRIu64, bvt_dir_name(dir),
 							 bvt_op_name((enum bvt_op)op), qp, s);
 						return;
 					}
 				}
+	snprintf(out, len, "; from there on they are no message's of this run");
+	if (bad + k < n && matches(p, bad + k, n - bad - k < 32 ? n - bad - k : 32, own))
+		snprintf(out, len, "; the bytes after them are right again");
 }
 
 int bvt_check_target(struct bvt *t, const struct win *w, uint32_t qp, uint64_t seq,
@@ -69,7 +83,7 @@ int bvt_check_message(struct bvt *t, const struct win *w, uint32_t qp, uint64_t 
 	}
 	bad = bvt_check(p, n, key);
 	if (bad < n) {
-		identify(t, w, p, n, who, sizeof(who));
+		identify(t, w, key, p, bad, n, who, sizeof(who));
 		snprintf(why, len, "%s: byte %zu (the first wrong one) is 0x%02x, not 0x%02x%s",
 			 what, bad, p[bad], bvt_pattern_byte(key, bad), who);
 		return -1;
