@@ -144,8 +144,10 @@ bv_show() {
 # One failure is retried once, and only this one: perftest calibrates the CPU clock by timing
 # busy loops and gives up ("Correlation coefficient r^2 ... < 0.9", "Can't produce a report")
 # when the machine is so loaded that the samples scatter, which says nothing about the device:
-# the side that failed printed both lines and the other side succeeded. The first attempt's
-# outputs are kept (NAME.try1.{srv,cli}) and shown.
+# the side that failed printed both lines, and the other side succeeded or failed only at the
+# TCP exchange with the side that had left (perftest -a calibrates after each size: the other
+# side then finds the socket closed, and says nothing else). The first attempt's outputs are
+# kept (NAME.try1.{srv,cli}) and shown.
 bv_pair() {
 	local rc out="$BV_OUT/$1"
 	bv_pair_once "$@"
@@ -176,6 +178,15 @@ bv_clock_warning() {
 	grep -q "Correlation coefficient r^2" "$1" && grep -q "Can't produce a report" "$1"
 }
 
+# bv_peer_left RC FILE: a side that succeeded (RC 0), or failed only at perftest's TCP
+# exchange because its peer had gone: no other complaint in FILE.
+bv_peer_left() {
+	[ "$1" = 0 ] && return 0
+	grep -q "Failed to exchange data between server and clients" "$2" || return 1
+	! grep -Ei "error|fail|couldn't|unable|invalid|timeout" "$2" |
+		grep -Eqv "Failed to exchange data|Couldn't read remote address|Unable to read to socket"
+}
+
 # bv_pair_once: one attempt; returns 0, 1 (failed, shown) or 2 (the clock warning, not shown)
 bv_pair_once() {
 	local name=$1 port=$2 srv=$3 cli=$4 out="$BV_OUT/$1" sp crc src i
@@ -204,8 +215,9 @@ bv_pair_once() {
 	if [ $crc = 0 ] && [ $src = 0 ] && ! grep -qi "invalid data" "$out.srv" "$out.cli"; then
 		return 0
 	fi
-	if { [ $crc != 0 ] && [ $src = 0 ] && bv_clock_warning "$out.cli"; } ||
-		{ [ $src != 0 ] && [ $crc = 0 ] && bv_clock_warning "$out.srv"; }; then
+	if ! grep -qi "invalid data" "$out.srv" "$out.cli" &&
+		{ { [ $crc != 0 ] && bv_clock_warning "$out.cli" && bv_peer_left $src "$out.srv"; } ||
+		  { [ $src != 0 ] && bv_clock_warning "$out.srv" && bv_peer_left $crc "$out.cli"; }; }; then
 		return 2
 	fi
 	grep -qi "invalid data" "$out.srv" "$out.cli" &&

@@ -224,6 +224,13 @@ static void cx4d_status(struct bvd *b, char *buf, size_t len)
 		     d->eq_cmd.eqn, d->eq_async.eqn, d->eq_pages.eqn, d->ncomp,
 		     d->ncomp == 1 ? "" : "s");
 	if (n < len)
+		n += (size_t)snprintf(buf + n, len - n,
+				      "  clients hold %u PDs, %u MRs, %u CQs, %u SRQs, %u QPs; %u DMA "
+				      "mappings of client memory (%llu KiB)\n",
+				      d->nobj[CX4D_OBJ_PD], d->nobj[CX4D_OBJ_MR], d->nobj[CX4D_OBJ_CQ],
+				      d->nobj[CX4D_OBJ_SRQ], d->nobj[CX4D_OBJ_QP], d->numem,
+				      (unsigned long long)(d->umem_bytes >> 10));
+	if (n < len)
 		n += cx4d_bus_status(d, buf + n, len - n);
 	for (struct bvd_client *c = b->clients; c && n < len; c = c->next) {
 		struct cx4d_client *cl = c->priv;

@@ -222,6 +222,11 @@ struct cx4d {
 	/* number -> object (isolation: events go to the owner only) */
 	struct cx4d_idmap qps, cqs, srqs;
 
+	/* what clients hold, for bvctl status: a client that died must leave nothing behind */
+	unsigned int nobj[CX4D_OBJ_QP + 1];	/* live objects of each type */
+	unsigned int numem;			/* client memory mapped for the device */
+	uint64_t umem_bytes;
+
 	/* port 1 */
 	uint8_t mac[6];
 	uint32_t port_state;		/* enum ibv_port_state */

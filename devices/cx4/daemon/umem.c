@@ -57,6 +57,8 @@ int cx4d_umem_map_fd(struct cx4d *d, int fd, uint64_t len, struct cx4d_umem *u)
 	u->iova = iova;
 	u->map_len = len;
 	u->mapped = true;
+	d->numem++;
+	d->umem_bytes += len;
 	return 0;
 }
 
@@ -95,6 +97,8 @@ int cx4d_umem_map_va(struct cx4d *d, pid_t pid, int fd, uint64_t fd_off, uint64_
 	u->mapped = true;
 	/* remember where the mapping itself starts for unmap */
 	u->map_iova = map.iova;
+	d->numem++;
+	d->umem_bytes += u->map_len;
 	return 0;
 }
 
@@ -104,4 +108,6 @@ void cx4d_umem_unmap(struct cx4d *d, struct cx4d_umem *u)
 		return;
 	d->bus->ops->dma_unmap(d->bus, u->map_iova ? u->map_iova : u->iova, u->map_len);
 	u->mapped = false;
+	d->numem--;
+	d->umem_bytes -= u->map_len;
 }
