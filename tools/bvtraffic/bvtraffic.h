@@ -120,7 +120,7 @@ struct bvt {
 	bool armed;			/* the CQ is armed for a completion event */
 	bool qps_up;			/* connected: errors can be asked of the QPs */
 	bool sock_dead, probing, dying;
-	uint64_t progress_at_ms, gap_ms, last_report_ms;
+	uint64_t progress_at_ms, gap_ms, last_report_ms, async_checked_ms;
 	uint64_t total_msgs, total_bytes;
 	struct bvt_stats st[2];		/* [0]: as requester, [1]: as responder */
 };

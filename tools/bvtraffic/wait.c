@@ -37,7 +37,8 @@ static const char *status_name(enum ibv_wc_status s)
 	return (unsigned int)s < sizeof(names) / sizeof(names[0]) && names[s] ? names[s] : "?";
 }
 
-static void async_events(struct bvt *t)
+/* Print the async events waiting; with fatal, the first fatal one ends the run. */
+static void async_read(struct bvt *t, bool fatal)
 {
 	struct pollfd p = { .fd = t->ctx->async_fd, .events = POLLIN };
 	struct ibv_async_event ev;
@@ -50,6 +51,10 @@ static void async_events(struct bvt *t)
 			return;
 		}
 		fprintf(stderr, "bvtraffic: async event %s\n", ibv_event_type_str(ev.event_type));
+		if (!fatal) {
+			ibv_ack_async_event(&ev);
+			continue;
+		}
 		switch (ev.event_type) {
 		case IBV_EVENT_DEVICE_FATAL:
 		case IBV_EVENT_QP_FATAL:
@@ -64,6 +69,11 @@ static void async_events(struct bvt *t)
 			ibv_ack_async_event(&ev);
 		}
 	}
+}
+
+static void async_events(struct bvt *t)
+{
+	async_read(t, true);
 }
 
 static void stall_check(struct bvt *t, const char *what)
@@ -136,6 +146,11 @@ int bvt_wait_wc(struct bvt *t, struct ibv_wc *wc, int max, bool peek, int timeou
 	uint64_t start = bvt_now_ms(), end = start + (uint64_t)timeout_ms;
 	unsigned int spins = 0;
 
+	/* completions may keep coming after a fatal event: look at least every millisecond */
+	if (start != t->async_checked_ms) {
+		t->async_checked_ms = start;
+		async_events(t);
+	}
 	for (;;) {
 		int n = ibv_poll_cq(t->cq, max, wc);
 
@@ -193,6 +208,7 @@ _Noreturn void bvt_wc_error(struct bvt *t, const struct ibv_wc *wc, const char *
 		if (n <= 0)
 			usleep(1000);
 	}
+	async_read(t, false);	/* what the device said meanwhile (a fatal event?) */
 	bvt_die(t, BVT_EXIT_ERROR, "%s; then %u flushed, %u other completions", msg, flushed,
 		other);
 }
