@@ -6,7 +6,7 @@ ASAN_BUILD ?= build-asan
 JOBS       ?= 2
 CMAKE_ARGS ?=
 
-.PHONY: all deps build demo test asan interop bench format lint clean
+.PHONY: all deps build demo test asan interop soak bench format lint clean
 
 all: build
 
@@ -35,6 +35,13 @@ asan: deps
 # Interop with Linux soft-RoCE in an emulated VM (slow): tests/integration/cx4_interop_rxe.sh.
 interop: build
 	BV_BUILD_DIR=$(CURDIR)/$(BUILD) BV_SOURCE_DIR=$(CURDIR) tests/integration/cx4_interop_rxe.sh
+
+# The long reliability runs (docs/reliability.md): RC through the lossy wire with 1 GiB per
+# opcode (the suite's cx4_lossy moves a few MiB). Hours on 2 cores; SOAK_BYTES to change it.
+SOAK_BYTES ?= 1G
+soak: build
+	BV_BUILD_DIR=$(CURDIR)/$(BUILD) BV_SOURCE_DIR=$(CURDIR) CX4_LOSSY_BYTES=$(SOAK_BYTES) BV_TMO=28800 \
+		CX4_LOSSY_QPS=8 tests/integration/cx4_lossy.sh
 
 # The performance targets of the cx4 issue, on the binaries just built (bench/cx4_bench.sh).
 bench: build

@@ -19,7 +19,7 @@ bv_isolate_net "$@"
 [ "$(id -u)" = 0 ] || { echo "SKIP: needs root for network namespaces"; exit 77; }
 command -v ethtool >/dev/null || bv_fail "ethtool is missing (tools/install-deps.sh installs it)"
 
-BYTES=${CX4_LOSSY_BYTES:-4M}
+BYTES=${CX4_LOSSY_BYTES:-4M}	# per opcode (atomics: a page an operation, bvtraffic -B)
 RELAY_OPTS=${CX4_LOSSY_RELAY:-"-l 1 -r 5 -u 1 -j 5"}
 tag=$$
 NA=bvlA$tag NB=bvlB$tag NR=bvlR$tag
@@ -94,7 +94,7 @@ t0=$(date +%s)
 for o in send write read fetch_add,cmp_swap "send -S"; do
 	set -- $o
 	name="lossy-${1//,/+}${2:-}"
-	traffic "$name" "-x c2s -q 2 -w 16 -s 1-65536 -B $BYTES -o $*"
+	traffic "$name" "-x c2s -q ${CX4_LOSSY_QPS:-2} -w 16 -s 1-65536 -B $BYTES -o $*"
 	grep "^bvtraffic: ok" "$BV_OUT/$name.cli"
 done
 relay_stop
