@@ -91,7 +91,9 @@ traffic() {
 # 1. every opcode through the impaired wire, every byte checked
 relay_start $RELAY_OPTS
 t0=$(date +%s)
-for o in send write read fetch_add,cmp_swap "send -S"; do
+OPS=${CX4_LOSSY_OPS:-send write read fetch_add,cmp_swap send/-S}
+for o in $OPS; do
+	o=${o//\// }
 	set -- $o
 	name="lossy-${1//,/+}${2:-}"
 	traffic "$name" "-x c2s -q ${CX4_LOSSY_QPS:-2} -w 16 -s 1-65536 -B $BYTES -o $*"
@@ -101,6 +103,7 @@ relay_stop
 grep -q "^bv_relay: a->b: .* RoCE: [1-9][0-9]* dropped, [1-9][0-9]* duplicated, [1-9][0-9]* reordered, [1-9][0-9]* delayed" \
 	"$CX4_OUT/relay.out" || { cat "$CX4_OUT/relay.out"; bv_fail "the relay impaired nothing"; }
 bv_note "impaired wire: $BYTES per opcode in $(($(date +%s) - t0)) s"
+[ -n "${CX4_LOSSY_ONLY_IMPAIRED:-}" ] && { echo "PASS"; exit 0; }
 
 # 2. a cut longer than the retry budget, and one shorter. ACK timeout 4.096 us << 16 = 268 ms,
 #    3 retries: the budget is 4 x 268 ms from the last acknowledged packet.
