@@ -84,11 +84,17 @@ BT="$BV_BUILD_DIR/bin/bvtraffic -p 18520 -d cx4_0 -g $CX4_GID"
 # traffic NAME "CLIENT ARGS": a bvtraffic pair, server on host A, client on host B
 traffic() {
 	BV_PAIR_S=A BV_PAIR_C=B bv_pair "$1" 18520 "$BT -W 120" "$BT -W 120 $2 $net.1" ||
-		bv_fail "$1"
+		{ relay_stop; bv_fail "$1"; }
 	bv_note "$1: $(sed -n 's/^bvtraffic: PASS: //p' "$BV_OUT/$1.cli")"
 }
 
-# 1. every opcode through the impaired wire, every byte checked
+# 1. every opcode through the impaired wire, every byte checked. Go-back-N resends from every
+#    gap (a reordered packet is one): the wire carries several times the data, and the relay,
+#    on two shared CPUs, is the bottleneck. What waits in front of it (the sender's socket
+#    buffer alone holds 4 MiB) is queueing delay, so RC's local ACK timeout must be longer
+#    than that or it resends what is only queued, adding to the queue until the retries run
+#    out (congestion collapse, as on any RoCE network without flow or congestion control):
+#    4.096 us << 18 = 1.07 s here, 8.6 s of budget with 7 retries.
 relay_start $RELAY_OPTS
 t0=$(date +%s)
 OPS=${CX4_LOSSY_OPS:-send write read fetch_add,cmp_swap send/-S}
@@ -96,7 +102,7 @@ for o in $OPS; do
 	o=${o//\// }
 	set -- $o
 	name="lossy-${1//,/+}${2:-}"
-	traffic "$name" "-x c2s -q ${CX4_LOSSY_QPS:-2} -w 16 -s 1-65536 -B $BYTES -o $*"
+	traffic "$name" "-x c2s -q ${CX4_LOSSY_QPS:-2} -w 16 -s 1-65536 -B $BYTES -T 18 -o $*"
 	grep "^bvtraffic: ok" "$BV_OUT/$name.cli"
 done
 relay_stop

@@ -52,6 +52,7 @@ struct frame {
 
 struct dir_stats {
 	uint64_t frames, roce, dropped, duplicated, reordered, delayed, corrupted, overflow, cut;
+	uint64_t waits;		/* sends that found the outgoing queue full (retried) */
 };
 
 /* One direction: frames in from one interface, out to the other, in due order. */
@@ -63,6 +64,7 @@ struct dir {
 	int64_t last_due;
 	struct frame held;	/* a frame held back to be reordered */
 	bool holding;
+	bool blocked;		/* the outgoing queue was full: try again shortly */
 	struct dir_stats st;
 };
 
@@ -94,13 +96,15 @@ static int open_if(const char *name)
 	struct sockaddr_ll sa = { .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL) };
 	struct packet_mreq mr = { .mr_type = PACKET_MR_PROMISC };
 	int s = socket(AF_PACKET, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, htons(ETH_P_ALL));
-	int one = 1;
+	int one = 1, buf = 1 << 20;	/* about 1000 frames: a switch port's buffer */
 
 	sa.sll_ifindex = (int)if_nametoindex(name);
 	mr.mr_ifindex = sa.sll_ifindex;
 	if (s < 0 || !sa.sll_ifindex || bind(s, (struct sockaddr *)&sa, sizeof(sa)) ||
 	    setsockopt(s, SOL_PACKET, PACKET_ADD_MEMBERSHIP, &mr, sizeof(mr)) ||
-	    setsockopt(s, SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, sizeof(one))) {
+	    setsockopt(s, SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, sizeof(one)) ||
+	    setsockopt(s, SOL_SOCKET, SO_RCVBUFFORCE, &buf, sizeof(buf)) ||
+	    setsockopt(s, SOL_SOCKET, SO_SNDBUFFORCE, &buf, sizeof(buf))) {
 		fprintf(stderr, "bv_relay: %s: %s\n", name, strerror(errno));
 		exit(2);
 	}
@@ -230,12 +234,19 @@ static void transmit(struct dir *d)
 		enqueue(d, d->held.data, d->held.len, now);
 		d->holding = false;
 	}
+	d->blocked = false;
 	while (d->count && d->q[d->head].due <= now) {
 		struct frame *f = &d->q[d->head];
 
-		if (send(d->out, f->data, f->len, MSG_DONTWAIT) < 0 && errno != EAGAIN &&
-		    errno != ENOBUFS)
+		if (send(d->out, f->data, f->len, MSG_DONTWAIT) < 0) {
+			if (errno == EAGAIN || errno == ENOBUFS) {
+				/* the interface's queue is full: wait, as a switch buffers */
+				d->st.waits++;
+				d->blocked = true;
+				return;
+			}
 			fprintf(stderr, "bv_relay: %s: send: %s\n", d->name, strerror(errno));
+		}
 		d->head = (d->head + 1) % QUEUE_LEN;
 		d->count--;
 	}
@@ -245,6 +256,8 @@ static int64_t next_due(const struct dir *d)
 {
 	int64_t t = INT64_MAX;
 
+	if (d->blocked)
+		return now_ns() + 100000;	/* 0.1 ms */
 	if (d->count)
 		t = d->q[d->head].due;
 	if (d->holding && d->held.due < t)
@@ -264,13 +277,21 @@ static void on_signal(int sig)
 
 static void report(const struct dir *d)
 {
+	struct tpacket_stats ks = { 0 };
+	socklen_t kl = sizeof(ks);
+
+	/* frames the kernel dropped before we read them: loss we did not choose */
+	getsockopt(d->in, SOL_PACKET, PACKET_STATISTICS, &ks, &kl);
+	printf("bv_relay: %s: %u frames dropped by the kernel before the relay read them\n",
+	       d->name, ks.tp_drops);
 	printf("bv_relay: %s: %llu frames, %llu RoCE: %llu dropped, %llu duplicated, %llu "
-	       "reordered, %llu delayed, %llu corrupted, %llu cut, %llu overflowed\n", d->name,
+	       "reordered, %llu delayed, %llu corrupted, %llu cut, %llu overflowed; %llu sends "
+	       "waited for the interface\n", d->name,
 	       (unsigned long long)d->st.frames, (unsigned long long)d->st.roce,
 	       (unsigned long long)d->st.dropped, (unsigned long long)d->st.duplicated,
 	       (unsigned long long)d->st.reordered, (unsigned long long)d->st.delayed,
 	       (unsigned long long)d->st.corrupted, (unsigned long long)d->st.cut,
-	       (unsigned long long)d->st.overflow);
+	       (unsigned long long)d->st.overflow, (unsigned long long)d->st.waits);
 }
 
 int main(int argc, char **argv)
