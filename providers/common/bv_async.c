@@ -35,9 +35,9 @@ static void *relay(void *arg)
 	bool fatal = false;
 
 	for (;;) {
-		struct pollfd p[3] = { { .fd = a->stop[0], .events = POLLIN },
-				       { .fd = a->daemon_fd, .events = POLLIN },
-				       { .fd = fatal ? -1 : ctx->conn.sock, .events = POLLRDHUP } };
+		struct pollfd p[3] = {{.fd = a->stop[0], .events = POLLIN},
+				      {.fd = a->daemon_fd, .events = POLLIN},
+				      {.fd = fatal ? -1 : ctx->conn.sock, .events = POLLRDHUP}};
 		struct bv_async_desc ev;
 
 		if (poll(p, 3, -1) < 0) {
@@ -51,7 +51,7 @@ static void *relay(void *arg)
 		    recv(a->daemon_fd, &ev, sizeof(ev), MSG_DONTWAIT) == sizeof(ev))
 			send(a->app_end, &ev, sizeof(ev), MSG_DONTWAIT | MSG_NOSIGNAL);
 		if (p[2].revents & (POLLHUP | POLLRDHUP | POLLERR)) {
-			ev = (struct bv_async_desc){ .event_type = IBV_EVENT_DEVICE_FATAL };
+			ev = (struct bv_async_desc){.event_type = IBV_EVENT_DEVICE_FATAL};
 			send(a->app_end, &ev, sizeof(ev), MSG_DONTWAIT | MSG_NOSIGNAL);
 			fatal = true;
 		}
@@ -96,7 +96,7 @@ void bv_async_stop(struct bv_context *ctx)
 	if (!a->running)
 		return;
 	if (write(a->stop[1], "x", 1) != 1)
-		return;	/* cannot happen: the thread would never stop, so keep its fds */
+		return; /* cannot happen: the thread would never stop, so keep its fds */
 	pthread_join(a->thread, NULL);
 	close(a->stop[0]);
 	close(a->stop[1]);

@@ -40,19 +40,19 @@
 #include "icrc.h"
 #include "roce_hdr.h"
 
-#define FRAME_MAX	9216
-#define QUEUE_LEN	8192	/* frames in flight per direction */
-#define HOLD_MAX_NS	20000000ll	/* a reordered frame waits at most 20 ms for a successor */
+#define FRAME_MAX 9216
+#define QUEUE_LEN 8192	       /* frames in flight per direction */
+#define HOLD_MAX_NS 20000000ll /* a reordered frame waits at most 20 ms for a successor */
 
 struct frame {
-	int64_t due;		/* CLOCK_MONOTONIC ns */
+	int64_t due; /* CLOCK_MONOTONIC ns */
 	uint16_t len;
 	uint8_t data[FRAME_MAX];
 };
 
 struct dir_stats {
 	uint64_t frames, roce, dropped, duplicated, reordered, delayed, corrupted, overflow, cut;
-	uint64_t waits;		/* sends that found the outgoing queue full (retried) */
+	uint64_t waits; /* sends that found the outgoing queue full (retried) */
 };
 
 /* One direction: frames in from one interface, out to the other, in due order. */
@@ -62,9 +62,9 @@ struct dir {
 	struct frame *q;
 	unsigned int head, count;
 	int64_t last_due;
-	struct frame held;	/* a frame held back to be reordered */
+	struct frame held; /* a frame held back to be reordered */
 	bool holding;
-	bool blocked;		/* the outgoing queue was full: try again shortly */
+	bool blocked; /* the outgoing queue was full: try again shortly */
 	struct dir_stats st;
 };
 
@@ -93,10 +93,10 @@ static double rnd(void)
 
 static int open_if(const char *name)
 {
-	struct sockaddr_ll sa = { .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL) };
-	struct packet_mreq mr = { .mr_type = PACKET_MR_PROMISC };
+	struct sockaddr_ll sa = {.sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL)};
+	struct packet_mreq mr = {.mr_type = PACKET_MR_PROMISC};
 	int s = socket(AF_PACKET, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, htons(ETH_P_ALL));
-	int one = 1, buf = 1 << 20;	/* about 1000 frames: a switch port's buffer */
+	int one = 1, buf = 1 << 20; /* about 1000 frames: a switch port's buffer */
 
 	sa.sll_ifindex = (int)if_nametoindex(name);
 	mr.mr_ifindex = sa.sll_ifindex;
@@ -156,7 +156,7 @@ static void enqueue(struct dir *d, const uint8_t *data, size_t len, int64_t due)
 		return;
 	}
 	if (due < d->last_due)
-		due = d->last_due;	/* jitter keeps the order */
+		due = d->last_due; /* jitter keeps the order */
 	d->last_due = due;
 	f = &d->q[(d->head + d->count++) % QUEUE_LEN];
 	f->due = due;
@@ -214,7 +214,8 @@ static void receive(struct dir *d)
 		if (n < 0)
 			return;
 		if (n > FRAME_MAX) {
-			fprintf(stderr, "bv_relay: %s: a %zd-byte frame (offloads on?)\n", d->name, n);
+			fprintf(stderr, "bv_relay: %s: a %zd-byte frame (offloads on?)\n", d->name,
+				n);
 			continue;
 		}
 		d->st.frames++;
@@ -257,7 +258,7 @@ static int64_t next_due(const struct dir *d)
 	int64_t t = INT64_MAX;
 
 	if (d->blocked)
-		return now_ns() + 100000;	/* 0.1 ms */
+		return now_ns() + 100000; /* 0.1 ms */
 	if (d->count)
 		t = d->q[d->head].due;
 	if (d->holding && d->held.due < t)
@@ -277,7 +278,7 @@ static void on_signal(int sig)
 
 static void report(const struct dir *d)
 {
-	struct tpacket_stats ks = { 0 };
+	struct tpacket_stats ks = {0};
 	socklen_t kl = sizeof(ks);
 
 	/* frames the kernel dropped before we read them: loss we did not choose */
@@ -286,8 +287,8 @@ static void report(const struct dir *d)
 	       d->name, ks.tp_drops);
 	printf("bv_relay: %s: %llu frames, %llu RoCE: %llu dropped, %llu duplicated, %llu "
 	       "reordered, %llu delayed, %llu corrupted, %llu cut, %llu overflowed; %llu sends "
-	       "waited for the interface\n", d->name,
-	       (unsigned long long)d->st.frames, (unsigned long long)d->st.roce,
+	       "waited for the interface\n",
+	       d->name, (unsigned long long)d->st.frames, (unsigned long long)d->st.roce,
 	       (unsigned long long)d->st.dropped, (unsigned long long)d->st.duplicated,
 	       (unsigned long long)d->st.reordered, (unsigned long long)d->st.delayed,
 	       (unsigned long long)d->st.corrupted, (unsigned long long)d->st.cut,
@@ -297,23 +298,40 @@ static void report(const struct dir *d)
 int main(int argc, char **argv)
 {
 	const char *ifa = NULL, *ifb = NULL;
-	struct dir d[2] = { { .name = "a->b" }, { .name = "b->a" } };
-	struct sigaction sa = { .sa_handler = on_signal };
+	struct dir d[2] = {{.name = "a->b"}, {.name = "b->a"}};
+	struct sigaction sa = {.sa_handler = on_signal};
 	int opt;
 
 	while ((opt = getopt(argc, argv, "a:b:l:u:r:j:c:s:")) != -1) {
 		switch (opt) {
-		case 'a': ifa = optarg; break;
-		case 'b': ifb = optarg; break;
-		case 'l': p_loss = atof(optarg) / 100; break;
-		case 'u': p_dup = atof(optarg) / 100; break;
-		case 'r': p_reorder = atof(optarg) / 100; break;
-		case 'j': jitter_ns = (int64_t)(atof(optarg) * 1e6); break;
-		case 'c': corrupt_left = (unsigned int)atoi(optarg); break;
-		case 's': rng = strtoull(optarg, NULL, 0) | 1; break;
+		case 'a':
+			ifa = optarg;
+			break;
+		case 'b':
+			ifb = optarg;
+			break;
+		case 'l':
+			p_loss = atof(optarg) / 100;
+			break;
+		case 'u':
+			p_dup = atof(optarg) / 100;
+			break;
+		case 'r':
+			p_reorder = atof(optarg) / 100;
+			break;
+		case 'j':
+			jitter_ns = (int64_t)(atof(optarg) * 1e6);
+			break;
+		case 'c':
+			corrupt_left = (unsigned int)atoi(optarg);
+			break;
+		case 's':
+			rng = strtoull(optarg, NULL, 0) | 1;
+			break;
 		default:
-			fprintf(stderr, "usage: bv_relay -a IF_A -b IF_B [-l PCT] [-u PCT] [-r PCT] "
-					"[-j MS] [-c N] [-s SEED]\n");
+			fprintf(stderr,
+				"usage: bv_relay -a IF_A -b IF_B [-l PCT] [-u PCT] [-r PCT] "
+				"[-j MS] [-c N] [-s SEED]\n");
 			return 2;
 		}
 	}
@@ -331,20 +349,21 @@ int main(int argc, char **argv)
 			return fprintf(stderr, "bv_relay: out of memory\n"), 2;
 	}
 	printf("bv_relay: %s <-> %s: loss %.2f%%, duplication %.2f%%, reordering %.2f%%, jitter "
-	       "%.1f ms, %u to corrupt\n", ifa, ifb, p_loss * 100, p_dup * 100, p_reorder * 100,
-	       (double)jitter_ns / 1e6, corrupt_left);
+	       "%.1f ms, %u to corrupt\n",
+	       ifa, ifb, p_loss * 100, p_dup * 100, p_reorder * 100, (double)jitter_ns / 1e6,
+	       corrupt_left);
 	fflush(stdout);
 	while (!stop) {
-		struct pollfd p[2] = { { .fd = d[0].in, .events = POLLIN },
-				       { .fd = d[1].in, .events = POLLIN } };
+		struct pollfd p[2] = {{.fd = d[0].in, .events = POLLIN},
+				      {.fd = d[1].in, .events = POLLIN}};
 		int64_t due = next_due(&d[0]) < next_due(&d[1]) ? next_due(&d[0]) : next_due(&d[1]);
-		struct timespec ts = { 1, 0 };
+		struct timespec ts = {1, 0};
 
 		if (due != INT64_MAX) {
 			int64_t w = due - now_ns();
 
 			w = w < 0 ? 0 : w;
-			ts = (struct timespec){ w / 1000000000, w % 1000000000 };
+			ts = (struct timespec){w / 1000000000, w % 1000000000};
 		}
 		if (ppoll(p, 2, &ts, NULL) < 0 && errno != EINTR)
 			break;

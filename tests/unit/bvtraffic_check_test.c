@@ -12,12 +12,12 @@
 
 static int failures;
 
-#define EXPECT(c)                                                                                  \
-	do {                                                                                       \
-		if (!(c)) {                                                                        \
-			fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #c);               \
-			failures++;                                                                \
-		}                                                                                  \
+#define EXPECT(c)                                                                    \
+	do {                                                                         \
+		if (!(c)) {                                                          \
+			fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #c); \
+			failures++;                                                  \
+		}                                                                    \
 	} while (0)
 
 static struct bvt t;
@@ -43,12 +43,16 @@ static int check(const struct win *w, uint32_t qp, uint64_t seq, const uint8_t *
 
 int main(void)
 {
-	struct win w = { .op = BVT_WRITE, .dir = 0, .seq0 = 64, .n = 8 };
+	struct win w = {.op = BVT_WRITE, .dir = 0, .seq0 = 64, .n = 8};
 	uint32_t n, n2;
 	uint8_t *p, *q;
 
-	t.cfg = (struct bvt_cfg){ .type = IBV_QPT_RC, .nqp = 3, .min_size = 100, .max_size = 9000,
-				  .depth = 8, .seed = 12345 };
+	t.cfg = (struct bvt_cfg){.type = IBV_QPT_RC,
+				 .nqp = 3,
+				 .min_size = 100,
+				 .max_size = 9000,
+				 .depth = 8,
+				 .seed = 12345};
 	t.slot_bytes = 9000;
 	t.slot_stride = 9000 + 2 * BVT_GUARD + 64;
 	t.buf_len = t.slot_stride * 3 * 8 + 4096;
@@ -118,7 +122,7 @@ int main(void)
 
 	/* the GRH of a UD receive: IPv4 header in its last 20 bytes, the two ends' addresses */
 	{
-		uint8_t g[40] = { 0 };
+		uint8_t g[40] = {0};
 
 		memcpy(t.gid.raw, "\0\0\0\0\0\0\0\0\0\0\xff\xff\x0a\x00\x00\x02", 16);
 		memcpy(t.peer.gid.raw, "\0\0\0\0\0\0\0\0\0\0\xff\xff\x0a\x00\x00\x01", 16);
@@ -126,10 +130,10 @@ int main(void)
 		g[29] = 17;
 		memcpy(g + 32, "\x0a\x00\x00\x01\x0a\x00\x00\x02", 8);
 		EXPECT(!bvt_check_grh(&t, g, why, sizeof(why)));
-		g[35] = 3;	/* from someone else */
+		g[35] = 3; /* from someone else */
 		EXPECT(bvt_check_grh(&t, g, why, sizeof(why)));
 		g[35] = 1;
-		g[29] = 6;	/* not UDP */
+		g[29] = 6; /* not UDP */
 		EXPECT(bvt_check_grh(&t, g, why, sizeof(why)));
 	}
 	free(t.buf);

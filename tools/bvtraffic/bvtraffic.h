@@ -21,20 +21,20 @@
 #include <stdint.h>
 #include <infiniband/verbs.h>
 
-#define BVT_GUARD	64	/* guard bytes before and after every target */
-#define BVT_FILL	0xa5	/* what no message may leave in a guard */
-#define BVT_GRH		40	/* UD receive buffers start with the GRH */
-#define BVT_LINE	8192	/* longest control message */
-#define BVT_MAX_QP	64
-#define BVT_QKEY	0x11111111u
+#define BVT_GUARD 64  /* guard bytes before and after every target */
+#define BVT_FILL 0xa5 /* what no message may leave in a guard */
+#define BVT_GRH 40    /* UD receive buffers start with the GRH */
+#define BVT_LINE 8192 /* longest control message */
+#define BVT_MAX_QP 64
+#define BVT_QKEY 0x11111111u
 
 /* Exit status: what kind of failure ended the run. */
 enum {
 	BVT_EXIT_OK = 0,
-	BVT_EXIT_DATA = 1,	/* a wrong byte, immediate, length or atomic result */
-	BVT_EXIT_USAGE = 2,	/* bad options, no device, cannot connect */
-	BVT_EXIT_ERROR = 3,	/* an error completion, a fatal event, the peer gone */
-	BVT_EXIT_STALL = 4,	/* no progress for the stall limit: a hang */
+	BVT_EXIT_DATA = 1,  /* a wrong byte, immediate, length or atomic result */
+	BVT_EXIT_USAGE = 2, /* bad options, no device, cannot connect */
+	BVT_EXIT_ERROR = 3, /* an error completion, a fatal event, the peer gone */
+	BVT_EXIT_STALL = 4, /* no progress for the stall limit: a hang */
 };
 
 enum bvt_op {
@@ -51,29 +51,29 @@ enum bvt_op {
 /* What both ends must agree on: the client sends it, the server takes it. */
 struct bvt_cfg {
 	enum ibv_qp_type type;
-	uint32_t ops;		/* 1 << enum bvt_op */
+	uint32_t ops; /* 1 << enum bvt_op */
 	uint32_t nqp;
 	uint32_t min_size, max_size;
-	uint32_t depth;		/* messages per QP per window */
-	uint64_t iters;		/* messages per QP, per opcode and direction */
-	uint64_t bytes;		/* or: bytes per opcode and direction (all QPs) */
-	uint32_t duration_s;	/* or: cycle through the opcodes for this long */
+	uint32_t depth;	     /* messages per QP per window */
+	uint64_t iters;	     /* messages per QP, per opcode and direction */
+	uint64_t bytes;	     /* or: bytes per opcode and direction (all QPs) */
+	uint32_t duration_s; /* or: cycle through the opcodes for this long */
 	uint32_t seed;
 	bool srq;
-	unsigned int dirs;	/* 1: client requests, 2: server requests, 3: both */
+	unsigned int dirs; /* 1: client requests, 2: server requests, 3: both */
 	uint8_t timeout, retry_cnt, rnr_retry;
-	uint32_t mtu;		/* enum ibv_mtu; 0: the smaller active MTU */
+	uint32_t mtu; /* enum ibv_mtu; 0: the smaller active MTU */
 };
 
 /* Options of this end only. */
 struct bvt_local {
 	const char *dev;
 	int ib_port;
-	int gid_index;		/* -1: RoCE v2 IPv4-mapped if there is one */
-	const char *host;	/* client: the server's address */
+	int gid_index;	  /* -1: RoCE v2 IPv4-mapped if there is one */
+	const char *host; /* client: the server's address */
 	const char *port;
-	bool events;		/* sleep on a completion channel instead of polling */
-	unsigned int stall_s;	/* no progress for this long: a hang */
+	bool events;	      /* sleep on a completion channel instead of polling */
+	unsigned int stall_s; /* no progress for this long: a hang */
 	int verbose;
 };
 
@@ -84,7 +84,7 @@ struct bvt_peer {
 	uint32_t mtu;
 	uint64_t addr, len;
 	uint32_t rkey;
-	uint32_t rd_atom;	/* the responder depth it accepts */
+	uint32_t rd_atom; /* the responder depth it accepts */
 	uint32_t qpn[BVT_MAX_QP], psn[BVT_MAX_QP];
 };
 
@@ -95,7 +95,7 @@ struct bvt_stats {
 struct bvt {
 	struct bvt_cfg cfg;
 	struct bvt_local loc;
-	int sock;		/* the TCP control connection */
+	int sock; /* the TCP control connection */
 	bool is_server;
 
 	struct ibv_context *ctx;
@@ -108,7 +108,7 @@ struct bvt {
 	struct ibv_mr *mr;
 	uint8_t *buf;
 	size_t buf_len;
-	size_t slot_bytes, slot_stride;	/* a slot: GUARD, slot_bytes, GUARD */
+	size_t slot_bytes, slot_stride; /* a slot: GUARD, slot_bytes, GUARD */
 	size_t atom_off;		/* per QP: GUARD, 8-byte counter, GUARD */
 	struct ibv_port_attr port;
 	union ibv_gid gid;
@@ -117,18 +117,18 @@ struct bvt {
 	uint32_t rd_atom;
 	struct bvt_peer peer;
 
-	bool armed;			/* the CQ is armed for a completion event */
-	bool qps_up;			/* connected: errors can be asked of the QPs */
+	bool armed;  /* the CQ is armed for a completion event */
+	bool qps_up; /* connected: errors can be asked of the QPs */
 	bool sock_dead, probing, dying;
 	uint64_t progress_at_ms, gap_ms, last_report_ms, async_checked_ms;
 	uint64_t total_msgs, total_bytes;
-	struct bvt_stats st[2];		/* [0]: as requester, [1]: as responder */
+	struct bvt_stats st[2]; /* [0]: as requester, [1]: as responder */
 };
 
 /* main.c */
 void bvt_log(struct bvt *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 _Noreturn void bvt_die(struct bvt *t, int status, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 uint64_t bvt_now_ms(void);
 void bvt_progress(struct bvt *t);
 

@@ -34,8 +34,8 @@ static bool matches(const uint8_t *p, size_t off, size_t k, uint64_t key)
  * Whose bytes are these, from the first wrong one on? Another QP's, opcode's, direction's
  * or an earlier window's message (misplaced, stale), if it is one of ours.
  */
-static void identify(struct bvt *t, const struct win *w, uint64_t own, const uint8_t *p,
-		     size_t bad, size_t n, char *out, size_t len)
+static void identify(struct bvt *t, const struct win *w, uint64_t own, const uint8_t *p, size_t bad,
+		     size_t n, char *out, size_t len)
 {
 	size_t k = n - bad < 32 ? n - bad : 32;
 	uint64_t span = 4ull * t->cfg.depth, lo = w->seq0 > span ? w->seq0 - span : 0;
@@ -47,11 +47,14 @@ static void identify(struct bvt *t, const struct win *w, uint64_t own, const uin
 		for (int op = 0; op < BVT_NOPS; op++)
 			for (uint32_t qp = 0; qp < t->cfg.nqp; qp++)
 				for (uint64_t s = lo; s < w->seq0 + span; s++) {
-					uint64_t key = bvt_key(&t->cfg, (enum bvt_op)op, dir, qp, s);
+					uint64_t key =
+					    bvt_key(&t->cfg, (enum bvt_op)op, dir, qp, s);
 
 					if (key != own && matches(p, bad, k, key)) {
-						snprintf(out, len, "; they are those of %s %s QP %u "
-								   "seq %" PRIu64, bvt_dir_name(dir),
+						snprintf(out, len,
+							 "; they are those of %s %s QP %u "
+							 "seq %" PRIu64,
+							 bvt_dir_name(dir),
 							 bvt_op_name((enum bvt_op)op), qp, s);
 						return;
 					}
@@ -68,8 +71,8 @@ int bvt_check_target(struct bvt *t, const struct win *w, uint32_t qp, uint64_t s
 }
 
 int bvt_check_message(struct bvt *t, const struct win *w, uint32_t qp, uint64_t seq,
-		      const uint8_t *p, uint32_t n, uint64_t key, const uint8_t *before,
-		      char *why, size_t len)
+		      const uint8_t *p, uint32_t n, uint64_t key, const uint8_t *before, char *why,
+		      size_t len)
 {
 	size_t bad = bvt_check_fill(before, BVT_GUARD);
 	char what[128], who[160];
@@ -99,7 +102,7 @@ int bvt_check_message(struct bvt *t, const struct win *w, uint32_t qp, uint64_t 
 
 static bool is_ipv4_mapped(const union ibv_gid *g)
 {
-	static const uint8_t pre[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+	static const uint8_t pre[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
 
 	return !memcmp(g->raw, pre, 12);
 }
@@ -117,9 +120,11 @@ int bvt_check_grh(struct bvt *t, const uint8_t *g, char *why, size_t len)
 		if (ip[0] == 0x45 && ip[9] == 17 && !memcmp(ip + 12, t->peer.gid.raw + 12, 4) &&
 		    !memcmp(ip + 16, t->gid.raw + 12, 4))
 			return 0;
-		snprintf(why, len, "UD GRH: IPv4 header 0x%02x, protocol %u, %u.%u.%u.%u -> "
-				   "%u.%u.%u.%u", ip[0], ip[9], ip[12], ip[13], ip[14], ip[15],
-			 ip[16], ip[17], ip[18], ip[19]);
+		snprintf(why, len,
+			 "UD GRH: IPv4 header 0x%02x, protocol %u, %u.%u.%u.%u -> "
+			 "%u.%u.%u.%u",
+			 ip[0], ip[9], ip[12], ip[13], ip[14], ip[15], ip[16], ip[17], ip[18],
+			 ip[19]);
 		return -1;
 	}
 	if ((g[0] >> 4) == 6 && !memcmp(g + 8, t->peer.gid.raw, 16) &&

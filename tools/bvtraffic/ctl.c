@@ -29,8 +29,9 @@ static size_t rlen;
  */
 static int resolve(const char *host, const char *port, bool passive, struct addrinfo **res)
 {
-	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
-				  .ai_flags = passive ? AI_PASSIVE : 0 };
+	struct addrinfo hints = {.ai_family = AF_UNSPEC,
+				 .ai_socktype = SOCK_STREAM,
+				 .ai_flags = passive ? AI_PASSIVE : 0};
 #ifdef BVT_STATIC
 	hints.ai_flags |= AI_NUMERICHOST | AI_NUMERICSERV;
 	if (host && !strcmp(host, "localhost"))
@@ -78,7 +79,7 @@ static void tune(int s)
 
 int bvt_ctl_accept(int lsock, unsigned int timeout_s)
 {
-	struct pollfd p = { .fd = lsock, .events = POLLIN };
+	struct pollfd p = {.fd = lsock, .events = POLLIN};
 	int s;
 
 	if (poll(&p, 1, (int)timeout_s * 1000) != 1) {
@@ -162,7 +163,7 @@ static bool have_line(void)
 
 bool bvt_ctl_pending(struct bvt *t)
 {
-	struct pollfd p = { .fd = t->sock, .events = POLLIN };
+	struct pollfd p = {.fd = t->sock, .events = POLLIN};
 
 	return have_line() || poll(&p, 1, 0) == 1;
 }
@@ -173,12 +174,13 @@ void bvt_ctl_recv(struct bvt *t, char *line, int timeout_ms)
 	char *nl;
 
 	while (!have_line()) {
-		struct pollfd p = { .fd = t->sock, .events = POLLIN };
+		struct pollfd p = {.fd = t->sock, .events = POLLIN};
 		int64_t left = (int64_t)(end - bvt_now_ms());
 		ssize_t r;
 
 		if (left <= 0)
-			bvt_die(t, BVT_EXIT_STALL, "no word from the peer for %d s", timeout_ms / 1000);
+			bvt_die(t, BVT_EXIT_STALL, "no word from the peer for %d s",
+				timeout_ms / 1000);
 		if (poll(&p, 1, (int)left) != 1)
 			continue;
 		if (rlen == sizeof(rbuf))
@@ -232,9 +234,9 @@ int bvt_cfg_parse(struct bvt_cfg *c, const char *line)
 	c->timeout = (uint8_t)to;
 	c->retry_cnt = (uint8_t)rc;
 	c->rnr_retry = (uint8_t)rnr;
-	if ((c->type != IBV_QPT_RC && c->type != IBV_QPT_UC && c->type != IBV_QPT_UD) ||
-	    !c->nqp || c->nqp > BVT_MAX_QP || !c->depth || c->depth > 4096 ||
-	    c->min_size > c->max_size || !c->ops || c->ops >> BVT_NOPS || !c->dirs || c->dirs > 3)
+	if ((c->type != IBV_QPT_RC && c->type != IBV_QPT_UC && c->type != IBV_QPT_UD) || !c->nqp ||
+	    c->nqp > BVT_MAX_QP || !c->depth || c->depth > 4096 || c->min_size > c->max_size ||
+	    !c->ops || c->ops >> BVT_NOPS || !c->dirs || c->dirs > 3)
 		return -1;
 	return 0;
 }

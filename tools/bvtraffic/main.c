@@ -21,10 +21,18 @@
 #include "bvtraffic.h"
 
 static struct bvt bvt = {
-	.cfg = { .type = IBV_QPT_RC, .nqp = 2, .min_size = 0, .max_size = 65536, .depth = 32,
-		 .iters = 256, .dirs = 3, .timeout = 14, .retry_cnt = 7, .rnr_retry = 7 },
-	.loc = { .ib_port = 1, .gid_index = -1, .port = "18515", .stall_s = 30 },
-	.sock = -1,
+    .cfg = {.type = IBV_QPT_RC,
+	    .nqp = 2,
+	    .min_size = 0,
+	    .max_size = 65536,
+	    .depth = 32,
+	    .iters = 256,
+	    .dirs = 3,
+	    .timeout = 14,
+	    .retry_cnt = 7,
+	    .rnr_retry = 7},
+    .loc = {.ib_port = 1, .gid_index = -1, .port = "18515", .stall_s = 30},
+    .sock = -1,
 };
 
 /* What each transport can do (IBTA 9.7 / 9.8, table 2). */
@@ -68,9 +76,10 @@ _Noreturn void bvt_die(struct bvt *t, int status, const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	fflush(stdout);
-	fprintf(stderr, "bvtraffic: FAIL (exit %d) after %" PRIu64 " messages, %" PRIu64
-			" bytes checked (seed %u): %s\n", status, t->total_msgs, t->total_bytes,
-		t->cfg.seed, msg);
+	fprintf(stderr,
+		"bvtraffic: FAIL (exit %d) after %" PRIu64 " messages, %" PRIu64
+		" bytes checked (seed %u): %s\n",
+		status, t->total_msgs, t->total_bytes, t->cfg.seed, msg);
 	/* tell the peer, once, without waiting on it */
 	if (!t->dying && !t->sock_dead && t->sock >= 0) {
 		char line[1100];
@@ -100,28 +109,30 @@ void bvt_progress(struct bvt *t)
 
 _Noreturn static void usage(void)
 {
-	fprintf(stderr,
-		"usage: bvtraffic [options] [SERVER]   (no SERVER: be the server)\n"
-		"  -d DEV      device (default: the first)     -i PORT   its port (1)\n"
-		"  -g INDEX    GID index (default: RoCE v2 IPv4-mapped, as perftest picks)\n"
-		"  -p PORT     TCP port of the control connection (18515)\n"
-		"  -t TYPE     rc, uc or ud (rc)\n"
-		"  -o OPS      comma list of send,send_imm,write,write_imm,read,fetch_add,cmp_swap\n"
-		"              or all (default: all the transport can do)\n"
-		"  -s SIZE     message size, or MIN-MAX for sizes in between (0-65536; UD: to the MTU)\n"
-		"  -n N        messages per QP, per opcode and direction (256)\n"
-		"  -B BYTES    instead: bytes per opcode and direction, K/M/G suffixes (atomics: a\n"
-		"              page per operation)\n"
-		"  -D SECONDS  instead: cycle through the opcodes for this long\n"
-		"  -q N        QPs (2)   -w N  messages per QP and window (32)   -S  an SRQ\n"
-		"  -x DIR      c2s (the client requests), s2c or both (both)\n"
-		"  -e          sleep on a completion channel (default: poll)\n"
-		"  -I SEED     pattern seed   -m MTU  path MTU in bytes (default: the ports')\n"
-		"  -T N -r N -R N   RC ack timeout exponent (14), retry count (7), RNR retry (7)\n"
-		"  -W SECONDS  stall limit: no progress this long is a hang (30)\n"
-		"  -v          verbose (twice: the control messages)\n"
-		"exit: 0 ok, 1 data error, 2 usage/setup, 3 error completion/event/peer gone, "
-		"4 stall\n");
+	fprintf(
+	    stderr,
+	    "usage: bvtraffic [options] [SERVER]   (no SERVER: be the server)\n"
+	    "  -d DEV      device (default: the first)     -i PORT   its port (1)\n"
+	    "  -g INDEX    GID index (default: RoCE v2 IPv4-mapped, as perftest picks)\n"
+	    "  -p PORT     TCP port of the control connection (18515)\n"
+	    "  -t TYPE     rc, uc or ud (rc)\n"
+	    "  -o OPS      comma list of send,send_imm,write,write_imm,read,fetch_add,cmp_swap\n"
+	    "              or all (default: all the transport can do)\n"
+	    "  -s SIZE     message size, or MIN-MAX for sizes in between (0-65536; UD: to the "
+	    "MTU)\n"
+	    "  -n N        messages per QP, per opcode and direction (256)\n"
+	    "  -B BYTES    instead: bytes per opcode and direction, K/M/G suffixes (atomics: a\n"
+	    "              page per operation)\n"
+	    "  -D SECONDS  instead: cycle through the opcodes for this long\n"
+	    "  -q N        QPs (2)   -w N  messages per QP and window (32)   -S  an SRQ\n"
+	    "  -x DIR      c2s (the client requests), s2c or both (both)\n"
+	    "  -e          sleep on a completion channel (default: poll)\n"
+	    "  -I SEED     pattern seed   -m MTU  path MTU in bytes (default: the ports')\n"
+	    "  -T N -r N -R N   RC ack timeout exponent (14), retry count (7), RNR retry (7)\n"
+	    "  -W SECONDS  stall limit: no progress this long is a hang (30)\n"
+	    "  -v          verbose (twice: the control messages)\n"
+	    "exit: 0 ok, 1 data error, 2 usage/setup, 3 error completion/event/peer gone, "
+	    "4 stall\n");
 	exit(BVT_EXIT_USAGE);
 }
 
@@ -131,11 +142,19 @@ static uint64_t parse_bytes(const char *s)
 	uint64_t v = strtoull(s, &end, 0);
 
 	switch (*end) {
-	case 'k': case 'K': return v << 10;
-	case 'm': case 'M': return v << 20;
-	case 'g': case 'G': return v << 30;
-	case 0: return v;
-	default: usage();
+	case 'k':
+	case 'K':
+		return v << 10;
+	case 'm':
+	case 'M':
+		return v << 20;
+	case 'g':
+	case 'G':
+		return v << 30;
+	case 0:
+		return v;
+	default:
+		usage();
 	}
 }
 
@@ -179,39 +198,82 @@ static void options(struct bvt *t, int argc, char **argv)
 
 	while ((opt = getopt(argc, argv, "d:i:g:p:t:o:s:n:B:D:q:w:Sx:eI:m:T:r:R:W:v")) != -1) {
 		switch (opt) {
-		case 'd': t->loc.dev = optarg; break;
-		case 'i': t->loc.ib_port = atoi(optarg); break;
-		case 'g': t->loc.gid_index = atoi(optarg); break;
-		case 'p': t->loc.port = optarg; break;
-		case 't':
-			c->type = !strcmp(optarg, "rc") ? IBV_QPT_RC : !strcmp(optarg, "uc") ?
-				  IBV_QPT_UC : !strcmp(optarg, "ud") ? IBV_QPT_UD : (usage(), 0);
+		case 'd':
+			t->loc.dev = optarg;
 			break;
-		case 'o': ops = optarg; break;
+		case 'i':
+			t->loc.ib_port = atoi(optarg);
+			break;
+		case 'g':
+			t->loc.gid_index = atoi(optarg);
+			break;
+		case 'p':
+			t->loc.port = optarg;
+			break;
+		case 't':
+			c->type = !strcmp(optarg, "rc")	  ? IBV_QPT_RC
+				  : !strcmp(optarg, "uc") ? IBV_QPT_UC
+				  : !strcmp(optarg, "ud") ? IBV_QPT_UD
+							  : (usage(), 0);
+			break;
+		case 'o':
+			ops = optarg;
+			break;
 		case 's':
 			if (sscanf(optarg, "%u-%u", &c->min_size, &c->max_size) != 2) {
 				c->min_size = c->max_size = (uint32_t)parse_bytes(optarg);
 			}
 			break;
-		case 'n': c->iters = strtoull(optarg, NULL, 0); break;
-		case 'B': c->bytes = parse_bytes(optarg); break;
-		case 'D': c->duration_s = (uint32_t)atoi(optarg); break;
-		case 'q': c->nqp = (uint32_t)atoi(optarg); break;
-		case 'w': c->depth = (uint32_t)atoi(optarg); break;
-		case 'S': c->srq = true; break;
-		case 'x':
-			c->dirs = !strcmp(optarg, "c2s") ? 1 : !strcmp(optarg, "s2c") ? 2 :
-				  !strcmp(optarg, "both") ? 3 : (usage(), 0);
+		case 'n':
+			c->iters = strtoull(optarg, NULL, 0);
 			break;
-		case 'e': t->loc.events = true; break;
-		case 'I': c->seed = (uint32_t)strtoul(optarg, NULL, 0); break;
-		case 'm': c->mtu = mtu_enum(strtoul(optarg, NULL, 0)); break;
-		case 'T': c->timeout = (uint8_t)atoi(optarg); break;
-		case 'r': c->retry_cnt = (uint8_t)atoi(optarg); break;
-		case 'R': c->rnr_retry = (uint8_t)atoi(optarg); break;
-		case 'W': t->loc.stall_s = (unsigned int)atoi(optarg); break;
-		case 'v': t->loc.verbose++; break;
-		default: usage();
+		case 'B':
+			c->bytes = parse_bytes(optarg);
+			break;
+		case 'D':
+			c->duration_s = (uint32_t)atoi(optarg);
+			break;
+		case 'q':
+			c->nqp = (uint32_t)atoi(optarg);
+			break;
+		case 'w':
+			c->depth = (uint32_t)atoi(optarg);
+			break;
+		case 'S':
+			c->srq = true;
+			break;
+		case 'x':
+			c->dirs = !strcmp(optarg, "c2s")    ? 1
+				  : !strcmp(optarg, "s2c")  ? 2
+				  : !strcmp(optarg, "both") ? 3
+							    : (usage(), 0);
+			break;
+		case 'e':
+			t->loc.events = true;
+			break;
+		case 'I':
+			c->seed = (uint32_t)strtoul(optarg, NULL, 0);
+			break;
+		case 'm':
+			c->mtu = mtu_enum(strtoul(optarg, NULL, 0));
+			break;
+		case 'T':
+			c->timeout = (uint8_t)atoi(optarg);
+			break;
+		case 'r':
+			c->retry_cnt = (uint8_t)atoi(optarg);
+			break;
+		case 'R':
+			c->rnr_retry = (uint8_t)atoi(optarg);
+			break;
+		case 'W':
+			t->loc.stall_s = (unsigned int)atoi(optarg);
+			break;
+		case 'v':
+			t->loc.verbose++;
+			break;
+		default:
+			usage();
 		}
 	}
 	if (optind < argc)
@@ -238,7 +300,8 @@ static void handshake(struct bvt *t)
 	if (t->is_server) {
 		bvt_ctl_recv(t, line, to);
 		if (bvt_cfg_parse(&t->cfg, line))
-			bvt_die(t, BVT_EXIT_USAGE, "a configuration this server cannot run: %s", line);
+			bvt_die(t, BVT_EXIT_USAGE, "a configuration this server cannot run: %s",
+				line);
 	} else {
 		bvt_cfg_format(&t->cfg, line, sizeof(line));
 		bvt_ctl_send(t, "%s", line);
@@ -267,9 +330,9 @@ static void handshake(struct bvt *t)
 	bvt_ctl_recv(t, line, to);
 	if (strcmp(line, "RTS"))
 		bvt_die(t, BVT_EXIT_ERROR, "expected RTS, got: %s", line);
-	bvt_log(t, "%s: %s, %u QPs, GID index %d, sizes %u-%u, seed %u", t->is_server ? "server" :
-		"client", ibv_get_device_name(t->ctx->device), t->cfg.nqp, t->gid_index,
-		t->cfg.min_size, t->cfg.max_size, t->cfg.seed);
+	bvt_log(t, "%s: %s, %u QPs, GID index %d, sizes %u-%u, seed %u",
+		t->is_server ? "server" : "client", ibv_get_device_name(t->ctx->device), t->cfg.nqp,
+		t->gid_index, t->cfg.min_size, t->cfg.max_size, t->cfg.seed);
 }
 
 int main(int argc, char **argv)

@@ -11,9 +11,9 @@
 #define GOLDEN 0x9e3779b97f4a7c15ull
 
 static const char *const op_names[BVT_NOPS] = {
-	[BVT_SEND] = "send", [BVT_SEND_IMM] = "send_imm", [BVT_WRITE] = "write",
-	[BVT_WRITE_IMM] = "write_imm", [BVT_READ] = "read", [BVT_FADD] = "fetch_add",
-	[BVT_CSWAP] = "cmp_swap",
+    [BVT_SEND] = "send",	   [BVT_SEND_IMM] = "send_imm", [BVT_WRITE] = "write",
+    [BVT_WRITE_IMM] = "write_imm", [BVT_READ] = "read",		[BVT_FADD] = "fetch_add",
+    [BVT_CSWAP] = "cmp_swap",
 };
 
 const char *bvt_op_name(enum bvt_op op)
@@ -56,7 +56,7 @@ uint32_t bvt_size(const struct bvt_cfg *c, enum bvt_op op, uint64_t key, uint32_
 	bits = 0;
 	while (bits < 32 && (1ull << bits) <= hi - lo)
 		bits++;
-	base = (uint32_t)((r & 0xff) % (bits + 1));	/* the power of two */
+	base = (uint32_t)((r & 0xff) % (bits + 1)); /* the power of two */
 	switch ((r >> 8) & 7) {
 	case 0:
 		n = (1u << base) - 1;

@@ -15,13 +15,13 @@
 static enum ibv_wr_opcode wr_opcode(enum bvt_op op)
 {
 	static const enum ibv_wr_opcode map[BVT_NOPS] = {
-		[BVT_SEND] = IBV_WR_SEND,
-		[BVT_SEND_IMM] = IBV_WR_SEND_WITH_IMM,
-		[BVT_WRITE] = IBV_WR_RDMA_WRITE,
-		[BVT_WRITE_IMM] = IBV_WR_RDMA_WRITE_WITH_IMM,
-		[BVT_READ] = IBV_WR_RDMA_READ,
-		[BVT_FADD] = IBV_WR_ATOMIC_FETCH_AND_ADD,
-		[BVT_CSWAP] = IBV_WR_ATOMIC_CMP_AND_SWP,
+	    [BVT_SEND] = IBV_WR_SEND,
+	    [BVT_SEND_IMM] = IBV_WR_SEND_WITH_IMM,
+	    [BVT_WRITE] = IBV_WR_RDMA_WRITE,
+	    [BVT_WRITE_IMM] = IBV_WR_RDMA_WRITE_WITH_IMM,
+	    [BVT_READ] = IBV_WR_RDMA_READ,
+	    [BVT_FADD] = IBV_WR_ATOMIC_FETCH_AND_ADD,
+	    [BVT_CSWAP] = IBV_WR_ATOMIC_CMP_AND_SWP,
 	};
 
 	return map[op];
@@ -30,13 +30,10 @@ static enum ibv_wr_opcode wr_opcode(enum bvt_op op)
 static enum ibv_wc_opcode wc_opcode(enum bvt_op op)
 {
 	static const enum ibv_wc_opcode map[BVT_NOPS] = {
-		[BVT_SEND] = IBV_WC_SEND,
-		[BVT_SEND_IMM] = IBV_WC_SEND,
-		[BVT_WRITE] = IBV_WC_RDMA_WRITE,
-		[BVT_WRITE_IMM] = IBV_WC_RDMA_WRITE,
-		[BVT_READ] = IBV_WC_RDMA_READ,
-		[BVT_FADD] = IBV_WC_FETCH_ADD,
-		[BVT_CSWAP] = IBV_WC_COMP_SWAP,
+	    [BVT_SEND] = IBV_WC_SEND,	     [BVT_SEND_IMM] = IBV_WC_SEND,
+	    [BVT_WRITE] = IBV_WC_RDMA_WRITE, [BVT_WRITE_IMM] = IBV_WC_RDMA_WRITE,
+	    [BVT_READ] = IBV_WC_RDMA_READ,   [BVT_FADD] = IBV_WC_FETCH_ADD,
+	    [BVT_CSWAP] = IBV_WC_COMP_SWAP,
 	};
 
 	return map[op];
@@ -51,15 +48,15 @@ static uint64_t remote(struct bvt *t, const uint8_t *local)
 static uint32_t next_wc[BVT_MAX_QP];
 static uint64_t atom_ret[BVT_MAX_QP][4096];
 
-static void build_wr(struct bvt *t, const struct win *w, uint32_t qp, uint32_t k,
-		     struct chain *c, struct ibv_send_wr *wr, struct ibv_sge *sge)
+static void build_wr(struct bvt *t, const struct win *w, uint32_t qp, uint32_t k, struct chain *c,
+		     struct ibv_send_wr *wr, struct ibv_sge *sge)
 {
 	uint64_t key = bvt_win_key(t, w, qp, w->seq0 + k);
 	uint32_t n = bvt_win_size(t, w, key);
 	uint8_t *l = bvt_qp_slot(t, qp, k);
 
 	memset(wr, 0, sizeof(*wr));
-	*sge = (struct ibv_sge){ (uintptr_t)l, n, t->mr->lkey };
+	*sge = (struct ibv_sge){(uintptr_t)l, n, t->mr->lkey};
 	wr->wr_id = (uint64_t)qp << 32 | k;
 	wr->sg_list = sge;
 	wr->num_sge = n ? 1 : 0;
@@ -79,7 +76,7 @@ static void build_wr(struct bvt *t, const struct win *w, uint32_t qp, uint32_t k
 		wr->wr.atomic.remote_addr = remote(t, bvt_counter(t, qp));
 		wr->wr.atomic.rkey = t->peer.rkey;
 		break;
-	default:	/* SEND, WRITE and their _IMM: the source holds the message */
+	default: /* SEND, WRITE and their _IMM: the source holds the message */
 		bvt_fill(l, n, key);
 		wr->imm_data = htobe32(bvt_imm(key));
 		wr->wr.rdma.remote_addr = remote(t, l);
@@ -100,7 +97,7 @@ static void post_window(struct bvt *t, const struct win *w)
 	struct ibv_send_wr *bad;
 
 	for (uint32_t qp = 0; qp < t->cfg.nqp; qp++) {
-		struct chain c = { bvt_chain_init(t, w, qp) };
+		struct chain c = {bvt_chain_init(t, w, qp)};
 		uint32_t nwr = 0;
 
 		for (uint32_t k = 0; k < w->n; k++, nwr++) {
@@ -141,8 +138,9 @@ static void completion(struct bvt *t, const struct win *w, const struct ibv_wc *
 		bvt_data_error(t, true, why);
 	}
 	if (mark ? next_wc[qp] != w->n : k != next_wc[qp]) {
-		snprintf(why, sizeof(why), "QP %u: the completion of WR %u came when WR %u's was due",
-			 qp, k, next_wc[qp]);
+		snprintf(why, sizeof(why),
+			 "QP %u: the completion of WR %u came when WR %u's was due", qp, k,
+			 next_wc[qp]);
 		bvt_data_error(t, true, why);
 	}
 	next_wc[qp]++;
@@ -164,9 +162,11 @@ static void completion(struct bvt *t, const struct win *w, const struct ibv_wc *
 	memcpy(&v, l, 8);
 	if (v != atom_ret[qp][k] || bvt_check_fill(l - BVT_GUARD, BVT_GUARD) < BVT_GUARD ||
 	    bvt_check_fill(l + 8, BVT_GUARD) < BVT_GUARD) {
-		snprintf(why, sizeof(why), "%s %s QP %u seq %" PRIu64 ": returned 0x%016" PRIx64
-				   ", expected 0x%016" PRIx64 "%s", bvt_dir_name(w->dir),
-			 bvt_op_name(w->op), qp, w->seq0 + k, v, atom_ret[qp][k],
+		snprintf(why, sizeof(why),
+			 "%s %s QP %u seq %" PRIu64 ": returned 0x%016" PRIx64
+			 ", expected 0x%016" PRIx64 "%s",
+			 bvt_dir_name(w->dir), bvt_op_name(w->op), qp, w->seq0 + k, v,
+			 atom_ret[qp][k],
 			 v == atom_ret[qp][k] ? " (a guard byte was written)" : "");
 		bvt_data_error(t, true, why);
 	}

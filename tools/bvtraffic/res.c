@@ -93,7 +93,7 @@ static int make_qps(struct bvt *t)
 
 	if (c->srq) {
 		struct ibv_srq_init_attr sa = {
-			.attr = { .max_wr = c->nqp * (c->depth + 2), .max_sge = 1 } };
+		    .attr = {.max_wr = c->nqp * (c->depth + 2), .max_sge = 1}};
 
 		t->srq = ibv_create_srq(t->pd, &sa);
 		if (!t->srq) {
@@ -104,9 +104,14 @@ static int make_qps(struct bvt *t)
 	}
 	for (uint32_t i = 0; i < c->nqp; i++) {
 		struct ibv_qp_init_attr ia = {
-			.send_cq = t->cq, .recv_cq = t->cq, .srq = t->srq, .qp_type = c->type,
-			.cap = { .max_send_wr = c->depth + 2, .max_recv_wr = c->depth + 2,
-				 .max_send_sge = 1, .max_recv_sge = 1 },
+		    .send_cq = t->cq,
+		    .recv_cq = t->cq,
+		    .srq = t->srq,
+		    .qp_type = c->type,
+		    .cap = {.max_send_wr = c->depth + 2,
+			    .max_recv_wr = c->depth + 2,
+			    .max_send_sge = 1,
+			    .max_recv_sge = 1},
 		};
 
 		t->qp[i] = ibv_create_qp(t->pd, &ia);
@@ -175,9 +180,11 @@ void bvt_info_format(struct bvt *t, char *buf, size_t len)
 
 	for (int i = 0; i < 16; i++)
 		snprintf(gid + 2 * i, 3, "%02x", t->gid.raw[i]);
-	n = (size_t)snprintf(buf, len, "INFO lid=%u gid=%s mtu=%u addr=%" PRIx64 " len=%zx rkey=%x "
-				       "rdatom=%u qpn=", t->port.lid, gid, t->port.active_mtu,
-			     (uint64_t)(uintptr_t)t->buf, t->buf_len, t->mr->rkey, t->rd_atom);
+	n = (size_t)snprintf(buf, len,
+			     "INFO lid=%u gid=%s mtu=%u addr=%" PRIx64 " len=%zx rkey=%x "
+			     "rdatom=%u qpn=",
+			     t->port.lid, gid, t->port.active_mtu, (uint64_t)(uintptr_t)t->buf,
+			     t->buf_len, t->mr->rkey, t->rd_atom);
 	for (uint32_t i = 0; i < t->cfg.nqp && n < len; i++)
 		n += (size_t)snprintf(buf + n, len - n, "%s%x", i ? "," : "", t->qp[i]->qp_num);
 	if (n < len)
@@ -209,9 +216,10 @@ int bvt_info_parse(struct bvt *t, const char *line)
 	char gid[33];
 	unsigned int lid;
 
-	if (sscanf(line, "INFO lid=%u gid=%32s mtu=%u addr=%" SCNx64 " len=%" SCNx64
-			 " rkey=%x rdatom=%u", &lid, gid, &p->mtu, &p->addr, &p->len, &p->rkey,
-		   &p->rd_atom) != 7 || strlen(gid) != 32)
+	if (sscanf(line,
+		   "INFO lid=%u gid=%32s mtu=%u addr=%" SCNx64 " len=%" SCNx64 " rkey=%x rdatom=%u",
+		   &lid, gid, &p->mtu, &p->addr, &p->len, &p->rkey, &p->rd_atom) != 7 ||
+	    strlen(gid) != 32)
 		return -1;
 	p->lid = (uint16_t)lid;
 	for (int i = 0; i < 16; i++) {
@@ -222,7 +230,9 @@ int bvt_info_parse(struct bvt *t, const char *line)
 		p->gid.raw[i] = (uint8_t)b;
 	}
 	return parse_list(line, " qpn=", p->qpn, t->cfg.nqp) ||
-	       parse_list(line, " psn=", p->psn, t->cfg.nqp) ? -1 : 0;
+		       parse_list(line, " psn=", p->psn, t->cfg.nqp)
+		   ? -1
+		   : 0;
 }
 
 static void fill_ah(struct bvt *t, struct ibv_ah_attr *ah)
@@ -230,8 +240,8 @@ static void fill_ah(struct bvt *t, struct ibv_ah_attr *ah)
 	memset(ah, 0, sizeof(*ah));
 	ah->port_num = (uint8_t)t->loc.ib_port;
 	ah->dlid = t->peer.lid;
-	ah->is_global = t->port.link_layer == IBV_LINK_LAYER_ETHERNET ||
-			t->peer.gid.global.interface_id != 0;
+	ah->is_global =
+	    t->port.link_layer == IBV_LINK_LAYER_ETHERNET || t->peer.gid.global.interface_id != 0;
 	ah->grh.dgid = t->peer.gid;
 	ah->grh.sgid_index = (uint8_t)t->gid_index;
 	ah->grh.hop_limit = 64;
@@ -240,10 +250,11 @@ static void fill_ah(struct bvt *t, struct ibv_ah_attr *ah)
 static int to_rts(struct bvt *t, uint32_t i)
 {
 	const struct bvt_cfg *c = &t->cfg;
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = (uint8_t)t->loc.ib_port };
+	struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .port_num = (uint8_t)t->loc.ib_port};
 	int mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT;
-	uint32_t mtu = c->mtu ? c->mtu : t->port.active_mtu < t->peer.mtu ? t->port.active_mtu :
-									  t->peer.mtu;
+	uint32_t mtu = c->mtu				  ? c->mtu
+		       : t->port.active_mtu < t->peer.mtu ? t->port.active_mtu
+							  : t->peer.mtu;
 
 	if (c->type == IBV_QPT_UD) {
 		a.qkey = BVT_QKEY;
@@ -281,10 +292,10 @@ static int to_rts(struct bvt *t, uint32_t i)
 		a.timeout = c->timeout;
 		a.retry_cnt = c->retry_cnt;
 		a.rnr_retry = c->rnr_retry;
-		a.max_rd_atomic = (uint8_t)(t->rd_atom < t->peer.rd_atom ? t->rd_atom :
-									     t->peer.rd_atom);
-		mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-			IBV_QP_MAX_QP_RD_ATOMIC;
+		a.max_rd_atomic =
+		    (uint8_t)(t->rd_atom < t->peer.rd_atom ? t->rd_atom : t->peer.rd_atom);
+		mask |=
+		    IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC;
 	}
 	return ibv_modify_qp(t->qp[i], &a, mask);
 }

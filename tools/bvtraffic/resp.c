@@ -12,20 +12,19 @@
 
 #include "window.h"
 
-#define LOST_MS	5000	/* receives still missing this long after DONE were lost */
+#define LOST_MS 5000 /* receives still missing this long after DONE were lost */
 
 struct resp {
-	uint32_t next[BVT_MAX_QP];	/* the next message each QP must deliver */
+	uint32_t next[BVT_MAX_QP]; /* the next message each QP must deliver */
 	uint32_t marks[BVT_MAX_QP];
 	uint32_t want, got;
 };
 
 static void post_recv(struct bvt *t, uint32_t qp, uint64_t id, uint8_t *buf, uint32_t len)
 {
-	struct ibv_sge sge = { (uintptr_t)buf, len, t->mr->lkey };
-	struct ibv_recv_wr wr = { .wr_id = id, .sg_list = &sge, .num_sge = buf ? 1 : 0 }, *bad;
-	int r = t->srq ? ibv_post_srq_recv(t->srq, &wr, &bad) :
-			 ibv_post_recv(t->qp[qp], &wr, &bad);
+	struct ibv_sge sge = {(uintptr_t)buf, len, t->mr->lkey};
+	struct ibv_recv_wr wr = {.wr_id = id, .sg_list = &sge, .num_sge = buf ? 1 : 0}, *bad;
+	int r = t->srq ? ibv_post_srq_recv(t->srq, &wr, &bad) : ibv_post_recv(t->qp[qp], &wr, &bad);
 
 	if (r)
 		bvt_die(t, BVT_EXIT_ERROR, "post_recv: %s", strerror(r));
@@ -103,8 +102,7 @@ static void check_ud(struct bvt *t, const struct win *w, uint32_t qp, uint32_t k
 		bvt_data_error(t, false, why);
 }
 
-static void completion(struct bvt *t, const struct win *w, struct resp *r,
-		       const struct ibv_wc *wc)
+static void completion(struct bvt *t, const struct win *w, struct resp *r, const struct ibv_wc *wc)
 {
 	int qpi = bvt_qp_index(t, wc->qp_num);
 	uint32_t qp = (uint32_t)qpi, idx = (uint32_t)wc->wr_id, k, n, extra;
@@ -129,8 +127,10 @@ static void completion(struct bvt *t, const struct win *w, struct resp *r,
 	}
 	k = r->next[qp]++;
 	if (k >= w->n || (w->op != BVT_SEND && w->op != BVT_SEND_IMM && w->op != BVT_WRITE_IMM)) {
-		snprintf(why, sizeof(why), "QP %u: an unexpected receive completion (message %u of "
-				   "a %s window of %u)", qp, k, bvt_op_name(w->op), w->n);
+		snprintf(why, sizeof(why),
+			 "QP %u: an unexpected receive completion (message %u of "
+			 "a %s window of %u)",
+			 qp, k, bvt_op_name(w->op), w->n);
 		bvt_data_error(t, false, why);
 	}
 	key = bvt_win_key(t, w, qp, w->seq0 + k);
@@ -139,8 +139,9 @@ static void completion(struct bvt *t, const struct win *w, struct resp *r,
 	if (wc->opcode != op || wc->byte_len != n + extra ||
 	    !!(wc->wc_flags & IBV_WC_WITH_IMM) != imm ||
 	    (imm && be32toh(wc->imm_data) != bvt_imm(key))) {
-		snprintf(why, sizeof(why), "%s %s QP %u seq %" PRIu64 ": receive opcode %d, %u B, "
-				   "immediate %s0x%x; expected opcode %d, %u B, %s 0x%x",
+		snprintf(why, sizeof(why),
+			 "%s %s QP %u seq %" PRIu64 ": receive opcode %d, %u B, "
+			 "immediate %s0x%x; expected opcode %d, %u B, %s 0x%x",
 			 bvt_dir_name(w->dir), bvt_op_name(w->op), qp, w->seq0 + k, wc->opcode,
 			 wc->byte_len, wc->wc_flags & IBV_WC_WITH_IMM ? "" : "(none) ",
 			 be32toh(wc->imm_data), op, n + extra, imm ? "immediate" : "no immediate",
@@ -148,8 +149,9 @@ static void completion(struct bvt *t, const struct win *w, struct resp *r,
 		bvt_data_error(t, false, why);
 	}
 	if (ud && (wc->src_qp != t->peer.qpn[qp] || !(wc->wc_flags & IBV_WC_GRH))) {
-		snprintf(why, sizeof(why), "UD QP %u seq %" PRIu64 ": source QP 0x%x (not 0x%x), %s",
-			 qp, w->seq0 + k, wc->src_qp, t->peer.qpn[qp],
+		snprintf(why, sizeof(why),
+			 "UD QP %u seq %" PRIu64 ": source QP 0x%x (not 0x%x), %s", qp, w->seq0 + k,
+			 wc->src_qp, t->peer.qpn[qp],
 			 wc->wc_flags & IBV_WC_GRH ? "GRH" : "no GRH flag");
 		bvt_data_error(t, false, why);
 	}
@@ -179,7 +181,7 @@ static void finish(struct bvt *t, const struct win *w)
 	char why[512];
 
 	for (uint32_t qp = 0; qp < t->cfg.nqp; qp++) {
-		struct chain c = { bvt_chain_init(t, w, qp) };
+		struct chain c = {bvt_chain_init(t, w, qp)};
 		uint64_t a, b, ret, v;
 		uint8_t *p = bvt_counter(t, qp);
 
@@ -191,15 +193,16 @@ static void finish(struct bvt *t, const struct win *w)
 			else if ((w->op == BVT_WRITE || w->op == BVT_READ) &&
 				 bvt_check_target(t, w, qp, w->seq0 + k, bvt_qp_slot(t, qp, k),
 						  bvt_win_size(t, w, key), key, why, sizeof(why)))
-				bvt_data_error(t, false, why);	/* a READ leaves its source */
+				bvt_data_error(t, false, why); /* a READ leaves its source */
 		}
 		if (w->op != BVT_FADD && w->op != BVT_CSWAP)
 			continue;
 		memcpy(&v, p, 8);
 		if (v != c.v || bvt_check_fill(p - BVT_GUARD, BVT_GUARD) < BVT_GUARD ||
 		    bvt_check_fill(p + 8, BVT_GUARD) < BVT_GUARD) {
-			snprintf(why, sizeof(why), "%s %s QP %u: the counter is 0x%016" PRIx64
-					   " after %u operations, expected 0x%016" PRIx64 "%s",
+			snprintf(why, sizeof(why),
+				 "%s %s QP %u: the counter is 0x%016" PRIx64
+				 " after %u operations, expected 0x%016" PRIx64 "%s",
 				 bvt_dir_name(w->dir), bvt_op_name(w->op), qp, v, w->n, c.v,
 				 v == c.v ? " (a guard byte was written)" : "");
 			bvt_data_error(t, false, why);
@@ -232,8 +235,9 @@ void bvt_serve_window(struct bvt *t, const struct win *w)
 				bvt_die(t, BVT_EXIT_ERROR, "expected DONE, got: %s", line);
 			done_at = bvt_now_ms();
 		} else if (done_at) {
-			snprintf(line, sizeof(line), "%s %s: %u of %u receives completed, %d s after "
-						     "the requester's last completion",
+			snprintf(line, sizeof(line),
+				 "%s %s: %u of %u receives completed, %d s after "
+				 "the requester's last completion",
 				 bvt_dir_name(w->dir), bvt_op_name(w->op), r.got, r.want,
 				 LOST_MS / 1000);
 			bvt_data_error(t, false, line);

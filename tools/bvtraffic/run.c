@@ -36,28 +36,28 @@ static uint64_t counted(const struct bvt *t, int op)
 static void request_direction(struct bvt *t, int dir)
 {
 	const struct bvt_cfg *c = &t->cfg;
-	uint64_t seq[BVT_NOPS] = { 0 }, end = bvt_now_ms() + c->duration_s * 1000ull;
+	uint64_t seq[BVT_NOPS] = {0}, end = bvt_now_ms() + c->duration_s * 1000ull;
 	bool more = true;
 
 	while (more) {
 		more = false;
 		for (int op = 0; op < BVT_NOPS; op++) {
-			struct win w = { (enum bvt_op)op, dir, seq[op], c->depth };
+			struct win w = {(enum bvt_op)op, dir, seq[op], c->depth};
 			uint64_t base = counted(t, op);
 
 			if (!(c->ops & (1u << op)))
 				continue;
 			for (;;) {
-				if (c->duration_s ? bvt_now_ms() >= end :
-				    c->bytes ? counted(t, op) - base >= c->bytes :
-				    w.seq0 >= c->iters)
+				if (c->duration_s ? bvt_now_ms() >= end
+				    : c->bytes	  ? counted(t, op) - base >= c->bytes
+						  : w.seq0 >= c->iters)
 					break;
 				if (!c->duration_s && !c->bytes && c->iters - w.seq0 < w.n)
 					w.n = (uint32_t)(c->iters - w.seq0);
 				bvt_run_window(t, &w);
 				w.seq0 += w.n;
 				if (c->duration_s)
-					break;	/* round robin over the opcodes */
+					break; /* round robin over the opcodes */
 			}
 			seq[op] = w.seq0;
 			more |= c->duration_s && bvt_now_ms() < end;
@@ -71,7 +71,7 @@ static void serve_direction(struct bvt *t, int dir)
 	char line[BVT_LINE];
 
 	for (;;) {
-		struct win w = { .dir = dir };
+		struct win w = {.dir = dir};
 		int op;
 
 		bvt_ctl_recv(t, line, (int)t->loc.stall_s * 1000);
@@ -88,17 +88,18 @@ static void serve_direction(struct bvt *t, int dir)
 
 static void summary(struct bvt *t)
 {
-	static const char *const role[2] = { "requester", "responder" };
-	const char *type = t->cfg.type == IBV_QPT_RC ? "RC" : t->cfg.type == IBV_QPT_UC ? "UC" :
-											     "UD";
+	static const char *const role[2] = {"requester", "responder"};
+	const char *type = t->cfg.type == IBV_QPT_RC   ? "RC"
+			   : t->cfg.type == IBV_QPT_UC ? "UC"
+						       : "UD";
 
 	for (int r = 0; r < 2; r++)
 		for (int op = 0; op < BVT_NOPS; op++)
 			if (t->st[r].msgs[op])
 				printf("bvtraffic: ok %s%s %s as %s: %" PRIu64 " messages, %" PRIu64
-				       " bytes, %u QPs\n", type, t->srq ? " SRQ" : "",
-				       bvt_op_name((enum bvt_op)op), role[r], t->st[r].msgs[op],
-				       t->st[r].bytes[op], t->cfg.nqp);
+				       " bytes, %u QPs\n",
+				       type, t->srq ? " SRQ" : "", bvt_op_name((enum bvt_op)op),
+				       role[r], t->st[r].msgs[op], t->st[r].bytes[op], t->cfg.nqp);
 }
 
 int bvt_run(struct bvt *t)

@@ -14,24 +14,24 @@
 
 #include "window.h"
 
-#define WR_PROBE	(3ull << 48)
+#define WR_PROBE (3ull << 48)
 
 static const char *status_name(enum ibv_wc_status s)
 {
 	static const char *const names[] = {
-		[IBV_WC_SUCCESS] = "SUCCESS",
-		[IBV_WC_LOC_LEN_ERR] = "LOC_LEN_ERR",
-		[IBV_WC_LOC_QP_OP_ERR] = "LOC_QP_OP_ERR",
-		[IBV_WC_LOC_PROT_ERR] = "LOC_PROT_ERR",
-		[IBV_WC_WR_FLUSH_ERR] = "WR_FLUSH_ERR",
-		[IBV_WC_REM_INV_REQ_ERR] = "REM_INV_REQ_ERR",
-		[IBV_WC_REM_ACCESS_ERR] = "REM_ACCESS_ERR",
-		[IBV_WC_REM_OP_ERR] = "REM_OP_ERR",
-		[IBV_WC_RETRY_EXC_ERR] = "RETRY_EXC_ERR",
-		[IBV_WC_RNR_RETRY_EXC_ERR] = "RNR_RETRY_EXC_ERR",
-		[IBV_WC_REM_ABORT_ERR] = "REM_ABORT_ERR",
-		[IBV_WC_FATAL_ERR] = "FATAL_ERR",
-		[IBV_WC_GENERAL_ERR] = "GENERAL_ERR",
+	    [IBV_WC_SUCCESS] = "SUCCESS",
+	    [IBV_WC_LOC_LEN_ERR] = "LOC_LEN_ERR",
+	    [IBV_WC_LOC_QP_OP_ERR] = "LOC_QP_OP_ERR",
+	    [IBV_WC_LOC_PROT_ERR] = "LOC_PROT_ERR",
+	    [IBV_WC_WR_FLUSH_ERR] = "WR_FLUSH_ERR",
+	    [IBV_WC_REM_INV_REQ_ERR] = "REM_INV_REQ_ERR",
+	    [IBV_WC_REM_ACCESS_ERR] = "REM_ACCESS_ERR",
+	    [IBV_WC_REM_OP_ERR] = "REM_OP_ERR",
+	    [IBV_WC_RETRY_EXC_ERR] = "RETRY_EXC_ERR",
+	    [IBV_WC_RNR_RETRY_EXC_ERR] = "RNR_RETRY_EXC_ERR",
+	    [IBV_WC_REM_ABORT_ERR] = "REM_ABORT_ERR",
+	    [IBV_WC_FATAL_ERR] = "FATAL_ERR",
+	    [IBV_WC_GENERAL_ERR] = "GENERAL_ERR",
 	};
 
 	return (unsigned int)s < sizeof(names) / sizeof(names[0]) && names[s] ? names[s] : "?";
@@ -40,14 +40,15 @@ static const char *status_name(enum ibv_wc_status s)
 /* Print the async events waiting; with fatal, the first fatal one ends the run. */
 static void async_read(struct bvt *t, bool fatal)
 {
-	struct pollfd p = { .fd = t->ctx->async_fd, .events = POLLIN };
+	struct pollfd p = {.fd = t->ctx->async_fd, .events = POLLIN};
 	struct ibv_async_event ev;
 
 	while (poll(&p, 1, 0) == 1) {
 		if (ibv_get_async_event(t->ctx, &ev)) {
 			if (p.revents & (POLLHUP | POLLERR))
-				bvt_die(t, BVT_EXIT_ERROR, "the device's async event channel closed "
-							   "(its driver is gone)");
+				bvt_die(t, BVT_EXIT_ERROR,
+					"the device's async event channel closed "
+					"(its driver is gone)");
 			return;
 		}
 		fprintf(stderr, "bvtraffic: async event %s\n", ibv_event_type_str(ev.event_type));
@@ -106,9 +107,9 @@ static int got(struct bvt *t, int n)
 /* Asleep on the channel: arm, poll once more (a completion may precede the arm), sleep. */
 static int wait_event(struct bvt *t, bool peek, uint64_t end, const char *what)
 {
-	struct pollfd p[3] = { { .fd = t->ch->fd, .events = POLLIN },
-			       { .fd = t->sock, .events = POLLIN },
-			       { .fd = t->ctx->async_fd, .events = POLLIN } };
+	struct pollfd p[3] = {{.fd = t->ch->fd, .events = POLLIN},
+			      {.fd = t->sock, .events = POLLIN},
+			      {.fd = t->ctx->async_fd, .events = POLLIN}};
 	struct ibv_cq *cq;
 	void *cq_ctx;
 	int64_t left = (int64_t)(end - bvt_now_ms());
@@ -117,7 +118,7 @@ static int wait_event(struct bvt *t, bool peek, uint64_t end, const char *what)
 		if (ibv_req_notify_cq(t->cq, 0))
 			bvt_die(t, BVT_EXIT_ERROR, "req_notify_cq: %s", strerror(errno));
 		t->armed = true;
-		return 1;	/* poll again before sleeping */
+		return 1; /* poll again before sleeping */
 	}
 	if (left <= 0)
 		return 0;
@@ -196,8 +197,9 @@ _Noreturn void bvt_wc_error(struct bvt *t, const struct ibv_wc *wc, const char *
 	uint64_t end = bvt_now_ms() + 1000;
 	char msg[320];
 
-	snprintf(msg, sizeof(msg), "error completion %s (%s), vendor error 0x%x, %s QP %d (0x%x), "
-				   "wr_id 0x%" PRIx64 ", %" PRIu64 " ms after the completion before it",
+	snprintf(msg, sizeof(msg),
+		 "error completion %s (%s), vendor error 0x%x, %s QP %d (0x%x), "
+		 "wr_id 0x%" PRIx64 ", %" PRIu64 " ms after the completion before it",
 		 status_name(wc->status), ibv_wc_status_str(wc->status), wc->vendor_err, role,
 		 bvt_qp_index(t, wc->qp_num), wc->qp_num, (uint64_t)wc->wr_id, t->gap_ms);
 	while (bvt_now_ms() < end) {
@@ -208,7 +210,7 @@ _Noreturn void bvt_wc_error(struct bvt *t, const struct ibv_wc *wc, const char *
 		if (n <= 0)
 			usleep(1000);
 	}
-	async_read(t, false);	/* what the device said meanwhile (a fatal event?) */
+	async_read(t, false); /* what the device said meanwhile (a fatal event?) */
 	bvt_die(t, BVT_EXIT_ERROR, "%s; then %u flushed, %u other completions", msg, flushed,
 		other);
 }
@@ -221,9 +223,9 @@ _Noreturn void bvt_wc_error(struct bvt *t, const struct ibv_wc *wc, const char *
  */
 _Noreturn void bvt_peer_gone(struct bvt *t, const char *why)
 {
-	bool done[BVT_MAX_QP] = { false };
+	bool done[BVT_MAX_QP] = {false};
 	enum ibv_wc_status first[BVT_MAX_QP];
-	unsigned int flushed[BVT_MAX_QP] = { 0 }, left = t->cfg.nqp;
+	unsigned int flushed[BVT_MAX_QP] = {0}, left = t->cfg.nqp;
 	uint64_t t0 = bvt_now_ms(), end = t0 + t->loc.stall_s * 1000ull, at[BVT_MAX_QP];
 
 	t->sock_dead = true;
@@ -232,10 +234,13 @@ _Noreturn void bvt_peer_gone(struct bvt *t, const char *why)
 	t->probing = true;
 	fprintf(stderr, "bvtraffic: the peer is gone (%s); probing the QPs\n", why);
 	for (uint32_t qp = 0; qp < t->cfg.nqp; qp++) {
-		struct ibv_sge sge = { (uintptr_t)bvt_counter(t, qp), 8, t->mr->lkey };
-		struct ibv_send_wr wr = { .wr_id = WR_PROBE | qp, .sg_list = &sge, .num_sge = 1,
-					  .opcode = IBV_WR_RDMA_WRITE,
-					  .send_flags = IBV_SEND_SIGNALED }, *bad;
+		struct ibv_sge sge = {(uintptr_t)bvt_counter(t, qp), 8, t->mr->lkey};
+		struct ibv_send_wr wr = {.wr_id = WR_PROBE | qp,
+					 .sg_list = &sge,
+					 .num_sge = 1,
+					 .opcode = IBV_WR_RDMA_WRITE,
+					 .send_flags = IBV_SEND_SIGNALED},
+				   *bad;
 
 		first[qp] = IBV_WC_SUCCESS;
 		wr.wr.rdma.remote_addr = t->peer.addr + (uint64_t)(bvt_counter(t, qp) - t->buf);
@@ -277,16 +282,19 @@ _Noreturn void bvt_peer_gone(struct bvt *t, const char *why)
 			fprintf(stderr, "bvtraffic: QP %u: no completion for the probe in %u s\n",
 				qp, t->loc.stall_s);
 		else if (first[qp] != IBV_WC_SUCCESS)
-			fprintf(stderr, "bvtraffic: QP %u: error completion %s (%s) %" PRIu64
-					" ms after the peer went, then %u flushed\n", qp,
-				status_name(first[qp]), ibv_wc_status_str(first[qp]), at[qp],
+			fprintf(stderr,
+				"bvtraffic: QP %u: error completion %s (%s) %" PRIu64
+				" ms after the peer went, then %u flushed\n",
+				qp, status_name(first[qp]), ibv_wc_status_str(first[qp]), at[qp],
 				flushed[qp]);
 		else if (flushed[qp])
 			fprintf(stderr, "bvtraffic: QP %u: %u flushed (WR_FLUSH_ERR)\n", qp,
 				flushed[qp]);
 		else
-			fprintf(stderr, "bvtraffic: QP %u: the probe WRITE succeeded: the peer's QP "
-					"still answers\n", qp);
+			fprintf(stderr,
+				"bvtraffic: QP %u: the probe WRITE succeeded: the peer's QP "
+				"still answers\n",
+				qp);
 	}
 	bvt_die(t, left ? BVT_EXIT_STALL : BVT_EXIT_ERROR, "the peer is gone (%s)", why);
 }

@@ -9,16 +9,16 @@
 
 #include "bvtraffic.h"
 
-#define WR_MARK		0xffffffffu	/* wr_id low half of a WRITE window's closing SEND */
-#define RECV_SLOT	(1ull << 48)	/* receive wr_id: a receive into a slot */
-#define RECV_NOBUF	(2ull << 48)	/* receive wr_id: no buffer (WRITE_IMM, marker) */
-#define RECV_KIND(id)	((id) & (3ull << 48))
+#define WR_MARK 0xffffffffu	/* wr_id low half of a WRITE window's closing SEND */
+#define RECV_SLOT (1ull << 48)	/* receive wr_id: a receive into a slot */
+#define RECV_NOBUF (2ull << 48) /* receive wr_id: no buffer (WRITE_IMM, marker) */
+#define RECV_KIND(id) ((id) & (3ull << 48))
 
 struct win {
 	enum bvt_op op;
-	int dir;		/* 0: the client requests, 1: the server does */
+	int dir; /* 0: the client requests, 1: the server does */
 	uint64_t seq0;
-	uint32_t n;		/* messages per QP */
+	uint32_t n; /* messages per QP */
 };
 
 static inline uint8_t *bvt_slot(struct bvt *t, uint32_t idx)
@@ -36,8 +36,7 @@ static inline uint8_t *bvt_counter(struct bvt *t, uint32_t qp)
 	return t->buf + t->atom_off + (size_t)qp * 3 * BVT_GUARD + BVT_GUARD;
 }
 
-static inline uint64_t bvt_win_key(struct bvt *t, const struct win *w, uint32_t qp,
-				   uint64_t seq)
+static inline uint64_t bvt_win_key(struct bvt *t, const struct win *w, uint32_t qp, uint64_t seq)
 {
 	return bvt_key(&t->cfg, w->op, w->dir, qp, seq);
 }
@@ -80,8 +79,8 @@ static inline uint64_t bvt_chain_init(struct bvt *t, const struct win *w, uint32
 }
 
 /* One operation: its operands and the value it must return; the counter moves on. */
-static inline void bvt_chain_step(struct chain *c, enum bvt_op op, uint64_t key,
-				  uint64_t *cmp_add, uint64_t *swap, uint64_t *ret)
+static inline void bvt_chain_step(struct chain *c, enum bvt_op op, uint64_t key, uint64_t *cmp_add,
+				  uint64_t *swap, uint64_t *ret)
 {
 	*ret = c->v;
 	if (op == BVT_FADD) {
@@ -107,8 +106,8 @@ int bvt_check_target(struct bvt *t, const struct win *w, uint32_t qp, uint64_t s
 		     const uint8_t *p, uint32_t n, uint64_t key, char *why, size_t len);
 /* The same with the guard before it elsewhere (a UD receive: before the GRH). */
 int bvt_check_message(struct bvt *t, const struct win *w, uint32_t qp, uint64_t seq,
-		      const uint8_t *p, uint32_t n, uint64_t key, const uint8_t *before,
-		      char *why, size_t len);
+		      const uint8_t *p, uint32_t n, uint64_t key, const uint8_t *before, char *why,
+		      size_t len);
 int bvt_check_grh(struct bvt *t, const uint8_t *g, char *why, size_t len);
 _Noreturn void bvt_data_error(struct bvt *t, bool requester, const char *why);
 
