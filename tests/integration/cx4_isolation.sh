@@ -82,16 +82,10 @@ cx4_wait_listen 18518 || bv_fail "bvtraffic kill: no server"
 timeout -k 5 90 "$BVCTL" run -- $B -d cx4_1 -x s2c -D 60 -q 4 -T 14 -r 3 127.0.0.1 \
 	>"$CX4_OUT/bk.cli" 2>&1 &
 cp=$!
-moved() {	# moved FILE: messages checked so far by the bvtraffic writing FILE
-	sed -n 's/^bvtraffic: progress: \([0-9]*\) messages.*/\1/p' "$1" | tail -n1
-}
-for i in $(seq 100); do
-	[ -n "$(moved "$CX4_OUT/bk.srv")" ] && break
-	sleep 0.1
-done
-m0=$(moved "$CX4_OUT/bk.srv")
+bv_wait_checked "$CX4_OUT/bk.srv"
+m0=$(bv_checked "$CX4_OUT/bk.srv")
 sleep 1.5
-m1=$(moved "$CX4_OUT/bk.srv")
+m1=$(bv_checked "$CX4_OUT/bk.srv")
 [ -n "$m0" ] && [ "$m1" -gt "$m0" ] || { cat "$CX4_OUT/bk.srv" >&2; bv_fail "bvtraffic kill: no data moving"; }
 pkill -KILL -P "$cp" -x bvtraffic
 wait "$cp"

@@ -116,7 +116,7 @@ bv_note "impaired wire: $BYTES per opcode in $(($(date +%s) - t0)) s"
 TMO_MS=268 RETRY=3
 relay_start
 cut_run() {	# cut_run NAME CUT_MS: a WRITE stream, the wire cut for CUT_MS (0: for good)
-	local name=$1 ms=$2 sp cp i
+	local name=$1 ms=$2 sp cp
 	A timeout -k 5 120 "$BVCTL" run -- $BT -W 60 >"$BV_OUT/$name.srv" 2>&1 &
 	sp=$!
 	BV_PAIR_S=A bv_wait_listen 18520 || bv_fail "$name: no server"
@@ -124,11 +124,7 @@ cut_run() {	# cut_run NAME CUT_MS: a WRITE stream, the wire cut for CUT_MS (0: f
 		-T 16 -r $RETRY $net.1 >"$BV_OUT/$name.cli" 2>&1 &
 	cp=$!
 	# data moving (progress lines), then the cut
-	for i in $(seq 100); do
-		grep -q "progress:" "$BV_OUT/$name.cli" && break
-		sleep 0.1
-	done
-	grep -q "progress:" "$BV_OUT/$name.cli" || { cat "$BV_OUT/$name.cli"; bv_fail "$name: no traffic"; }
+	bv_wait_checked "$BV_OUT/$name.cli" || bv_fail "$name: no traffic"
 	kill -USR1 "$relay"
 	if [ "$ms" != 0 ]; then
 		sleep "$((ms / 1000)).$(printf %03d $((ms % 1000)))"

@@ -34,9 +34,7 @@ for pair in "cx4_0 cx4_1" "cx4_0 cx4_0"; do
 	run "ib_atomic_bw-q8-$a-$b" $a $b ib_atomic_bw -q 8 -n 200
 	run "ib_atomic_bw-e-$a-$b" $a $b ib_atomic_bw -e -n 200
 	for t in "-q 8 -w 16" "-e" "-s 0-8388608 -w 4 -q 1 -n 24"; do
-		ev=""
-		case " $t " in *" -e "*) ev=-e ;; esac
-		cx4_traffic "bvtraffic-$a-$b${t// /}" "-d $a -g $CX4_GID $ev" \
+		cx4_traffic "bvtraffic-$a-$b${t// /}" "-d $a -g $CX4_GID" \
 			"-d $b -g $CX4_GID -n 64 $t 127.0.0.1"
 	done
 done

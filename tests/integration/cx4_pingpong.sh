@@ -27,11 +27,8 @@ for pair in "cx4_0 cx4_1" "cx4_0 cx4_0"; do
 	# the pingpongs' -c compares one byte a page (rdma-core's validate_buf) and only prints
 	# a mismatch: bvtraffic checks every byte, both directions, every opcode
 	for t in "-t rc" "-t rc -S -e -q 3" "-t uc -e" "-t ud" "-t ud -S -q 4"; do
-		ev=""
-		case " $t " in *" -e "*) ev=-e ;; esac
-		name="bvtraffic-$a-$b${t// /}"
-		bv_traffic "$name" 18517 "-d $a -g $CX4_GID $ev" "-d $b -g $CX4_GID -n 64 $t 127.0.0.1" ||
-			bv_fail "$name"
+		cx4_traffic "bvtraffic-$a-$b${t// /}" "-d $a -g $CX4_GID" \
+			"-d $b -g $CX4_GID -n 64 $t 127.0.0.1"
 	done
 done
 echo "PASS"

@@ -38,17 +38,13 @@ bv_expect_output "hca_id:[[:space:]]+cx4_1" bv_run ibv_devinfo -d cx4_1
 # seconds from the hit to each end's exit in ssec, csec.
 B="$BV_BUILD_DIR/bin/bvtraffic -p 18519 -W 30"
 hit() {	# hit NAME SIGNAL HOLD_MS "CLIENT ARGS": HOLD_MS: SIGCONT after that long (SIGSTOP)
-	local name=$1 sig=$2 hold=$3 sp cp t0 i
+	local name=$1 sig=$2 hold=$3 sp cp t0
 	timeout -k 5 90 "$BVCTL" run -- $B -d cx4_0 >"$BV_OUT/$name.srv" 2>&1 &
 	sp=$!
 	bv_wait_listen 18519 || bv_fail "$name: no server"
 	timeout -k 5 90 "$BVCTL" run -- $B -d cx4_1 -D 30 $4 127.0.0.1 >"$BV_OUT/$name.cli" 2>&1 &
 	cp=$!
-	for i in $(seq 100); do
-		grep -q "progress:" "$BV_OUT/$name.srv" && break
-		sleep 0.1
-	done
-	grep -q "progress:" "$BV_OUT/$name.srv" || bv_fail "$name: no data moved"
+	bv_wait_checked "$BV_OUT/$name.srv" || bv_fail "$name: no data moved"
 	pid=$(cat "$BV_RUNDIR/cx4_1.pid")
 	t0=$(date +%s%N)
 	kill -"$sig" "$pid"

@@ -57,13 +57,10 @@ for prof in $NTB_PROFILES; do
 	timeout -k 5 60 "$BVCTL" run -- $b -d ntb_1 -x s2c -q 3 -D 30 -T 12 -r 3 localhost \
 		>"$BV_OUT/bk.cli" 2>&1 &
 	cpid=$!
-	for _ in $(seq 100); do
-		grep -q "progress:" "$BV_OUT/bk.srv" && break
-		sleep 0.1
-	done
-	m0=$(sed -n 's/^bvtraffic: progress: \([0-9]*\) messages.*/\1/p' "$BV_OUT/bk.srv" | tail -n1)
+	bv_wait_checked "$BV_OUT/bk.srv"
+	m0=$(bv_checked "$BV_OUT/bk.srv")
 	sleep 1.2
-	m1=$(sed -n 's/^bvtraffic: progress: \([0-9]*\) messages.*/\1/p' "$BV_OUT/bk.srv" | tail -n1)
+	m1=$(bv_checked "$BV_OUT/bk.srv")
 	[ -n "$m0" ] && [ "$m1" -gt "$m0" ] ||
 		{ cat "$BV_OUT/bk.srv" >&2; bv_fail "$prof: bvtraffic moved no data before the kill"; }
 	pkill -KILL -P "$cpid" -x bvtraffic

@@ -114,11 +114,7 @@ for victim in 0 1; do
 	timeout -k 5 "$LIMIT" "$BVCTL" run -- $b -d ntb_1 -D 30 -q 2 localhost \
 		>"$BV_RUNDIR/$name.client" 2>&1 &
 	cpid=$!
-	for _ in $(seq 100); do
-		grep -q "progress:" "$BV_RUNDIR/$name.server" && break
-		sleep 0.1
-	done
-	grep -q "progress:" "$BV_RUNDIR/$name.server" || bv_fail "$name: no data moved"
+	bv_wait_checked "$BV_RUNDIR/$name.server" || bv_fail "$name: no data moved"
 	kill -KILL "$(cat "$BV_RUNDIR/ntb_$victim.pid")"
 	wait "$cpid"
 	crc=$?

@@ -35,9 +35,7 @@ for prof in $NTB_PROFILES; do
 	done
 	for t in "-q 8 -w 16" "-e" "-s 0-8388608 -w 4 -q 1 -n 16"; do
 		port=$((port + 1))
-		ev=""
-		case " $t " in *" -e "*) ev=-e ;; esac
-		bv_traffic "bvt$port" "$port" "-d ntb_0 $ev" "-d ntb_1 -n 48 $t localhost" ||
+		bv_traffic "bvt$port" "$port" "-d ntb_0" "-d ntb_1 -n 48 $t localhost" ||
 			bv_fail "$prof: bvtraffic $t"
 	done
 	ntb_check_counters "$prof"

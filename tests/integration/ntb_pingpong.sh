@@ -22,9 +22,7 @@ for prof in $NTB_PROFILES; do
 	# bvtraffic checks every byte of every opcode, both directions
 	for t in "-t rc -q 3" "-t rc -S -e" "-t uc" "-t ud -S -e"; do
 		port=$((port + 1))
-		ev=""
-		case " $t " in *" -e "*) ev=-e ;; esac
-		bv_traffic "bvt$port" "$port" "-d ntb_0 -g $g $ev" "-d ntb_1 -g $g -n 48 $t localhost" ||
+		bv_traffic "bvt$port" "$port" "-d ntb_0 -g $g" "-d ntb_1 -g $g -n 48 $t localhost" ||
 			bv_fail "$prof: bvtraffic $t"
 	done
 	ntb_check_counters "$prof"

@@ -229,11 +229,29 @@ bv_pair_once() {
 
 # bv_traffic NAME PORT "SERVER ARGS" "CLIENT ARGS": a bvtraffic pair (tools/bvtraffic: every
 # byte, immediate and atomic result checked) through bv_pair; CLIENT ARGS end with the
-# server's address. Both must print PASS; what they checked is noted.
+# server's address (the client decides the run; -e, sleeping on events, goes to both). Both
+# must print PASS; what they checked is noted.
 bv_traffic() {
-	local b="$BV_BUILD_DIR/bin/bvtraffic"
-	bv_pair "$1" "$2" "$b -p $2 $3" "$b -p $2 $4" || return 1
+	local b="$BV_BUILD_DIR/bin/bvtraffic" ev=""
+	case " $4 " in *" -e "*) ev=" -e" ;; esac
+	bv_pair "$1" "$2" "$b -p $2 $3$ev" "$b -p $2 $4" || return 1
 	grep -q "^bvtraffic: PASS" "$BV_OUT/$1.srv" && grep -q "^bvtraffic: PASS" "$BV_OUT/$1.cli" ||
 		{ bv_pair_show "$1" "$3" "$4" "" >&2; echo "FAIL [$BV_TEST_NAME]: $1: no PASS" >&2; return 1; }
 	bv_note "$1: $(sed -n 's/^bvtraffic: PASS: //p' "$BV_OUT/$1.cli")"
+}
+
+# bv_checked FILE: the messages a running bvtraffic has checked so far (its progress lines)
+bv_checked() {
+	sed -n 's/^bvtraffic: progress: \([0-9]*\) messages.*/\1/p' "$1" | tail -n1
+}
+
+# bv_wait_checked FILE: until the bvtraffic writing FILE has checked messages (10 s)
+bv_wait_checked() {
+	local _
+	for _ in $(seq 100); do
+		[ -n "$(bv_checked "$1")" ] && return 0
+		sleep 0.1
+	done
+	cat "$1" >&2
+	return 1
 }
