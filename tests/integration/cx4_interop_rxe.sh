@@ -15,6 +15,26 @@ TOOLS=${BV_RXE_TOOLS:-$BV_SOURCE_DIR/../shared/tools/rxe-peer}
 IMG=${BV_RXE_IMAGE:-/var/tmp/rxe-peer}
 [ -s "$IMG/root.img" ] || "$TOOLS/build-vm" "$IMG" || bv_fail "cannot build the rxe VM image"
 VM_TMO=${BV_RXE_TIMEOUT:-1200}
+cmake --build "$BV_BUILD_DIR" --target bvtraffic_static >/dev/null ||
+	bv_fail "cannot build bvtraffic_static"
+command -v debugfs >/dev/null || bv_fail "debugfs is missing (e2fsprogs)"
+
+# guest_files SCRIPT: write into the image (no VM runs on it now) /usr/local/bin/bvtraffic,
+# bvtraffic linked statically with rdma-core's libibverbs and rxe provider (the guest has
+# rdma-core but no bridgeverbs), and /usr/local/bin/bv-guest.sh, the guest's command (a file:
+# the kernel command line that carries run-vm's command is too short for the tests)
+guest_files() {
+	printf 'cd /usr/local/bin\nrm bvtraffic\nwrite %s bvtraffic\nsif bvtraffic mode 0100755\nrm bv-guest.sh\nwrite %s bv-guest.sh\n' \
+		"$BV_BUILD_DIR/bin/bvtraffic_static" "$1" >"$BV_OUT/debugfs.cmd"
+	# the guest powers off without unmounting: replay its journal first, or a later mount
+	# would replay it over what debugfs writes
+	e2fsck -fp "$IMG/root.img" >"$BV_OUT/debugfs.out" 2>&1
+	debugfs -w -f "$BV_OUT/debugfs.cmd" "$IMG/root.img" >>"$BV_OUT/debugfs.out" 2>&1
+	debugfs -R "stat /usr/local/bin/bvtraffic" "$IMG/root.img" 2>/dev/null |
+		grep -q "Mode:  0755" && debugfs -R "cat /usr/local/bin/bv-guest.sh" "$IMG/root.img" \
+		2>/dev/null | cmp -s - "$1" ||
+		{ cat "$BV_OUT/debugfs.out"; bv_fail "the guest's files are not in its image"; }
+}
 
 # bvtraffic for the guest: linked statically with rdma-core's libibverbs and rxe provider (the
 # guest has rdma-core but no bridgeverbs), copied into the image (no VM runs on it now)
@@ -67,7 +87,6 @@ end_vm() {
 }
 
 # In the guest: the RoCE v2 IPv4 GID of rxe0 (its index depends on the guest's addresses).
-# The guest command travels on the kernel command line inside double quotes: none in it.
 GID='G=$(for i in 0 1 2 3 4 5 6 7; do t=$(cat /sys/class/infiniband/rxe0/ports/1/gid_attrs/types/$i); g=$(cat /sys/class/infiniband/rxe0/ports/1/gids/$i); case $t$g in *v2*ffff:*) echo $i; break;; esac; done)'
 # perftest gives each side the other's outstanding read depth: rxe offers 128, a ConnectX-4
 # takes 16 (log_max_ra_req_qp), and mlx5 refuses more. -o 16 on both sides, as with real cards.
@@ -109,12 +128,15 @@ host_client() {
 }
 
 echo "== rxe0 serves, cx4_0 connects"
-guest=""
-for i in "${!TESTS[@]}"; do
-	set -- ${TESTS[$i]}
-	guest="$guest $(guest_prog $1) -d rxe0 $(gflag $1) \$G ${*:2}; echo BVRC:$i:\$?;"
-done
-setsid "$TOOLS/run-vm" "$IMG" "$GID; $guest" "$VM_TMO" >"$CX4_OUT/vm1.console" 2>&1 &
+{
+	echo "$GID"
+	for i in "${!TESTS[@]}"; do
+		set -- ${TESTS[$i]}
+		echo "$(guest_prog $1) -d rxe0 $(gflag $1) \$G ${*:2}; echo BVRC:$i:\$?"
+	done
+} >"$BV_OUT/guest1.sh"
+guest_files "$BV_OUT/guest1.sh"
+setsid "$TOOLS/run-vm" "$IMG" "sh /usr/local/bin/bv-guest.sh" "$VM_TMO" >"$CX4_OUT/vm1.console" 2>&1 &
 vm=$!
 for t in "${TESTS[@]}"; do
 	set -- $t
@@ -127,12 +149,15 @@ guest_ok "$CX4_OUT/vm1.console" "rxe serves"
 
 echo "== cx4_0 serves, rxe0 connects"
 # each guest client retries while its host server is not listening yet; its last status counts
-guest=""
-for i in "${!TESTS[@]}"; do
-	set -- ${TESTS[$i]}
-	guest="$guest n=0; until $(guest_prog $1) -d rxe0 $(gflag $1) \$G ${*:2} 10.99.0.1; r=\$?; [ \$r = 0 ] || [ \$((n+=1)) -gt 60 ]; do sleep 2; done; echo BVRC:$i:\$r;"
-done
-setsid "$TOOLS/run-vm" "$IMG" "$GID; $guest" "$VM_TMO" >"$CX4_OUT/vm2.console" 2>&1 &
+{
+	echo "$GID"
+	for i in "${!TESTS[@]}"; do
+		set -- ${TESTS[$i]}
+		echo "n=0; until $(guest_prog $1) -d rxe0 $(gflag $1) \$G ${*:2} 10.99.0.1; r=\$?; [ \$r = 0 ] || [ \$((n+=1)) -gt 60 ]; do sleep 2; done; echo BVRC:$i:\$r"
+	done
+} >"$BV_OUT/guest2.sh"
+guest_files "$BV_OUT/guest2.sh"
+setsid "$TOOLS/run-vm" "$IMG" "sh /usr/local/bin/bv-guest.sh" "$VM_TMO" >"$CX4_OUT/vm2.console" 2>&1 &
 vm=$!
 for t in "${TESTS[@]}"; do
 	set -- $t
