@@ -94,6 +94,11 @@ TESTS=("ib_write_bw -n 200" "ib_read_bw -n 200 -o 16" "ib_send_bw -n 200" "ib_at
        "ibv_rc_pingpong -c -n 50" "ibv_ud_pingpong -c -n 50 -s 512"
        "bvtraffic -p 18530 -t rc -n 48 -W 120" "bvtraffic -p 18530 -t rc -S -e -q 3 -n 16 -W 120"
        "bvtraffic -p 18530 -t uc -n 32 -W 120" "bvtraffic -p 18530 -t ud -S -n 32 -W 120")
+# CX4_RXE_ONLY=ERE: only the tests that match (a rerun of some)
+if [ -n "${CX4_RXE_ONLY:-}" ]; then
+	mapfile -t TESTS < <(printf '%s\n' "${TESTS[@]}" | grep -E -- "$CX4_RXE_ONLY")
+	[ ${#TESTS[@]} -gt 0 ] || bv_fail "CX4_RXE_ONLY=$CX4_RXE_ONLY matches no test"
+fi
 gflag() { case "$1" in ibv_*|bvtraffic) echo "-g";; *) echo "-x";; esac; }
 # the program on either side: bvtraffic is ours (the host's build, the guest's static copy)
 host_prog() { [ "$1" = bvtraffic ] && echo "$BV_BUILD_DIR/bin/bvtraffic" || echo "$1"; }
