@@ -31,7 +31,7 @@ static struct bvt bvt = {
 	    .timeout = 14,
 	    .retry_cnt = 7,
 	    .rnr_retry = 7},
-    .loc = {.ib_port = 1, .gid_index = -1, .port = "18515", .stall_s = 30},
+    .loc = {.ib_port = 1, .gid_index = -1, .port = "18515", .stall_s = 30, .wait_s = 120},
     .sock = -1,
 };
 
@@ -130,6 +130,7 @@ _Noreturn static void usage(void)
 	    "  -I SEED     pattern seed   -m MTU  path MTU in bytes (default: the ports')\n"
 	    "  -T N -r N -R N   RC ack timeout exponent (14), retry count (7), RNR retry (7)\n"
 	    "  -W SECONDS  stall limit: no progress this long is a hang (30)\n"
+	    "  -L SECONDS  the server waits this long for its client (120)\n"
 	    "  -v          verbose (twice: the control messages)\n"
 	    "exit: 0 ok, 1 data error, 2 usage/setup, 3 error completion/event/peer gone, "
 	    "4 stall\n");
@@ -196,7 +197,7 @@ static void options(struct bvt *t, int argc, char **argv)
 	const char *ops = NULL;
 	int opt;
 
-	while ((opt = getopt(argc, argv, "d:i:g:p:t:o:s:n:B:D:q:w:Sx:eI:m:T:r:R:W:v")) != -1) {
+	while ((opt = getopt(argc, argv, "d:i:g:p:t:o:s:n:B:D:q:w:Sx:eI:m:T:r:R:W:L:v")) != -1) {
 		switch (opt) {
 		case 'd':
 			t->loc.dev = optarg;
@@ -268,6 +269,9 @@ static void options(struct bvt *t, int argc, char **argv)
 			break;
 		case 'W':
 			t->loc.stall_s = (unsigned int)atoi(optarg);
+			break;
+		case 'L':
+			t->loc.wait_s = (unsigned int)atoi(optarg);
 			break;
 		case 'v':
 			t->loc.verbose++;
@@ -349,7 +353,7 @@ int main(int argc, char **argv)
 
 		if (l < 0)
 			return BVT_EXIT_USAGE;
-		t->sock = bvt_ctl_accept(l, 120);
+		t->sock = bvt_ctl_accept(l, t->loc.wait_s);
 		close(l);
 	} else {
 		t->sock = bvt_ctl_connect(t->loc.host, t->loc.port, 30);
