@@ -92,8 +92,9 @@ GID='G=$(for i in 0 1 2 3 4 5 6 7; do t=$(cat /sys/class/infiniband/rxe0/ports/1
 # takes 16 (log_max_ra_req_qp), and mlx5 refuses more. -o 16 on both sides, as with real cards.
 TESTS=("ib_write_bw -n 200" "ib_read_bw -n 200 -o 16" "ib_send_bw -n 200" "ib_atomic_bw -n 200 -o 16"
        "ibv_rc_pingpong -c -n 50" "ibv_ud_pingpong -c -n 50 -s 512"
-       "bvtraffic -p 18530 -t rc -n 48 -W 120" "bvtraffic -p 18530 -t rc -S -e -q 3 -n 16 -W 120"
-       "bvtraffic -p 18530 -t uc -n 32 -W 120" "bvtraffic -p 18530 -t ud -S -n 32 -W 120")
+       "bvtraffic -p 18530 -t rc -n 48 -W 120 -L 1200"
+       "bvtraffic -p 18530 -t rc -S -e -q 3 -n 16 -W 120 -L 1200"
+       "bvtraffic -p 18530 -t uc -n 32 -W 120 -L 1200" "bvtraffic -p 18530 -t ud -S -n 32 -W 120 -L 1200")
 # CX4_RXE_ONLY=ERE: only the tests that match (a rerun of some)
 if [ -n "${CX4_RXE_ONLY:-}" ]; then
 	mapfile -t TESTS < <(printf '%s\n' "${TESTS[@]}" | grep -E -- "$CX4_RXE_ONLY")

@@ -74,6 +74,7 @@ struct bvt_local {
 	const char *port;
 	bool events;	      /* sleep on a completion channel instead of polling */
 	unsigned int stall_s; /* no progress for this long: a hang */
+	unsigned int wait_s;  /* the server waits this long for its client */
 	int verbose;
 };
 
