@@ -131,6 +131,6 @@ int bvt_check_grh(struct bvt *t, const uint8_t *g, char *why, size_t len)
 	    !memcmp(g + 24, t->gid.raw, 16))
 		return 0;
 	snprintf(why, len, "UD GRH: version %u, the SGID and DGID are not the two ends' GIDs",
-		 g[0] >> 4);
+		 (unsigned int)(g[0] >> 4));
 	return -1;
 }
