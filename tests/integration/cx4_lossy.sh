@@ -77,7 +77,7 @@ relay_stop() {
 	kill "$relay"
 	wait "$relay"
 	relay=""
-	tail -n 2 "$CX4_OUT/relay.out"
+	tail -n 6 "$CX4_OUT/relay.out"
 }
 
 BT="$BV_BUILD_DIR/bin/bvtraffic -p 18520 -d cx4_0 -g $CX4_GID"

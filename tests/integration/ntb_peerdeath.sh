@@ -43,7 +43,9 @@ run_kill() {
 		>"$BV_RUNDIR/$name.client" 2>&1 &
 	cpid=$!
 	sleep 1.5
-	bv_pid_alive "$cpid" && bv_pid_alive "$spid" || bv_fail "$name: the pair did not run"
+	bv_pid_alive "$cpid" && bv_pid_alive "$spid" ||
+		{ tail -n 20 "$BV_RUNDIR/$name.server" "$BV_RUNDIR/$name.client" >&2
+		  bv_fail "$name: the pair did not run"; }
 	case $victim in
 	ntbd*) vpid=$(cat "$BV_RUNDIR/ntb_${victim#ntbd}.pid") ;;
 	server) vpid=$(pgrep -P "$spid") ;;	# bvctl run execs the program under timeout

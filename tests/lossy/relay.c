@@ -206,10 +206,12 @@ static void impair(struct dir *d, uint8_t *data, size_t len)
 
 static void receive(struct dir *d)
 {
-	static uint8_t buf[FRAME_MAX];
+	/* 2 bytes in: the IPv4 header after the 14-byte Ethernet header is 4-byte aligned */
+	static uint8_t space[2 + FRAME_MAX] __attribute__((aligned(8)));
+	uint8_t *buf = space + 2;
 
 	for (int i = 0; i < 256; i++) {
-		ssize_t n = recv(d->in, buf, sizeof(buf), MSG_DONTWAIT | MSG_TRUNC);
+		ssize_t n = recv(d->in, buf, FRAME_MAX, MSG_DONTWAIT | MSG_TRUNC);
 
 		if (n < 0)
 			return;
