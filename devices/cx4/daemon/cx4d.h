@@ -241,6 +241,9 @@ struct cx4d {
 	int hca_state;			/* bring-up progress, for teardown */
 };
 
+/* cx4d.c: the device kind (cx4d_main.c runs bvd_main() with it; the fuzz targets drive it) */
+extern const struct bvd_kind_ops cx4d_ops;
+
 static inline struct cx4d *cx4d_of(struct bvd *b)
 {
 	return b->priv;
