@@ -6,9 +6,7 @@
  * handler per object kind.
  *
  * CX4D_TRACE=FILE (cx4d --trace[=FILE]), or "trace = FILE" in the device's configuration
- * section, writes every command as Linux mlx5_core's dynamic-debug hexdump. With the model backend,
- * SIGUSR1 / SIGUSR2 pull / plug the modelled port's cable (tests of port events); SIGRTMIN
- * disables the modelled function (tests of device fatal).
+ * section, writes every command as Linux mlx5_core's dynamic-debug hexdump.
  */
 
 #include <errno.h>
@@ -96,8 +94,6 @@ static int cx4d_init(struct bvd *b)
 	err = cx4d_hca_up(d);
 	if (!err)
 		err = cx4d_health_start(d);
-	if (!err)
-		err = cx4d_bus_test_controls(d);
 	if (err) {
 		cx4d_log(d, "bring-up failed: %s", strerror(err));
 		cx4d_fini(b);
@@ -220,7 +216,7 @@ static void cx4d_status(struct bvd *b, char *buf, size_t len)
 		     d->eq_cmd.eqn, d->eq_async.eqn, d->eq_pages.eqn, d->ncomp,
 		     d->ncomp == 1 ? "" : "s");
 	if (n < len)
-		n += cx4d_bus_status(d, buf + n, len - n);
+		n += cx4d_port_status(d, buf + n, len - n);
 	for (struct bvd_client *c = b->clients; c && n < len; c = c->next) {
 		struct cx4d_client *cl = c->priv;
 

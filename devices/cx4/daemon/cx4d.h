@@ -305,6 +305,8 @@ int cx4d_port_init(struct cx4d *d);
 int cx4d_query_device(struct bvd *b, struct bv_device_attr *a);
 int cx4d_query_port(struct bvd *b, unsigned int port, struct bv_port_attr *a);
 void cx4d_port_refresh(struct cx4d *d);
+/* `bvctl status` lines: the port's state and traffic counters (QUERY_VPORT_COUNTER). */
+size_t cx4d_port_status(struct cx4d *d, char *buf, size_t len);
 int cx4d_gid_get(struct cx4d *d, unsigned int index, uint8_t gid[16], int *roce_v2);
 
 /* obj.c */

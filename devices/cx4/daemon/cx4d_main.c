@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "cx4d.h"
-#include "cx4d_bus.h"
 
 int main(int argc, char **argv)
 {
@@ -29,6 +28,5 @@ int main(int argc, char **argv)
 		argv[n++] = argv[i];
 	}
 	argv[n] = NULL;
-	cx4d_bus_block_test_signals();
 	return bvd_main(n, argv, &cx4d_ops);
 }
