@@ -62,7 +62,9 @@ endif()
 set(BV_FUZZ_CFLAGS -std=gnu11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer
 	-fsanitize=address,undefined -fno-sanitize-recover=undefined
 	-Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wmissing-prototypes
-	-Wstrict-prototypes -fno-strict-aliasing)
+	-Wstrict-prototypes -fno-strict-aliasing
+	# the GNU idiom of VFIO users (struct vfio_irq_set followed by its data), which gcc takes
+	-Wno-gnu-variable-sized-type-not-at-end)
 
 function(bv_fuzz_library)
 	cmake_parse_arguments(L "" "NAME;TARGET" "EXCLUDE" ${ARGN})
