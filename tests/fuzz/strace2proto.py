@@ -6,6 +6,11 @@ Run a real program against a daemon under strace, the requests it sends become i
 
     strace -f -xx -s 70000 -e trace=sendmsg -o TRACE bvctl run ibv_rc_pingpong -d cx4_0 ...
     strace2proto.py cx4|ntb TRACE OUTDIR [NAME]
+    strace2proto.py ntbd-requests TRACE OUTDIR [NAME]
+
+The second form writes inputs of tests/ntb/fuzz/ntbd_fuzz.c instead (its request records,
+u8 flags | u8 op | u16 len | payload, after a first byte that asks for no set-up): the same
+ntb sessions from ATTACH on, without the common ops that harness does not take.
 
 Every client connection of the trace (a process and socket that sent bv_proto requests to a
 daemon of that kind) becomes one input: its requests in order, each record carrying the
@@ -71,7 +76,16 @@ def record(kind, op, payload, nfds):
     return struct.pack("<BBH", flags, opb, len(payload)) + payload
 
 
+def ntbd_record(op, payload, nfds):
+    """ntbd_fuzz.c: flags bit 1 a 4 MiB sealed memfd travels with it; op BV_OP_NTB_BASE + op."""
+    return struct.pack("<BBH", 0x02 if nfds else 0, op - KIND_BASE["ntb"],
+                       len(payload) & 0x7FFF) + payload
+
+
 def main():
+    ntbd_requests = len(sys.argv) > 1 and sys.argv[1] == "ntbd-requests"
+    if ntbd_requests:
+        sys.argv[1] = "ntb"
     if len(sys.argv) not in (4, 5) or sys.argv[1] not in KIND_BASE:
         sys.exit(__doc__)
     kind, trace, outdir = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -85,7 +99,11 @@ def main():
         said = hello[0][24:40].split(b"\0")[0].decode(errors="replace") if hello else None
         if said != kind and (said or not any(base <= op < base + 32 for op, _, _ in reqs)):
             continue
-        data = bytes([0x07]) + b"".join(record(kind, *r) for r in reqs)
+        if ntbd_requests:
+            data = bytes([0]) + b"".join(ntbd_record(*r) for r in reqs
+                                         if base <= r[0] < base + 16)
+        else:
+            data = bytes([0x07]) + b"".join(record(kind, *r) for r in reqs)
         h = hashlib.sha1(data).hexdigest()[:8]
         path = os.path.join(outdir, "%s-%s" % (name, h))
         if os.path.exists(path):
