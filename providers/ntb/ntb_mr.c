@@ -86,9 +86,13 @@ struct ibv_mr *ntb_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length, uint64
 			  int access)
 {
 	struct ntb_context *ctx = to_ntb_ctx(ibpd->context);
+	/*
+	 * MW_BIND: windows may be bound to the region (there are none yet: max_mw is 0, so
+	 * the right is never used, as on a device whose windows are all taken).
+	 */
 	const int known = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 			  IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC |
-			  IBV_ACCESS_RELAXED_ORDERING;
+			  IBV_ACCESS_RELAXED_ORDERING | IBV_ACCESS_MW_BIND;
 	struct ntb_reg_mr_req req = {.pd = to_ntb_pd(ibpd)->handle,
 				     .access = access,
 				     .addr = (uintptr_t)addr,

@@ -451,23 +451,24 @@ static int type_index(enum ibv_qp_type t)
 }
 
 /*
- * Resolve an RC/UC partner: the peer client owning dest_qpn, from the peer's QP table (its
- * ntbd published the QP when it was created, before the application could have sent us its
- * number). NULL if it is not there: requests then go nowhere and time out, as on a fabric.
+ * Resolve an RC/UC partner: the client owning dest_qpn, on either end, from that end's QP
+ * table (its ntbd published the QP when it was created, before the application could have
+ * passed its number on). NULL if it is not there: requests then go nowhere and time out, as
+ * on a fabric.
  */
-static struct ntb_peer *resolve_peer(struct ntb_context *ctx, uint32_t dest_qpn)
+static struct ntb_peer *resolve_peer(struct ntb_context *ctx, uint32_t dest_qpn, uint32_t *epoch)
 {
 	struct ntbv_qp_ent e;
 	struct ntb_peer *p;
+	unsigned int endi;
 
-	if (!ctx->attached || ((dest_qpn & NTBV_QPN_SIDE) != 0) == (ctx->side != 0) ||
-	    NTBV_QPN_INDEX(dest_qpn) >= ctx->pg.max_qp)
+	if (!ntb_qp_entry(ctx, dest_qpn, &endi, &e))
 		return NULL;
-	ntb_read_entry(&e, &ctx->pqps[NTBV_QPN_INDEX(dest_qpn)], sizeof(e));
-	if (e.qpn != dest_qpn || e.slot >= ctx->pg.max_slots)
+	p = ntb_peer_get(ctx, endi, e.slot);
+	if (!p || ntb_slot_epoch(p) != e.slot_epoch)
 		return NULL;
-	p = ntb_peer_get(ctx, e.slot);
-	return p && ntb_slot_epoch(ctx, e.slot) == e.slot_epoch ? p : NULL;
+	*epoch = e.slot_epoch;
+	return p;
 }
 
 static int check_attrs(struct ntb_qp *qp, const struct ibv_qp_attr *a, int mask)
@@ -502,14 +503,6 @@ static int check_attrs(struct ntb_qp *qp, const struct ibv_qp_attr *a, int mask)
 	    (a->qp_access_flags & ~(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 				    IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)))
 		return EINVAL;
-	if ((mask & IBV_QP_DEST_QPN) &&
-	    ((a->dest_qp_num & NTBV_QPN_SIDE) != 0) == (ctx->side != 0)) {
-		/* both QPs on one end of the link: no loopback path through an NTB */
-		fprintf(stderr, "bridgeverbs: %s: QP 0x%x cannot connect to QP 0x%x on the same "
-			"end of the link (use the other end's device)\n",
-			ctx->bv.vctx.context.device->name, qp->qpn, a->dest_qp_num);
-		return EINVAL;
-	}
 	return 0;
 }
 
@@ -520,6 +513,7 @@ int ntb_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *a, int mask)
 	const struct transition *t;
 	int ti = type_index(qp->type), ret;
 	struct ntb_peer *peer, *bind = NULL;
+	uint32_t bind_epoch = 0;
 
 	if (next < IBV_QPS_RESET || next > IBV_QPS_ERR)
 		return EINVAL;
@@ -533,8 +527,18 @@ int ntb_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *a, int mask)
 	ret = check_attrs(qp, a, mask);
 	if (ret)
 		return ret;
-	if (cur == IBV_QPS_INIT && next == IBV_QPS_RTR && qp->type != IBV_QPT_UD)
-		bind = resolve_peer(qp->ctx, a->dest_qp_num);
+	if (cur == IBV_QPS_INIT && next == IBV_QPS_RTR && qp->type != IBV_QPT_UD) {
+		bind = resolve_peer(qp->ctx, a->dest_qp_num, &bind_epoch);
+		/*
+		 * Our block for its client, now rather than at the first message (the daemon is
+		 * ours to call here). No room in the reader's pool: the connection cannot be.
+		 */
+		if (bind) {
+			ret = ntb_pair_open(bind, bind_epoch);
+			if (ret == ENOSPC)
+				return ENOMEM;
+		}
+	}
 
 	/* hold the responder (peer rx) and the send queue while the QP changes under them */
 	peer = qp->peer;
@@ -607,7 +611,7 @@ int ntb_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *a, int mask)
 		if (cur == IBV_QPS_INIT && qp->type != IBV_QPT_UD) {
 			qp->peer = bind;
 			if (bind) {
-				qp->peer_epoch = ntb_slot_epoch(qp->ctx, bind->slot);
+				qp->peer_epoch = bind_epoch;
 				qp->peer_gone_ns = 0;
 				bind->nqps++;
 			}
@@ -704,8 +708,8 @@ int ntb_destroy_qp(struct ibv_qp *ibqp)
 		qp->next->prev = qp->prev;
 	pthread_mutex_unlock(&ctx->lock);
 	/* message handlers look QPs up under a peer's rx_lock: wait those out */
-	for (unsigned int i = 0; i < NTBV_MAX_SLOTS; i++) {
-		struct ntb_peer *p = &ctx->peers[i];
+	for (unsigned int i = 0; i < atomic_load(&ctx->nactive); i++) {
+		struct ntb_peer *p = ctx->active[i];
 
 		pthread_mutex_lock(&p->rx_lock);
 		for (struct ntb_qp **pp = &p->dirty; *pp; pp = &(*pp)->next_dirty) {

@@ -235,21 +235,24 @@ static bool read_place(struct ntb_peer *p, struct ntb_qp *qp, const struct ntbv_
 	uint8_t *base;
 	uint64_t off;
 
-	if (!mi || mi >= ctx->pg.max_mr)
+	if (!mi || mi >= p->end->max_mr)
 		return false;
-	ntb_read_entry(&e, &ctx->pmrs[mi], sizeof(e));
+	ntb_read_entry(&e, &p->end->mrs[mi], sizeof(e));
 	if (e.rkey != key || !(e.access & (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE)) ||
 	    e.slot != p->slot || e.slot_epoch != p->rx_epoch || e.win_off == NTBV_NO_WINDOW ||
 	    h->arg0 < e.hca_va || h->arg0 + h->total > e.hca_va + e.length ||
-	    h->arg0 + h->total < h->arg0 || e.win_off + e.length > ctx->peer_len)
+	    h->arg0 + h->total < h->arg0 || e.win_off + e.length < e.win_off ||
+	    e.win_off + e.length > (p->endi == NTB_END_PEER ? ctx->peer_len : ctx->local_len))
 		return false;
 	off = h->arg0 - e.hca_va;
-	base = ntb_pio_region(ctx, &e);
+	base = ntb_pio_region(ctx, p->endi, &e);
 	if (base) {
 		ntb_pio_copy(base + off, (const void *)(uintptr_t)qp->cur_local, h->total);
 		return true;
 	}
-	return ntb_dma_copy(ctx, e.win_off + off, (const void *)(uintptr_t)qp->cur_local,
+	/* the DMA engine writes into the peer only: a loopback sink gets the data in messages */
+	return p->endi == NTB_END_PEER &&
+	       ntb_dma_copy(ctx, e.win_off + off, (const void *)(uintptr_t)qp->cur_local,
 			    h->total);
 }
 
@@ -257,6 +260,10 @@ static bool read_place(struct ntb_peer *p, struct ntb_qp *qp, const struct ntbv_
 static int do_read(struct ntb_peer *p, struct ntb_qp *qp, const struct ntbv_msg *h, bool dup)
 {
 	uint32_t mtu = msg_mtu(qp);
+
+	/* segments of at most half the ring (a small block holds less than a path MTU) */
+	if (mtu > p->resp_tx.max_payload)
+		mtu = p->resp_tx.max_payload;
 
 	if (!qp->cur_active || qp->cur_op != NTBV_OP_READ || qp->cur_psn != h->psn) {
 		uint64_t local;
@@ -445,8 +452,9 @@ static uint16_t ip_csum(const void *hdr, size_t len)
  * IPv4 header in the last 20 of them and leave the first 20 unspecified (Linux
  * ib_get_rdma_header_version / libibverbs ibv_init_ah_from_wc read it that way).
  */
-static void build_grh(struct ntb_context *ctx, uint32_t len, uint8_t grh[NTB_GRH_LEN])
+static void build_grh(struct ntb_peer *p, uint32_t len, uint8_t grh[NTB_GRH_LEN])
 {
+	struct ntb_context *ctx = p->ctx;
 	struct iphdr ip = {
 		.version = 4,
 		.ihl = 5,
@@ -455,7 +463,7 @@ static void build_grh(struct ntb_context *ctx, uint32_t len, uint8_t grh[NTB_GRH
 		.frag_off = htons(IP_DF),
 		.ttl = 64,
 		.protocol = IPPROTO_UDP,
-		.saddr = ctx->pg.ipv4,
+		.saddr = p->end->ipv4,
 		.daddr = ctx->ipv4,
 	};
 
@@ -499,7 +507,7 @@ static int ud_request(struct ntb_peer *p, struct ntb_qp *qp, const struct ntbv_m
 		ntb_cq_push(qp->rcq, &wc, false);
 		return R_NEXT;
 	}
-	build_grh(ctx, h->len, grh);
+	build_grh(p, h->len, grh);
 	ntb_sg_copy_in(qp->cur_recv.sg, qp->cur_recv.num_sge, 0, grh, NTB_GRH_LEN);
 	ntb_sg_copy_in(qp->cur_recv.sg, qp->cur_recv.num_sge, NTB_GRH_LEN, data, h->len);
 	wc.status = IBV_WC_SUCCESS;
@@ -515,8 +523,11 @@ static int ud_request(struct ntb_peer *p, struct ntb_qp *qp, const struct ntbv_m
 
 /* ---- the loop --------------------------------------------------------------------------------- */
 
+/* Can the batch answer RC requests: our block for the peer's incarnation is there. */
+enum { REPLY_OK, REPLY_WAIT, REPLY_NONE };
+
 static int handle(struct ntb_peer *p, const struct ntbv_msg *h, const uint8_t *data,
-		  bool can_reply)
+		  int reply)
 {
 	struct ntb_qp *qp;
 	int st;
@@ -532,8 +543,11 @@ static int handle(struct ntb_peer *p, const struct ntbv_msg *h, const uint8_t *d
 	    h->src_qpn != qp->dest_qpn)
 		return R_NEXT;
 	/* RC answers every request: nobody to answer (its client is gone), nothing to do */
-	if (qp->type == IBV_QPT_RC && !can_reply)
+	if (qp->type == IBV_QPT_RC && reply == REPLY_NONE)
 		return R_NEXT;
+	/* ... or not yet: our block for it is being opened (the progress thread) */
+	if (qp->type == IBV_QPT_RC && reply == REPLY_WAIT)
+		return R_STALL;
 	st = qp_state(qp);
 	if (st == IBV_QPS_ERR) {
 		ntb_qp_flush_cur(qp);
@@ -547,10 +561,17 @@ static int handle(struct ntb_peer *p, const struct ntbv_msg *h, const uint8_t *d
 	return qp->type == IBV_QPT_RC ? rc_request(p, qp, h, data) : uc_request(p, qp, h, data);
 }
 
-/* Answers can go to the peer: its end of the pair is in the session ours is (tx_lock). */
-static bool can_reply_now(struct ntb_peer *p)
+/* Answers can go to the peer: our block is for the incarnation that wrote (tx_lock). */
+static int can_reply_now(struct ntb_peer *p)
 {
-	return ntb_peer_tx_sync(p) && p->tx_epoch == p->rx_epoch;
+	switch (ntb_peer_tx_sync(p)) {
+	case NTB_TX_READY:
+		return p->tx_epoch == p->rx_epoch ? REPLY_OK : REPLY_NONE;
+	case NTB_TX_WAIT:
+		return REPLY_WAIT;
+	default:
+		return REPLY_NONE;
+	}
 }
 
 /* The coalesced ACK a QP owes, if the response ring has room for it (tx_lock). */
@@ -572,7 +593,7 @@ void ntb_resp_ack_now(struct ntb_peer *p, struct ntb_qp *qp)
 	if (!qp->need_ack)
 		return;
 	pthread_mutex_lock(&p->tx_lock);
-	if (can_reply_now(p) && send_ack(p, qp))
+	if (can_reply_now(p) == REPLY_OK && send_ack(p, qp))
 		ntb_tx_publish(p, NTBV_QUIET_RESP);
 	pthread_mutex_unlock(&p->tx_lock);
 }
@@ -582,19 +603,19 @@ int ntb_resp_process(struct ntb_peer *p, int budget)
 	const uint8_t *data;
 	struct ntbv_msg h;
 	bool can_reply;
-	int n = 0;
-
+	int n = 0, reply;
 	uint64_t produced;
 
 	pthread_mutex_lock(&p->tx_lock);
-	can_reply = can_reply_now(p);
+	reply = can_reply_now(p);
+	can_reply = reply == REPLY_OK;
 	produced = p->resp_tx.prod;
 	p->resp_stalled = false;
-	ntb_cq_stage_begin(p);
+	ntb_cq_stage_begin();
 	/* a message completes at most one receive: the staged ones never overflow */
-	while (n < budget && p->nstaged < NTB_STAGED_MAX &&
+	while (n < budget && ntb_cq_staged() < NTB_STAGED_MAX &&
 	       ntb_rx_peek(p, &p->req_rx, &h, &data)) {
-		if (handle(p, &h, data, can_reply) == R_STALL) {
+		if (handle(p, &h, data, reply) == R_STALL) {
 			/* a READ answered in part is progress too: keep the thread hot */
 			n += p->resp_tx.prod != produced;
 			p->resp_stalled = true;
@@ -612,7 +633,7 @@ int ntb_resp_process(struct ntb_peer *p, int budget)
 		ntb_tx_publish(p, NTBV_QUIET_RESP);
 	pthread_mutex_unlock(&p->tx_lock);
 	/* the receive completions after the ACKs that acknowledge their messages */
-	ntb_cq_stage_end(p);
+	ntb_cq_stage_end();
 
 	/* errors found above: flush now that the producing lock is released */
 	for (struct ntb_qp **pp = &p->dirty; *pp;) {

@@ -31,7 +31,7 @@
 #include "link_mbox.h"
 #include "ntbd.h"
 
-#define CTL_SIZE_DEF	(16ull << 20)
+#define CTL_SIZE_DEF	(128ull << 20)
 /*
  * Heartbeat: NTRDMA's period (100 ms), but 30 missed beats (3 s) before the peer counts as
  * hung, not ~10: on a loaded 2-core machine a daemon can be off the CPU for a second, and a

@@ -21,79 +21,6 @@
 /* published: checked by the peer's requesters, or a sink its responders push READ data into */
 #define PUBLISHED (REMOTE_ANY | IBV_ACCESS_LOCAL_WRITE)
 
-/* ---- the aperture: first fit over page extents ----------------------------------------------- */
-
-void nv_aperture_init(struct nv_state *s, uint64_t off, uint64_t len)
-{
-	free(s->free_ext);
-	s->free_cap = 64;
-	s->free_ext = calloc(s->free_cap, sizeof(*s->free_ext));
-	s->nfree = 0;
-	if (s->free_ext && len)
-		s->free_ext[s->nfree++] = (struct nv_extent){ off, len };
-}
-
-void nv_aperture_fini(struct nv_state *s)
-{
-	free(s->free_ext);
-	s->free_ext = NULL;
-	s->nfree = s->free_cap = 0;
-}
-
-static int ap_alloc(struct nv_state *s, uint64_t len, uint64_t *off)
-{
-	for (unsigned int i = 0; i < s->nfree; i++) {
-		struct nv_extent *e = &s->free_ext[i];
-
-		if (e->len < len)
-			continue;
-		*off = e->off;
-		e->off += len;
-		e->len -= len;
-		if (!e->len) {
-			memmove(e, e + 1, (s->nfree - i - 1) * sizeof(*e));
-			s->nfree--;
-		}
-		return 0;
-	}
-	return -ENOSPC;
-}
-
-static void ap_free(struct nv_state *s, uint64_t off, uint64_t len)
-{
-	unsigned int i = 0;
-
-	while (i < s->nfree && s->free_ext[i].off < off)
-		i++;
-	/* merge with the extent before and/or after */
-	if (i > 0 && s->free_ext[i - 1].off + s->free_ext[i - 1].len == off) {
-		s->free_ext[i - 1].len += len;
-		if (i < s->nfree && off + len == s->free_ext[i].off) {
-			s->free_ext[i - 1].len += s->free_ext[i].len;
-			memmove(&s->free_ext[i], &s->free_ext[i + 1],
-				(s->nfree - i - 1) * sizeof(*s->free_ext));
-			s->nfree--;
-		}
-		return;
-	}
-	if (i < s->nfree && off + len == s->free_ext[i].off) {
-		s->free_ext[i].off = off;
-		s->free_ext[i].len += len;
-		return;
-	}
-	if (s->nfree == s->free_cap) {
-		struct nv_extent *n = realloc(s->free_ext, 2 * s->free_cap * sizeof(*n));
-
-		if (!n)
-			return;	/* the range leaks from the aperture; nothing else breaks */
-		s->free_ext = n;
-		s->free_cap *= 2;
-	}
-	memmove(&s->free_ext[i + 1], &s->free_ext[i], (s->nfree - i) * sizeof(*s->free_ext));
-	s->free_ext[i] = (struct nv_extent){ off, len };
-	s->nfree++;
-}
-
 /* ---- protection domains ------------------------------------------------------------------------ */
 
 bool nv_pd_owned(struct nv_state *s, struct nv_client *cl, uint32_t pd)
@@ -155,7 +82,7 @@ static void mr_release(struct nv_state *s, uint32_t idx)
 
 		if (ret)
 			bvd_log(s->n->d, "iommu unmap of key 0x%x: %s", m->key, strerror(-ret));
-		ap_free(s, m->ap_off, m->ap_len);
+		nv_pool_free(&s->aperture, m->ap_off, m->ap_len);
 	}
 	if (m->pd < NV_MAX_PD && s->pds && s->pds[m->pd].users)
 		s->pds[m->pd].users--;
@@ -196,7 +123,8 @@ void nv_reg_mr(struct nv_state *s, struct nv_client *cl, const void *in, size_t 
 {
 	const struct ntb_reg_mr_req *req = in;
 	struct ntb_reg_mr_rsp *rsp = r->payload;
-	const uint32_t known = IBV_ACCESS_LOCAL_WRITE | REMOTE_ANY | IBV_ACCESS_RELAXED_ORDERING;
+	const uint32_t known = IBV_ACCESS_LOCAL_WRITE | REMOTE_ANY | IBV_ACCESS_RELAXED_ORDERING |
+			       IBV_ACCESS_MW_BIND;
 	static uint32_t cursor = 1;
 	struct nv_mr *m = NULL;
 	uint32_t idx = 0;
@@ -256,13 +184,13 @@ void nv_reg_mr(struct nv_state *s, struct nv_client *cl, const void *in, size_t 
 		struct ntb_iommu_map map = { .len = end - start, .perm = NTB_IOMMU_WRITE,
 					     .fd = nfds ? fds[0] : -1, .fd_offset = req->fd_off,
 					     .pid = cl->pid, .va = start };
-		int ret = ap_alloc(s, end - start, &m->ap_off);
+		int ret = nv_pool_alloc(&s->aperture, end - start, &m->ap_off);
 
 		if (!ret) {
 			map.iova = s->n->link.win_iova + m->ap_off;
 			ret = ntb_iommu_map(s->n->ntb, &map);
 			if (ret)
-				ap_free(s, m->ap_off, end - start);
+				nv_pool_free(&s->aperture, m->ap_off, end - start);
 		}
 		if (ret) {
 			bvd_log(s->n->d, "client %u: %llu bytes not mapped for the peer (%s): "
@@ -304,7 +232,45 @@ void nv_dereg_mr(struct nv_state *s, struct nv_client *cl, const void *in, size_
 	mr_release(s, idx);
 }
 
-/* The peer's region of an rkey, for a client's stores: the window range's memory object. */
+/* Where a region lies in its window, in whole pages; the caller checked it is mapped. */
+static void win_pages(uint64_t win_off, uint64_t length, uint64_t *start, uint64_t *end)
+{
+	*start = win_off & ~(uint64_t)(NTB_PAGE_SIZE - 1);
+	*end = (win_off + length + NTB_PAGE_SIZE - 1) & ~(uint64_t)(NTB_PAGE_SIZE - 1);
+}
+
+/* One of our own regions, for a local client's stores (loopback): its memory object. */
+static void map_local_mr(struct nv_state *s, uint32_t key, struct bvd_reply *r)
+{
+	struct ntb_map_peer_mr_rsp *rsp = r->payload;
+	uint32_t idx = NTBV_KEY_INDEX(key);
+	const struct nv_mr *m;
+	uint64_t start, end, fd_off;
+	int fd, ret;
+
+	if (!idx || idx >= NTBV_MAX_MR || !s->mrs[idx].owner || s->mrs[idx].key != key ||
+	    !(s->mrs[idx].access & IBV_ACCESS_REMOTE_WRITE) || !s->mrs[idx].ap_len) {
+		r->status = ENOENT;
+		return;
+	}
+	m = &s->mrs[idx];
+	win_pages(m->win_off, m->length, &start, &end);
+	ret = ntb_iommu_range_fd(s->n->ntb, s->n->link.win_iova + start, end - start, &fd,
+				 &fd_off);
+	if (ret) {
+		r->status = -ret;	/* ENXIO: process memory, reached by messages only */
+		return;
+	}
+	memset(rsp, 0, sizeof(*rsp));
+	rsp->fd_off = fd_off;
+	rsp->len = end - start;
+	rsp->delta = m->win_off - start;
+	r->len = sizeof(*rsp);
+	r->fds[0] = fd;
+	r->nfds = 1;
+}
+
+/* The region of an rkey, for a client's stores: the window range's memory object. */
 void nv_map_peer_mr(struct nv_state *s, struct nv_client *cl, const void *in, size_t len,
 		    struct bvd_reply *r)
 {
@@ -317,12 +283,16 @@ void nv_map_peer_mr(struct nv_state *s, struct nv_client *cl, const void *in, si
 	uint32_t idx, seq;
 	int fd, ret, tries = 0;
 
-	if (len != sizeof(*req)) {
+	if (len != sizeof(*req) || req->reserved > NTB_END_LOCAL) {
 		r->status = EINVAL;
 		return;
 	}
 	if (!cl->attached || !s->ready) {
 		r->status = ENOLINK;
+		return;
+	}
+	if (req->reserved == NTB_END_LOCAL) {
+		map_local_mr(s, req->handle, r);
 		return;
 	}
 	idx = NTBV_KEY_INDEX(req->handle);
@@ -349,12 +319,11 @@ void nv_map_peer_mr(struct nv_state *s, struct nv_client *cl, const void *in, si
 		atomic_thread_fence(memory_order_acquire);
 	} while ((seq & 1) || atomic_load_explicit(&pe->seq, memory_order_relaxed) != seq);
 	if (e.rkey != req->handle || !(e.access & IBV_ACCESS_REMOTE_WRITE) || !e.length ||
-	    e.win_off == NTBV_NO_WINDOW) {
+	    e.win_off == NTBV_NO_WINDOW || e.win_off + e.length < e.win_off) {
 		r->status = ENOENT;
 		return;
 	}
-	start = e.win_off & ~(uint64_t)(NTB_PAGE_SIZE - 1);
-	end = (e.win_off + e.length + NTB_PAGE_SIZE - 1) & ~(uint64_t)(NTB_PAGE_SIZE - 1);
+	win_pages(e.win_off, e.length, &start, &end);
 	ret = ntb_peer_mw_range_fd(s->n->ntb, 0, start, end - start, &fd, &fd_off);
 	if (ret) {
 		r->status = -ret;

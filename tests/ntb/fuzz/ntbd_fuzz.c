@@ -53,6 +53,7 @@
 #include "ntb_proto.h"
 #include "ntb_verbs_wire.h"
 #include "ntbd.h"
+#include "verbs.h"
 
 struct end {
 	struct bvd d;
@@ -341,6 +342,8 @@ static size_t shaped_len(uint16_t op)
 		return sizeof(struct ntb_modify_qp_req);
 	case NTB_OP_ASYNC_EVENT:
 		return sizeof(struct ntb_async_event_req);
+	case NTB_OP_OPEN_PAIR:
+		return sizeof(struct ntb_open_pair_req);
 	default:
 		return 0;
 	}
@@ -365,6 +368,17 @@ static void shape(uint16_t op, void *buf)
 		((struct ntb_modify_qp_req *)buf)->state %= 7;
 	} else if (op == NTB_OP_ASYNC_EVENT) {
 		((struct ntb_async_event_req *)buf)->event_type %= 20;
+	} else if (op == NTB_OP_OPEN_PAIR) {
+		struct ntb_open_pair_req *o = buf;
+
+		/* a slot of either end, in the incarnation that holds it now (or any other) */
+		o->end %= 2;
+		o->slot %= NTBV_MAX_SLOTS;
+		if (o->epoch & 0x80000000u) {
+			const struct nv_state *st = ends[o->end ? 0 : 1].n.mod_priv;
+
+			o->epoch = st->slots[o->slot].epoch;
+		}
 	}
 }
 
@@ -517,7 +531,7 @@ static void request(struct session *s, int who, uint16_t op, const void *in, siz
  * (all of it but the magic) and the table entry of end 1's published key; with NULL, what the
  * peer really wrote comes back.
  */
-#define HDR_BYTES 128
+#define HDR_BYTES 256
 #define ENT_BYTES ((unsigned int)sizeof(struct ntbv_mr_ent))
 #define HDR_FUZZ (HDR_BYTES + ENT_BYTES)
 
