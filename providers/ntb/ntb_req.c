@@ -39,10 +39,13 @@ static uint32_t msg_mtu(struct ntb_qp *qp)
 	return qp->ctx->mtu && qp->ctx->mtu < m ? qp->ctx->mtu : m;
 }
 
-/* The window a region of an end lies in: the peer's (we store into it), or ours (loopback). */
+/*
+ * Where a region of an end may lie: in the peer's window (we store into it or DMA there), or
+ * anywhere in our own (loopback: ntbd gives us its memory object, it checks the range).
+ */
 static uint64_t win_len(struct ntb_context *ctx, unsigned int endi)
 {
-	return endi == NTB_END_PEER ? ctx->peer_len : ctx->local_len;
+	return endi == NTB_END_PEER ? ctx->peer_len : UINT64_MAX;
 }
 
 static bool is_rd_atomic(uint8_t op)

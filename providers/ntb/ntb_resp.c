@@ -242,7 +242,7 @@ static bool read_place(struct ntb_peer *p, struct ntb_qp *qp, const struct ntbv_
 	    e.slot != p->slot || e.slot_epoch != p->rx_epoch || e.win_off == NTBV_NO_WINDOW ||
 	    h->arg0 < e.hca_va || h->arg0 + h->total > e.hca_va + e.length ||
 	    h->arg0 + h->total < h->arg0 || e.win_off + e.length < e.win_off ||
-	    e.win_off + e.length > (p->endi == NTB_END_PEER ? ctx->peer_len : ctx->local_len))
+	    (p->endi == NTB_END_PEER && e.win_off + e.length > ctx->peer_len))
 		return false;
 	off = h->arg0 - e.hca_va;
 	base = ntb_pio_region(ctx, p->endi, &e);
@@ -624,10 +624,16 @@ int ntb_resp_process(struct ntb_peer *p, int budget)
 		ntb_rx_advance(&p->req_rx, &h);
 		n++;
 	}
-	/* coalesced ACKs: one per QP per batch */
+	/*
+	 * Coalesced ACKs: one per QP per batch. One that does not fit waits for credits like a
+	 * stalled request: our bell wish must ask for them, or we could sleep on an ACK the
+	 * requester's transport timer is counting retries for.
+	 */
 	for (struct ntb_qp *qp = p->dirty; qp; qp = qp->next_dirty) {
-		if (qp->need_ack && can_reply && !send_ack(p, qp))
+		if (qp->need_ack && can_reply && !send_ack(p, qp)) {
+			p->resp_stalled = true;
 			break;
+		}
 	}
 	if (can_reply)
 		ntb_tx_publish(p, NTBV_QUIET_RESP);

@@ -42,9 +42,9 @@ struct nv_slot {
 	uint32_t epoch;			/* odd while in use */
 	uint64_t freed_ns;		/* when it was last given back */
 	/*
-	 * The slot's bell: an eventfd that wakes whichever client holds the slot (ntbd relays
-	 * the shared doorbell into it, loopback writers write it). It lives as long as ntbd:
-	 * a writer that still holds it for a departed client wakes the next one, harmlessly.
+	 * The bell of the client holding the slot: an eventfd that wakes it (ntbd relays the
+	 * shared doorbell into it, loopback writers write it). One per incarnation: writers
+	 * that still hold a departed client's write into nothing, harmlessly.
 	 */
 	int bell_fd;
 };

@@ -111,8 +111,7 @@ void nv_attach(struct nv_state *s, struct nv_client *cl, const void *in, size_t 
 	}
 	sl = &s->slots[slot];
 	cl->pid = peer_pid(cl->c);
-	if (sl->bell_fd < 0)
-		sl->bell_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	sl->bell_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (sl->bell_fd < 0) {
 		r->status = errno;
 		return;
@@ -127,6 +126,8 @@ void nv_attach(struct nv_state *s, struct nv_client *cl, const void *in, size_t 
 		bvd_log(s->n->d, "client %u: grant: %s", cl->c->id, strerror(-gfd));
 		give_back_vector(s, cl->db_bits);
 		cl->db_bits = 0;
+		close(sl->bell_fd);
+		sl->bell_fd = -1;
 		r->status = -gfd;
 		return;
 	}
@@ -146,6 +147,8 @@ void nv_attach(struct nv_state *s, struct nv_client *cl, const void *in, size_t 
 		cl->granted = false;
 		give_back_vector(s, cl->db_bits);
 		cl->db_bits = 0;
+		close(sl->bell_fd);
+		sl->bell_fd = -1;
 		r->status = EMFILE;
 		return;
 	}
@@ -212,6 +215,8 @@ void nv_client_gone(struct nv_state *s, struct nv_client *cl)
 		nv_pairs_client_gone(s, cl->slot);
 		nv_publish_slot(s, cl->slot);
 		nv_publish_done(s);
+		close(sl->bell_fd);
+		sl->bell_fd = -1;
 		cl->attached = false;
 	}
 	if (cl->granted)

@@ -92,6 +92,7 @@ struct end {
 	struct ibv_cq *scq, *rcq;
 	union ibv_gid gid;
 	int gid_index;
+	bool shared;		/* the context is the other end's */
 };
 
 struct buf {
@@ -103,13 +104,16 @@ struct buf {
 
 static struct end A, B;
 
-static int open_end(struct end *e, const char *name)
+/* An end: its own context, or (share) the other end's context with its own PD and CQs. */
+static int open_end(struct end *e, const char *name, struct ibv_context *share)
 {
 	struct ibv_device **list = ibv_get_device_list(NULL);
 	struct ibv_port_attr pa;
 
 	e->name = name;
-	for (int i = 0; list && list[i]; i++)
+	e->shared = share != NULL;
+	e->ctx = share;
+	for (int i = 0; !share && list && list[i]; i++)
 		if (!strcmp(ibv_get_device_name(list[i]), name))
 			e->ctx = ibv_open_device(list[i]);
 	ibv_free_device_list(list);
@@ -146,7 +150,8 @@ static void close_end(struct end *e)
 	ibv_destroy_cq(e->rcq);
 	ibv_destroy_comp_channel(e->ch);
 	ibv_dealloc_pd(e->pd);
-	ibv_close_device(e->ctx);
+	if (!e->shared)
+		ibv_close_device(e->ctx);
 }
 
 static uint8_t pat(uint32_t seed, size_t i)
@@ -1614,8 +1619,9 @@ int main(int argc, char **argv)
 {
 	const char *da = "ntb_0", *db = "ntb_1";
 	int opt, ran = 0;
+	bool one = false;
 
-	while ((opt = getopt(argc, argv, "a:b:v")) != -1) {
+	while ((opt = getopt(argc, argv, "a:b:1v")) != -1) {
 		switch (opt) {
 		case 'a':
 			da = optarg;
@@ -1623,15 +1629,19 @@ int main(int argc, char **argv)
 		case 'b':
 			db = optarg;
 			break;
+		case '1':
+			one = true;	/* both ends in one context: loopback within it */
+			break;
 		case 'v':
 			verbose = 1;
 			break;
 		default:
-			fprintf(stderr, "usage: %s [-a DEV] [-b DEV] [-v] [TEST...]\n", argv[0]);
+			fprintf(stderr, "usage: %s [-a DEV] [-b DEV] [-1] [-v] [TEST...]\n"
+				"  -1: one context for both ends (B's device is A's)\n", argv[0]);
 			return 2;
 		}
 	}
-	if (open_end(&A, da) || open_end(&B, db))
+	if (open_end(&A, da, NULL) || open_end(&B, one ? da : db, one ? A.ctx : NULL))
 		return 1;
 	for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
 		bool sel = optind == argc && tests[i].fn != t_die && tests[i].fn != t_linkdown;
@@ -1651,8 +1661,8 @@ int main(int argc, char **argv)
 		failures += r != 0;
 		ran++;
 	}
-	close_end(&A);
 	close_end(&B);
+	close_end(&A);
 	if (!ran) {
 		fprintf(stderr, "no such test\n");
 		return 2;
