@@ -70,6 +70,11 @@ int ntb_pair_open(struct ntb_peer *p, uint32_t epoch)
 	pthread_mutex_lock(&p->tx_lock);
 	ntb_peer_tx_bind(p, &rsp, fd);
 	pthread_mutex_unlock(&p->tx_lock);
+	/*
+	 * What we consumed of its block before ours was there: the credits go out now (it may
+	 * wait for nothing else, and we may have nothing else to consume).
+	 */
+	ntb_rx_publish(p);
 	pthread_mutex_unlock(&p->rx_lock);
 	activate(ctx, p);
 out:
