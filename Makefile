@@ -6,7 +6,7 @@ ASAN_BUILD ?= build-asan
 JOBS       ?= 2
 CMAKE_ARGS ?=
 
-.PHONY: all deps build demo test asan interop bench format lint clean
+.PHONY: all deps build demo test asan interop soak bench format lint clean
 
 all: build
 
@@ -35,6 +35,10 @@ asan: deps
 # Interop with Linux soft-RoCE in an emulated VM (slow): tests/integration/cx4_interop_rxe.sh.
 interop: build
 	BV_BUILD_DIR=$(CURDIR)/$(BUILD) BV_SOURCE_DIR=$(CURDIR) tests/integration/cx4_interop_rxe.sh
+
+# Long stress runs (an hour or more): the ntb engine's reproducers looped a thousand times.
+soak: build
+	BV_BUILD_DIR=$(CURDIR)/$(BUILD) BV_SOURCE_DIR=$(CURDIR) tests/integration/ntb_soak.sh
 
 # The performance targets of the cx4 issue, on the binaries just built (bench/cx4_bench.sh).
 bench: build

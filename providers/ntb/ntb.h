@@ -338,6 +338,7 @@ struct ntb_qp {
 	uint64_t ring_last;		/* request ring position after our last ring message */
 	uint64_t deadline;		/* RC: transport timer (ns), 0 = off */
 	uint64_t rnr_until;		/* RC: RNR wait before retransmitting (ns), 0 = none */
+	uint64_t retry_wait;		/* RC: a retry waits for the completer to read this far */
 	uint8_t retry_left;
 	uint8_t rnr_left;
 	struct ntb_key_cache lkc;	/* under sq_lock */
@@ -365,7 +366,7 @@ struct ntb_qp {
 	uint64_t cur_local;		/* WRITE/READ: process address of the message's raddr */
 	uint64_t cur_raddr;		/* WRITE: the message's remote address */
 	uint32_t cur_total;		/* its length */
-	uint32_t cur_psn;		/* READ: the request being answered */
+	uint32_t cur_psn;		/* the message in progress, the READ being answered */
 	struct {
 		uint32_t psn;
 		uint64_t orig;

@@ -720,6 +720,29 @@ bool ntb_qp_timers(struct ntb_qp *qp, uint64_t now)
 		ntb_timer(qp->ctx, qp->deadline);
 		return false;
 	}
+	/*
+	 * Nor is one whose answer may wait in our response ring: the responder publishes its
+	 * answers before its credits, but the completer may have looked at the ring just
+	 * before they came, or another thread holds it (the completer runs before the timers
+	 * in an engine pass, with a trylock). The retry waits until the completer has read
+	 * what the ring held at the first expiry: if the answer was not there, it counts.
+	 * Hints read without the peer's rx_lock; the block they name stays mapped.
+	 */
+	if (qp->peer) {
+		const _Atomic uint64_t *rp = __atomic_load_n(&qp->peer->resp_rx.prod,
+							     __ATOMIC_ACQUIRE);
+		uint64_t cons = __atomic_load_n(&qp->peer->resp_rx.cons, __ATOMIC_RELAXED);
+		uint64_t prod = rp ? atomic_load_explicit(rp, memory_order_acquire) : cons;
+
+		if (!qp->retry_wait && prod != cons)
+			qp->retry_wait = prod;
+		if (qp->retry_wait && (int64_t)(cons - qp->retry_wait) < 0) {
+			qp->deadline = now + timeout_ns(qp->timeout);
+			ntb_timer(qp->ctx, qp->deadline);
+			return false;
+		}
+		qp->retry_wait = 0;
+	}
 	if (!qp->retry_left) {
 		finish(qp, w, IBV_WC_RETRY_EXC_ERR);
 		qp->inflight--;

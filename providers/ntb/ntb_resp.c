@@ -139,10 +139,24 @@ static int take_recv(struct ntb_peer *p, struct ntb_qp *qp, const struct ntbv_ms
 	return -1;
 }
 
+/*
+ * The first segment of the message in progress, again: the requester went back to it (its
+ * transport timer fired while the rest was still on its way, and a rewind restarts a
+ * partly transmitted message from its start). Same PSN, same WQE, same bytes: the message
+ * goes on where its segments say, into the receive it already fills. (IB sends every packet
+ * with its own PSN, so there the retransmitted packets are duplicates the responder
+ * ignores; here the segments share the message's PSN.)
+ */
+static bool restarted(const struct ntb_qp *qp, const struct ntbv_msg *h, uint8_t op)
+{
+	return qp->type == IBV_QPT_RC && qp->cur_active && qp->cur_op == op &&
+	       qp->cur_psn == h->psn && qp->cur_total == h->total;
+}
+
 static int do_send(struct ntb_peer *p, struct ntb_qp *qp, const struct ntbv_msg *h,
 		   const uint8_t *data)
 {
-	if (h->flags & NTBV_F_FIRST) {
+	if ((h->flags & NTBV_F_FIRST) && !restarted(qp, h, NTBV_OP_SEND)) {
 		if (qp->cur_active && qp->cur_has_recv)
 			recv_error(qp, IBV_WC_WR_FLUSH_ERR);
 		qp->cur_active = false;
@@ -150,6 +164,7 @@ static int do_send(struct ntb_peer *p, struct ntb_qp *qp, const struct ntbv_msg 
 			return R_NEXT;
 		qp->cur_active = true;
 		qp->cur_op = NTBV_OP_SEND;
+		qp->cur_psn = h->psn;
 		qp->cur_total = h->total;
 		if (ntb_check_sges(qp->ctx, qp->pd, qp->cur_recv.sg, qp->cur_recv.num_sge,
 				   IBV_ACCESS_LOCAL_WRITE, NULL) != IBV_WC_SUCCESS) {
@@ -184,7 +199,7 @@ static int do_write(struct ntb_peer *p, struct ntb_qp *qp, const struct ntbv_msg
 {
 	uint64_t off;
 
-	if (h->flags & NTBV_F_FIRST) {
+	if ((h->flags & NTBV_F_FIRST) && !restarted(qp, h, NTBV_OP_WRITE)) {
 		uint64_t local;
 
 		if (qp->cur_active && qp->cur_has_recv)
@@ -202,6 +217,7 @@ static int do_write(struct ntb_peer *p, struct ntb_qp *qp, const struct ntbv_msg
 			return R_NEXT;
 		qp->cur_active = true;
 		qp->cur_op = NTBV_OP_WRITE;
+		qp->cur_psn = h->psn;
 		qp->cur_local = local;
 		qp->cur_raddr = h->raddr;
 		qp->cur_total = h->total;

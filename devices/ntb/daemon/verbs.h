@@ -121,6 +121,7 @@ struct nv_state {
 	uint64_t dir_off, dgen_off;	/* the peer's ntbd writes our clients' directory here */
 	uint64_t pool_off, pool_len;	/* ... and allocates its clients' blocks here */
 	uint32_t mtu;
+	uint32_t req_cells_max, resp_cells_max;	/* the largest rings a block gets */
 	/* the peer's control area in its window: we write it */
 	uint8_t *pctrl;
 	/* our loopback memory: our control area for our own clients, directory, pool */

@@ -116,6 +116,24 @@ static int nv_init(struct ntbd *n)
 	mtu = bv_conf_get_long(n->d->conf, "mtu", 4096);
 	s->mtu = mtu >= 4096 ? 4096 : mtu >= 2048 ? 2048 : mtu >= 1024 ? 1024 : mtu >= 512 ? 512 :
 									 256;
+	/*
+	 * The largest rings of a block (powers of two between the smallest and the default
+	 * largest): smaller ones make a stress test wait for credits all the time.
+	 */
+	s->req_cells_max = (uint32_t)bv_conf_get_long(n->d->conf, "pair_req_cells",
+						      NTBV_REQ_CELLS_MAX);
+	s->resp_cells_max = (uint32_t)bv_conf_get_long(n->d->conf, "pair_resp_cells",
+						       NTBV_RESP_CELLS_MAX);
+	if (s->req_cells_max < NTBV_REQ_CELLS_MIN || s->req_cells_max > (1u << 16) ||
+	    (s->req_cells_max & (s->req_cells_max - 1)) ||
+	    s->resp_cells_max < NTBV_RESP_CELLS_MIN || s->resp_cells_max > (1u << 16) ||
+	    (s->resp_cells_max & (s->resp_cells_max - 1))) {
+		bvd_log(n->d, "pair_req_cells %u, pair_resp_cells %u: powers of two from %u and "
+			"%u to 65536", s->req_cells_max, s->resp_cells_max, NTBV_REQ_CELLS_MIN,
+			NTBV_RESP_CELLS_MIN);
+		ret = -EINVAL;
+		goto fail;
+	}
 	ret = loopback_init(s);
 	if (ret)
 		goto fail;

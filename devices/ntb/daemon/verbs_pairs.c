@@ -202,7 +202,7 @@ static uint64_t live_slots(struct nv_state *s, int end)
  */
 static int alloc_block(struct nv_state *s, int end, struct nv_pair *pr)
 {
-	uint64_t big = ntbv_block_len(NTBV_REQ_CELLS_MAX, NTBV_RESP_CELLS_MAX);
+	uint64_t big = ntbv_block_len(s->req_cells_max, s->resp_cells_max);
 	uint64_t small = ntbv_block_len(NTBV_REQ_CELLS_MIN, NTBV_RESP_CELLS_MIN);
 	uint64_t could = live_slots(s, NV_LOCAL) * live_slots(s, end);
 	uint64_t reserve = could > s->nopen[end] + 1 ? (could - s->nopen[end] - 1) * small : 0;
@@ -211,8 +211,8 @@ static int alloc_block(struct nv_state *s, int end, struct nv_pair *pr)
 	nv_pairs_reclaim(s);
 	if (nv_pool_avail(p) >= big + reserve && !nv_pool_alloc(p, big, &pr->off)) {
 		pr->len = big;
-		pr->req_cells = NTBV_REQ_CELLS_MAX;
-		pr->resp_cells = NTBV_RESP_CELLS_MAX;
+		pr->req_cells = s->req_cells_max;
+		pr->resp_cells = s->resp_cells_max;
 		return 0;
 	}
 	if (!nv_pool_alloc(p, small, &pr->off)) {
