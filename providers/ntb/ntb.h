@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The ntb provider: RDMA verbs over an NTB link, NTRDMA's architecture in user space
- * (research/ntb.md §5.2). Internal declarations shared by the files of this directory:
+ * (docs/ntb-verbs.md). Internal declarations shared by the files of this directory:
  *
  *   ntb_context.c   device context: attach to ntbd, map the windows, ops table
  *   ntb_pd.c ntb_mr.c ntb_cq.c ntb_srq.c ntb_ah.c ntb_qp.c   the objects, one per file

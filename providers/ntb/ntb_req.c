@@ -3,7 +3,7 @@
  * The requester: turns send WQEs into request messages in the peer's request ring, or places
  * an RDMA WRITE directly into the target memory with the DMA engine.
  *
- * Direct placement (NTRDMA's zero-copy path, research/ntb.md §4.1.3) is used for an RDMA
+ * Direct placement (NTRDMA's zero-copy path, docs/ntb-verbs.md "Data paths") is used for an RDMA
  * WRITE without immediate of at least NTB_DIRECT_MIN bytes when the key, range and rights
  * check out against the peer's published tables and nothing of this QP is still travelling in
  * the ring (an earlier message could be NAK'ed and retransmitted: a later write must not

@@ -4,7 +4,7 @@
  * port 1's state equal to the link's.
  *
  * Bring-up (once the hardware link is up), the portable algorithm of
- * Documentation/driver-api/ntb.rst with the window layout of research/ntb.md §5.2:
+ * Documentation/driver-api/ntb.rst with the window layout of docs/ntb-verbs.md:
  *  1. once per daemon: allocate an IOVA range for inbound window 0 aligned as mw_get_align()
  *     says, map the control region (a memfd) at its start, and translate the window to it
  *     (ntb_mw_set_trans; on IDT the peer translates, step 3);
