@@ -48,6 +48,7 @@
 #define NTB_MAX_SRQ_WR		16384
 #define NTB_MAX_MSG		(1u << 30)	/* port max_msg_sz */
 #define NTB_GRH_LEN		40		/* UD receive buffers start with the GRH */
+#define NTB_ROCE_L3_IPV4	2		/* a UD completion's sl: RoCE v2 over IPv4 */
 #define NTB_STAGED_MAX		64		/* RC receive completions held per batch */
 #define NTB_MAX_AH		65536
 #define NTB_MAX_CQ		65536
@@ -651,6 +652,8 @@ bool ntb_qp_entry(struct ntb_context *ctx, uint32_t qpn, unsigned int *endi,
 		  struct ntbv_qp_ent *e);
 
 /* ntb_req.c */
+/* Open the blocks a chain of datagrams needs (no lock held: a control call into ntbd). */
+void ntb_ud_open(struct ntb_qp *qp, const struct ibv_send_wr *wr);
 /* Transmit what the send queue holds; sq_lock held. */
 void ntb_qp_tx(struct ntb_qp *qp);
 /* Go back to send WQE index i and transmit from there again; sq_lock held. */

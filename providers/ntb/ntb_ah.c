@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
  * Address handles (UD). An NTB link has exactly two ends, so an address names one of them: a
- * GID of this end (the datagram loops back), the peer end's, or no GRH at all (the destination
- * QP number, which names its end with NTBV_QPN_SIDE, decides). A GID that belongs to neither
- * end is not reachable: creating the handle fails, as it does on RoCE when the address does
- * not resolve - a datagram that could never be delivered does not vanish silently.
+ * GID of this end (the datagram loops back) or the peer end's. The port is RoCE (link layer
+ * Ethernet): an address needs a GRH (EINVAL without, as libmlx5's mlx5_create_ah says), and a
+ * GID that belongs to neither end is not reachable: creating the handle fails, as it does on
+ * RoCE when the address does not resolve - a datagram that could never be delivered does not
+ * vanish silently.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -30,12 +31,11 @@ struct ibv_ah *ntb_create_ah(struct ibv_pd *ibpd, struct ibv_ah_attr *attr)
 	struct ntb_context *ctx = to_ntb_ctx(ibpd->context);
 	struct ntb_ah *ah;
 
-	if (attr->port_num != 1 ||
-	    (attr->is_global && attr->grh.sgid_index >= ctx->gid_tbl_len)) {
+	if (attr->port_num != 1 || !attr->is_global || attr->grh.sgid_index >= ctx->gid_tbl_len) {
 		errno = EINVAL;
 		return NULL;
 	}
-	if (attr->is_global && !reachable(ctx, attr->grh.dgid.raw)) {
+	if (!reachable(ctx, attr->grh.dgid.raw)) {
 		errno = EHOSTUNREACH;
 		return NULL;
 	}

@@ -100,6 +100,13 @@ int ntb_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_w
 	struct ntb_qp *qp = to_ntb_qp(ibqp);
 	int state, ret = 0;
 
+	/*
+	 * A datagram for a client we have no block for yet: open it now, before the send lock
+	 * (opening takes the peer's locks, which nest outside it), so the datagram leaves in this
+	 * call as on a NIC rather than when the progress thread has opened the block.
+	 */
+	if (qp->type == IBV_QPT_UD && qp_state(qp) == IBV_QPS_RTS)
+		ntb_ud_open(qp, wr);
 	pthread_mutex_lock(&qp->sq_lock);
 	state = qp_state(qp);
 	if (state == IBV_QPS_RESET || state == IBV_QPS_INIT || state == IBV_QPS_RTR) {

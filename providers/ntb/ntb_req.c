@@ -548,6 +548,29 @@ static struct ntb_peer *ud_route(struct ntb_qp *qp, struct ntb_swqe *w)
 	return p && ntb_slot_epoch(p) == e.slot_epoch ? p : NULL;
 }
 
+void ntb_ud_open(struct ntb_qp *qp, const struct ibv_send_wr *wr)
+{
+	struct ntb_swqe w;
+	struct ntb_peer *p;
+	uint32_t e;
+
+	for (; wr; wr = wr->next) {
+		const struct ntb_ah *ah = (const struct ntb_ah *)wr->wr.ud.ah;
+
+		if (!ah)
+			continue;
+		w.remote_qpn = wr->wr.ud.remote_qpn & 0xffffff;
+		memcpy(w.ud_gid, ah->attr.grh.dgid.raw, 16);
+		p = ud_route(qp, &w);
+		if (!p)
+			continue;
+		e = ntb_slot_epoch(p);
+		/* hints without tx_lock: ntb_pair_open looks again under it */
+		if ((!p->tx_hdr || p->tx_epoch != e) && p->open_failed != e)
+			ntb_pair_open(p, e);
+	}
+}
+
 static void tx_ud(struct ntb_qp *qp)
 {
 	struct ntb_context *ctx = qp->ctx;

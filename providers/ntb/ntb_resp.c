@@ -529,6 +529,12 @@ static int ud_request(struct ntb_peer *p, struct ntb_qp *qp, const struct ntbv_m
 	wc.status = IBV_WC_SUCCESS;
 	wc.byte_len = NTB_GRH_LEN + h->len;
 	wc.wc_flags = IBV_WC_GRH;
+	/*
+	 * What a ConnectX reports in the SL of a RoCE UD receive: the packet's L3 type (PRM
+	 * "Completion Queue Entry": sl, for responder UD over RoCE; 2 = IPv4). UCX's ud_verbs
+	 * reads it to know which part of the 40 bytes holds the destination address.
+	 */
+	wc.sl = NTB_ROCE_L3_IPV4;
 	if (h->flags & NTBV_F_IMM) {
 		wc.wc_flags |= IBV_WC_WITH_IMM;
 		wc.imm_data = h->imm;
