@@ -479,9 +479,13 @@ static int check_attrs(struct ntb_qp *qp, const struct ibv_qp_attr *a, int mask)
 		return EINVAL;
 	if ((mask & IBV_QP_PKEY_INDEX) && a->pkey_index != 0)
 		return EINVAL;
+	/*
+	 * The port is RoCE (link layer Ethernet): a path needs a GRH, as Linux's
+	 * rdma_check_ah_attr() demands of every RoCE device (a LID means nothing here).
+	 */
 	if ((mask & IBV_QP_AV) &&
-	    ((a->ah_attr.port_num && a->ah_attr.port_num != 1) ||
-	     (a->ah_attr.is_global && a->ah_attr.grh.sgid_index >= ctx->gid_tbl_len)))
+	    ((a->ah_attr.port_num && a->ah_attr.port_num != 1) || !a->ah_attr.is_global ||
+	     a->ah_attr.grh.sgid_index >= ctx->gid_tbl_len))
 		return EINVAL;
 	if ((mask & IBV_QP_PATH_MTU) &&
 	    (a->path_mtu < IBV_MTU_256 || a->path_mtu > IBV_MTU_4096 ||
