@@ -59,6 +59,12 @@ enum ntb_op {
 	 * not in that incarnation (any more); ENOSPC: the reader's pool is full.
 	 */
 	NTB_OP_OPEN_PAIR,
+	/*
+	 * ibv_rereg_mr: the region of a key this client holds gets a new translation, PD or
+	 * access, under the same key. ntb_rereg_mr_req (+ one descriptor, as REG_MR) ->
+	 * ntb_reg_mr_rsp.
+	 */
+	NTB_OP_REREG_MR,
 	NTB_OP_MAX,
 };
 
@@ -133,6 +139,12 @@ struct ntb_reg_mr_req {
 	uint64_t length;
 	uint64_t hca_va;		/* the address remote peers name (ibv_reg_mr_iova) */
 	uint64_t fd_off;		/* with a descriptor: offset of addr's page in it */
+};
+
+struct ntb_rereg_mr_req {
+	uint32_t lkey;			/* the key (unchanged) */
+	uint32_t reserved;
+	struct ntb_reg_mr_req mr;	/* what it covers from now on */
 };
 
 struct ntb_reg_mr_rsp {

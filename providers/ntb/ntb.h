@@ -166,6 +166,8 @@ struct ntb_mr {
 	struct verbs_mr vmr;
 	uint32_t index;
 	bool shadow;			/* its pages were moved into a memfd (ntb_shadow.c) */
+	uint64_t addr, length;		/* what the key covers, in this process */
+	uint64_t hca_va;		/* ... and the address remote requests name */
 };
 
 _Static_assert(offsetof(struct ntb_mr, vmr) == 0 && offsetof(struct verbs_mr, ibv_mr) == 0,
@@ -265,6 +267,15 @@ enum ntb_swqe_state {
 	NTB_SWQE_DONE,			/* ready to complete */
 };
 
+/* ibv_wr_* work requests between ibv_wr_start() and ibv_wr_complete() (ntb_qpex.c). */
+struct ntb_qp_stage {
+	struct ibv_send_wr *wr;		/* max_send_wr of them */
+	struct ibv_sge *sge;		/* max_send_sge per work request */
+	uint8_t *inl;			/* max_inline_data per work request */
+	uint32_t n;			/* staged so far */
+	int err;			/* the first error building them */
+};
+
 /* A send WQE, as the requester keeps it until it completes. */
 struct ntb_swqe {
 	uint64_t wr_id;
@@ -300,6 +311,8 @@ struct ntb_qp {
 	struct ntb_srq *srq;
 	uint32_t pd;
 	bool sq_sig_all;
+	uint64_t send_ops;		/* IBV_QP_EX_WITH_*: the ibv_wr_* calls it takes */
+	struct ntb_qp_stage *stage;	/* NULL: no ibv_wr_* API */
 	struct ibv_qp_cap cap;
 
 	/* attributes (modify_qp) */
@@ -518,6 +531,8 @@ int ntb_dealloc_pd(struct ibv_pd *pd);
 struct ibv_mr *ntb_reg_mr(struct ibv_pd *pd, void *addr, size_t length, uint64_t hca_va,
 			  int access);
 int ntb_dereg_mr(struct verbs_mr *vmr);
+int ntb_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd, void *addr, size_t length,
+		 int access);
 /* Copy the slot for key (lkey or rkey); false if none. */
 bool ntb_mr_lookup(struct ntb_context *ctx, uint32_t key, bool remote, struct ntb_mr_slot *out);
 /*
@@ -551,6 +566,8 @@ int ntb_destroy_cq(struct ibv_cq *cq);
 int ntb_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc);
 int ntb_req_notify_cq(struct ibv_cq *cq, int solicited_only);
 int ntb_resize_cq(struct ibv_cq *cq, int cqe);
+/* Drop a QP's completions not yet polled (its reset: mlx5_ib_cq_clean does the same). */
+void ntb_cq_clean(struct ntb_cq *cq, uint32_t qpn);
 /* Add a completion (from any thread); raises the channel event if armed. */
 void ntb_cq_push(struct ntb_cq *cq, const struct ibv_wc *wc, bool solicited);
 /* A responder batch's completions on this thread wait until its ACKs are out (ntb_resp.c). */
@@ -600,6 +617,15 @@ uint32_t ntb_mtu_bytes(enum ibv_mtu mtu);
 
 /* ntb_post.c */
 int ntb_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
+/* Post a chain; whole: all of it or nothing (the errno of its first bad work request). */
+int ntb_post_chain(struct ntb_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad,
+		   bool whole);
+
+/* ntb_qpex.c: the ibv_wr_* API */
+int ntb_qpex_check(enum ibv_qp_type type, uint64_t send_ops);
+int ntb_qpex_init(struct ntb_qp *qp, uint64_t send_ops);
+void ntb_qpex_fini(struct ntb_qp *qp);
+int ntb_query_qp_data_in_order(struct ibv_qp *qp, enum ibv_wr_opcode op, uint32_t flags);
 int ntb_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
 int ntb_post_recv_common(struct ntb_context *ctx, struct ntb_rq *rq, uint32_t pd,
 			 struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);

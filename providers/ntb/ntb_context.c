@@ -444,8 +444,10 @@ static const struct verbs_context_ops ntb_ctx_ops = {
 	.query_device_ex = ntb_query_device_ex,
 	.query_port = ntb_query_port,
 	.query_qp = ntb_query_qp,
+	.query_qp_data_in_order = ntb_query_qp_data_in_order,
 	.query_srq = ntb_query_srq,
 	.reg_mr = ntb_reg_mr,
+	.rereg_mr = ntb_rereg_mr,
 	.req_notify_cq = ntb_req_notify_cq,
 	.resize_cq = ntb_resize_cq,
 };

@@ -127,6 +127,22 @@ int ntb_resize_cq(struct ibv_cq *ibcq, int cqe)
 	return 0;
 }
 
+void ntb_cq_clean(struct ntb_cq *cq, uint32_t qpn)
+{
+	uint32_t out;
+
+	pthread_mutex_lock(&cq->lock);
+	out = cq->tail;
+	for (uint32_t i = cq->tail; i != cq->head; i++) {
+		const struct ibv_wc *wc = &cq->ring[i & (cq->size - 1)];
+
+		if (wc->qp_num != qpn)
+			cq->ring[out++ & (cq->size - 1)] = *wc;
+	}
+	cq->head = out;
+	pthread_mutex_unlock(&cq->lock);
+}
+
 static void cq_event(struct ntb_cq *cq)
 {
 	struct ibv_comp_channel *ch = cq->vcq.cq.channel;

@@ -9,13 +9,11 @@
 
 #include "ntb.h"
 
-static int queue_send(struct ntb_qp *qp, const struct ibv_send_wr *wr, int state)
+/* What IB refuses at post time; the payload length in *total. */
+static int check_send(struct ntb_qp *qp, const struct ibv_send_wr *wr, uint64_t *total)
 {
 	const unsigned int known = IBV_SEND_FENCE | IBV_SEND_SIGNALED | IBV_SEND_SOLICITED |
 				   IBV_SEND_INLINE;
-	uint32_t idx = qp->sq_head & (qp->sq_size - 1);
-	struct ntb_swqe *w = &qp->sq[idx];
-	uint64_t total = 0;
 
 	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->cap.max_send_sge ||
 	    (wr->num_sge && !wr->sg_list) || !bv_opcode_ok(qp->type, wr->opcode) ||
@@ -23,17 +21,24 @@ static int queue_send(struct ntb_qp *qp, const struct ibv_send_wr *wr, int state
 		return EINVAL;
 	if (qp->type == IBV_QPT_UD && !wr->wr.ud.ah)
 		return EINVAL;
-	if (qp->sq_head - qp->sq_tail >= qp->cap.max_send_wr)
-		return ENOMEM;
+	*total = 0;
 	for (int i = 0; i < wr->num_sge; i++)
-		total += wr->sg_list[i].length;
+		*total += wr->sg_list[i].length;
 	if (wr->send_flags & IBV_SEND_INLINE) {
 		/* inline: the data is copied now, the buffers may be reused on return */
-		if (total > qp->cap.max_inline_data || wr->opcode == IBV_WR_RDMA_READ ||
+		if (*total > qp->cap.max_inline_data || wr->opcode == IBV_WR_RDMA_READ ||
 		    wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
 		    wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD)
 			return EINVAL;
 	}
+	return 0;
+}
+
+static void queue_send(struct ntb_qp *qp, const struct ibv_send_wr *wr, int state,
+		       uint64_t total)
+{
+	uint32_t idx = qp->sq_head & (qp->sq_size - 1);
+	struct ntb_swqe *w = &qp->sq[idx];
 
 	memset(w, 0, offsetof(struct ntb_swqe, sg));
 	w->wr_id = wr->wr_id;
@@ -65,10 +70,7 @@ static int queue_send(struct ntb_qp *qp, const struct ibv_send_wr *wr, int state
 		/* IBTA 10.2.5: a Q_Key with the high bit set means "use the QP's own" */
 		w->remote_qkey = (wr->wr.ud.remote_qkey & 0x80000000u) ? qp->qkey :
 									    wr->wr.ud.remote_qkey;
-		if (ah->attr.is_global)
-			memcpy(w->ud_gid, ah->attr.grh.dgid.raw, 16);
-		else
-			memset(w->ud_gid, 0, 16);
+		memcpy(w->ud_gid, ah->attr.grh.dgid.raw, 16);
 	}
 	if (wr->send_flags & IBV_SEND_INLINE) {
 		uint8_t *buf = qp->sq_inline + (size_t)idx * qp->cap.max_inline_data;
@@ -92,13 +94,13 @@ static int queue_send(struct ntb_qp *qp, const struct ibv_send_wr *wr, int state
 		w->status = IBV_WC_WR_FLUSH_ERR;
 	}
 	qp->sq_head++;
-	return 0;
 }
 
-int ntb_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
+int ntb_post_chain(struct ntb_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad,
+		   bool whole)
 {
-	struct ntb_qp *qp = to_ntb_qp(ibqp);
 	int state, ret = 0;
+	uint64_t total;
 
 	/*
 	 * A datagram for a client we have no block for yet: open it now, before the send lock
@@ -114,12 +116,32 @@ int ntb_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_w
 		*bad = wr;
 		goto out;
 	}
+	if (whole) {
+		/* all of the chain or nothing of it (ibv_wr_complete) */
+		uint32_t n = 0;
+
+		for (struct ibv_send_wr *w = wr; w; w = w->next, n++) {
+			ret = check_send(qp, w, &total);
+			if (ret) {
+				*bad = w;
+				goto out;
+			}
+		}
+		if (qp->sq_head - qp->sq_tail + n > qp->cap.max_send_wr) {
+			ret = ENOMEM;
+			*bad = wr;
+			goto out;
+		}
+	}
 	for (; wr; wr = wr->next) {
-		ret = queue_send(qp, wr, state);
+		ret = check_send(qp, wr, &total);
+		if (!ret && qp->sq_head - qp->sq_tail >= qp->cap.max_send_wr)
+			ret = ENOMEM;
 		if (ret) {
 			*bad = wr;
 			break;
 		}
+		queue_send(qp, wr, state, total);
 	}
 	if (state == IBV_QPS_ERR || state == IBV_QPS_SQE) {
 		/* flushed work is transmitted by nobody: complete it in order now */
@@ -139,6 +161,11 @@ int ntb_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_w
 out:
 	pthread_mutex_unlock(&qp->sq_lock);
 	return ret;
+}
+
+int ntb_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
+{
+	return ntb_post_chain(to_ntb_qp(ibqp), wr, bad, false);
 }
 
 int ntb_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)

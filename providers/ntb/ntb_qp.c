@@ -62,6 +62,7 @@ static void qp_free(struct ntb_qp *qp)
 	free(qp->sq_sge);
 	free(qp->sq_inline);
 	ntb_rq_fini(&qp->rq);
+	ntb_qpex_fini(qp);
 	free(qp);
 }
 
@@ -78,8 +79,10 @@ struct ibv_qp *ntb_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_
 		errno = EINVAL;
 		return NULL;
 	}
-	if (attr->comp_mask & ~(uint32_t)IBV_QP_INIT_ATTR_PD) {
-		errno = EOPNOTSUPP;	/* create flags, the ibv_wr_* API, XRC, RSS */
+	if ((attr->comp_mask & ~(uint32_t)(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS |
+					   IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)) ||
+	    ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) && attr->create_flags)) {
+		errno = EOPNOTSUPP;	/* create flags, XRC, RSS, TSO */
 		return NULL;
 	}
 	if (attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UC &&
@@ -95,6 +98,11 @@ struct ibv_qp *ntb_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_
 	    (!attr->srq && (attr->cap.max_recv_wr > NTB_MAX_QP_WR ||
 			    attr->cap.max_recv_sge > NTB_MAX_SGE))) {
 		errno = EINVAL;
+		return NULL;
+	}
+	if ((attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
+	    ntb_qpex_check(attr->qp_type, attr->send_ops_flags)) {
+		errno = EOPNOTSUPP;	/* memory windows, TSO, atomic write */
 		return NULL;
 	}
 	ret = ntb_ensure_attached(ctx);
@@ -128,6 +136,8 @@ struct ibv_qp *ntb_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_
 	if (!ret && !qp->srq)
 		ret = ntb_rq_init(&qp->rq, qp->cap.max_recv_wr ? qp->cap.max_recv_wr : 1,
 				  qp->cap.max_recv_sge);
+	if (!ret && (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS))
+		ret = ntb_qpex_init(qp, attr->send_ops_flags);
 	if (ret) {
 		qp_free(qp);
 		errno = ret;
@@ -161,7 +171,6 @@ struct ibv_qp *ntb_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_
 	ib->events_completed = 0;
 	pthread_mutex_init(&ib->mutex, NULL);
 	pthread_cond_init(&ib->cond, NULL);
-	qp->vqp.comp_mask = 0;
 	attr->cap = qp->cap;
 
 	pthread_mutex_lock(&ctx->lock);
@@ -610,6 +619,10 @@ int ntb_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *a, int mask)
 		if (qp->peer)
 			qp->peer->nqps--;
 		qp->peer = NULL;
+		/* and what it completed and nobody polled yet, as a ConnectX's reset does */
+		ntb_cq_clean(qp->scq, qp->qpn);
+		if (qp->rcq != qp->scq)
+			ntb_cq_clean(qp->rcq, qp->qpn);
 		break;
 	case IBV_QPS_RTR:
 		if (cur == IBV_QPS_INIT && qp->type != IBV_QPT_UD) {

@@ -206,6 +206,8 @@ void nv_dealloc_pd(struct nv_state *s, struct nv_client *cl, const void *in, siz
 bool nv_pd_owned(struct nv_state *s, struct nv_client *cl, uint32_t pd);
 void nv_reg_mr(struct nv_state *s, struct nv_client *cl, const void *in, size_t len,
 	       const int *fds, unsigned int nfds, struct bvd_reply *r);
+void nv_rereg_mr(struct nv_state *s, struct nv_client *cl, const void *in, size_t len,
+		 const int *fds, unsigned int nfds, struct bvd_reply *r);
 void nv_map_peer_mr(struct nv_state *s, struct nv_client *cl, const void *in, size_t len,
 		    struct bvd_reply *r);
 void nv_dereg_mr(struct nv_state *s, struct nv_client *cl, const void *in, size_t len,

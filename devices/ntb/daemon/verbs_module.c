@@ -384,6 +384,9 @@ static void nv_request(struct ntbd *n, struct bvd_client *c, uint16_t op, const 
 	case NTB_OP_OPEN_PAIR:
 		nv_open_pair(s, cl, in, len, r);
 		break;
+	case NTB_OP_REREG_MR:
+		nv_rereg_mr(s, cl, in, len, fds, nfds, r);
+		break;
 	default:
 		r->status = EOPNOTSUPP;
 		break;

@@ -71,11 +71,9 @@ void nv_dealloc_pd(struct nv_state *s, struct nv_client *cl, const void *in, siz
 
 /* ---- memory regions ------------------------------------------------------------------------------ */
 
-static void mr_release(struct nv_state *s, uint32_t idx)
+/* The region's aperture range goes: once no peer DMA can still write it. */
+static void mr_unmap(struct nv_state *s, struct nv_mr *m)
 {
-	struct nv_mr *m = &s->mrs[idx];
-	bool published = m->access & PUBLISHED;
-
 	if (m->ap_len) {
 		/* returns once no peer DMA can still write the range (IOTLB invalidation) */
 		int ret = ntb_iommu_unmap(s->n->ntb, s->n->link.win_iova + m->ap_off, m->ap_len);
@@ -84,11 +82,20 @@ static void mr_release(struct nv_state *s, uint32_t idx)
 			bvd_log(s->n->d, "iommu unmap of key 0x%x: %s", m->key, strerror(-ret));
 		nv_pool_free(&s->aperture, m->ap_off, m->ap_len);
 	}
+	m->ap_len = 0;
+	m->win_off = NTBV_NO_WINDOW;
+}
+
+static void mr_release(struct nv_state *s, uint32_t idx)
+{
+	struct nv_mr *m = &s->mrs[idx];
+	bool published = m->access & PUBLISHED;
+
+	mr_unmap(s, m);
 	if (m->pd < NV_MAX_PD && s->pds && s->pds[m->pd].users)
 		s->pds[m->pd].users--;
 	m->owner->nmrs--;
 	m->owner = NULL;
-	m->ap_len = 0;
 	if (published && s->ready)
 		nv_publish_mr(s, idx);
 	m->access = 0;
@@ -118,24 +125,83 @@ static bool object_ok(int fd, uint64_t off, uint64_t len)
 	       off + len > off && st.st_size >= 0 && (uint64_t)st.st_size >= off + len;
 }
 
+/*
+ * Writable memory is mapped for the peer's DMA (and PIO, when it is a memfd): remote writes of
+ * its requesters, READ data its responders push. Best effort: without aperture or IOMMU room
+ * the data travels in ring messages instead.
+ */
+static void mr_map(struct nv_state *s, struct nv_client *cl, struct nv_mr *m,
+		   const struct ntb_reg_mr_req *req, const int *fds, unsigned int nfds)
+{
+	static unsigned int unmapped;
+	uint64_t start = req->addr & ~(uint64_t)(NTB_PAGE_SIZE - 1);
+	uint64_t end = (req->addr + req->length + NTB_PAGE_SIZE - 1) &
+		       ~(uint64_t)(NTB_PAGE_SIZE - 1);
+	/*
+	 * Process memory, reached by the peer's DMA; when the provider moved the pages into a
+	 * memfd, that object too, which the peer's CPU can map (PIO).
+	 */
+	struct ntb_iommu_map map = { .len = end - start, .perm = NTB_IOMMU_WRITE,
+				     .fd = nfds ? fds[0] : -1, .fd_offset = req->fd_off,
+				     .pid = cl->pid, .va = start };
+	int ret;
+
+	m->ap_len = 0;
+	m->win_off = NTBV_NO_WINDOW;
+	if (!(req->access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE)))
+		return;
+	ret = nv_pool_alloc(&s->aperture, end - start, &m->ap_off);
+	if (!ret) {
+		map.iova = s->n->link.win_iova + m->ap_off;
+		ret = ntb_iommu_map(s->n->ntb, &map);
+		if (ret)
+			nv_pool_free(&s->aperture, m->ap_off, end - start);
+	}
+	if (ret) {
+		/* one line per 256: a program registering thousands would drown the log */
+		if (!(unmapped++ % 256))
+			bvd_log(s->n->d, "client %u: %llu bytes not mapped for the peer (%s): "
+				"messages carry their data (%u regions so far)", cl->c->id,
+				(unsigned long long)req->length, strerror(-ret), unmapped);
+		return;
+	}
+	m->ap_len = end - start;
+	m->win_off = m->ap_off + (req->addr - start);
+}
+
+static int reg_check(const struct ntb_reg_mr_req *req, const int *fds, unsigned int nfds)
+{
+	const uint32_t known = IBV_ACCESS_LOCAL_WRITE | REMOTE_ANY | IBV_ACCESS_RELAXED_ORDERING |
+			       IBV_ACCESS_MW_BIND;
+
+	if (!req->length || (req->access & ~known) || req->addr + req->length < req->addr ||
+	    req->length > (1ull << 40) || nfds > 1 || (nfds && req->fd_off % NTB_PAGE_SIZE))
+		return EINVAL;
+	if (nfds && !object_ok(fds[0], req->fd_off, page_span(req->addr, req->length)))
+		return EINVAL;
+	return 0;
+}
+
+static void mr_answer(const struct nv_mr *m, struct bvd_reply *r)
+{
+	struct ntb_reg_mr_rsp *rsp = r->payload;
+
+	memset(rsp, 0, sizeof(*rsp));
+	rsp->lkey = m->key;
+	rsp->rkey = (m->access & REMOTE_ANY) ? m->key : 0;
+	rsp->win_off = m->win_off == NTBV_NO_WINDOW ? 0 : m->win_off;
+	r->len = sizeof(*rsp);
+}
+
 void nv_reg_mr(struct nv_state *s, struct nv_client *cl, const void *in, size_t len,
 	       const int *fds, unsigned int nfds, struct bvd_reply *r)
 {
 	const struct ntb_reg_mr_req *req = in;
-	struct ntb_reg_mr_rsp *rsp = r->payload;
-	const uint32_t known = IBV_ACCESS_LOCAL_WRITE | REMOTE_ANY | IBV_ACCESS_RELAXED_ORDERING |
-			       IBV_ACCESS_MW_BIND;
 	static uint32_t cursor = 1;
 	struct nv_mr *m = NULL;
 	uint32_t idx = 0;
 
-	if (len != sizeof(*req) || !req->length || (req->access & ~known) ||
-	    req->addr + req->length < req->addr || req->length > (1ull << 40) || nfds > 1 ||
-	    (nfds && req->fd_off % NTB_PAGE_SIZE)) {
-		r->status = EINVAL;
-		return;
-	}
-	if (nfds && !object_ok(fds[0], req->fd_off, page_span(req->addr, req->length))) {
+	if (len != sizeof(*req) || reg_check(req, fds, nfds)) {
 		r->status = EINVAL;
 		return;
 	}
@@ -166,51 +232,57 @@ void nv_reg_mr(struct nv_state *s, struct nv_client *cl, const void *in, size_t 
 	m->addr = req->addr;
 	m->length = req->length;
 	m->hca_va = req->hca_va;
-	m->ap_len = 0;
-	m->win_off = NTBV_NO_WINDOW;
-	/*
-	 * Writable memory is mapped for the peer's DMA (and PIO, when it is a memfd): remote
-	 * writes of its requesters, READ data its responders push. Best effort: without aperture
-	 * or IOMMU room the data travels in ring messages instead.
-	 */
-	if (req->access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE)) {
-		uint64_t start = req->addr & ~(uint64_t)(NTB_PAGE_SIZE - 1);
-		uint64_t end = (req->addr + req->length + NTB_PAGE_SIZE - 1) &
-			       ~(uint64_t)(NTB_PAGE_SIZE - 1);
-		/*
-		 * Process memory, reached by the peer's DMA; when the provider moved the pages
-		 * into a memfd, that object too, which the peer's CPU can map (PIO).
-		 */
-		struct ntb_iommu_map map = { .len = end - start, .perm = NTB_IOMMU_WRITE,
-					     .fd = nfds ? fds[0] : -1, .fd_offset = req->fd_off,
-					     .pid = cl->pid, .va = start };
-		int ret = nv_pool_alloc(&s->aperture, end - start, &m->ap_off);
-
-		if (!ret) {
-			map.iova = s->n->link.win_iova + m->ap_off;
-			ret = ntb_iommu_map(s->n->ntb, &map);
-			if (ret)
-				nv_pool_free(&s->aperture, m->ap_off, end - start);
-		}
-		if (ret) {
-			bvd_log(s->n->d, "client %u: %llu bytes not mapped for the peer (%s): "
-				"messages carry their data", cl->c->id,
-				(unsigned long long)req->length, strerror(-ret));
-		} else {
-			m->ap_len = end - start;
-			m->win_off = m->ap_off + (req->addr - start);
-		}
-	}
+	mr_map(s, cl, m, req, fds, nfds);
 	m->owner = cl;
 	cl->nmrs++;
 	s->pds[req->pd].users++;
 	if (req->access & PUBLISHED)
 		nv_publish_mr(s, idx);
-	memset(rsp, 0, sizeof(*rsp));
-	rsp->lkey = m->key;
-	rsp->rkey = (req->access & REMOTE_ANY) ? m->key : 0;
-	rsp->win_off = m->win_off == NTBV_NO_WINDOW ? 0 : m->win_off;
-	r->len = sizeof(*rsp);
+	mr_answer(m, r);
+}
+
+/*
+ * The region of a key the client holds, again: a new translation, PD or access under the
+ * same key (as a ConnectX's rereg keeps its mkey). The old range is unmapped first, so when
+ * this returns no peer DMA can land in it any more.
+ */
+void nv_rereg_mr(struct nv_state *s, struct nv_client *cl, const void *in, size_t len,
+		 const int *fds, unsigned int nfds, struct bvd_reply *r)
+{
+	const struct ntb_rereg_mr_req *req = in;
+	uint32_t idx;
+	struct nv_mr *m;
+	bool was_published;
+
+	if (len != sizeof(*req) || req->reserved || reg_check(&req->mr, fds, nfds)) {
+		r->status = EINVAL;
+		return;
+	}
+	if (!cl->attached || !s->ready) {
+		r->status = ENOLINK;
+		return;
+	}
+	idx = NTBV_KEY_INDEX(req->lkey);
+	if (!idx || idx >= NTBV_MAX_MR || s->mrs[idx].owner != cl ||
+	    s->mrs[idx].key != req->lkey || !nv_pd_owned(s, cl, req->mr.pd)) {
+		r->status = ENOENT;
+		return;
+	}
+	m = &s->mrs[idx];
+	was_published = m->access & PUBLISHED;
+	mr_unmap(s, m);
+	if (m->pd < NV_MAX_PD && s->pds[m->pd].users)
+		s->pds[m->pd].users--;
+	m->pd = req->mr.pd;
+	s->pds[m->pd].users++;
+	m->access = req->mr.access;
+	m->addr = req->mr.addr;
+	m->length = req->mr.length;
+	m->hca_va = req->mr.hca_va;
+	mr_map(s, cl, m, &req->mr, fds, nfds);
+	if (was_published || (m->access & PUBLISHED))
+		nv_publish_mr(s, idx);
+	mr_answer(m, r);
 }
 
 void nv_dereg_mr(struct nv_state *s, struct nv_client *cl, const void *in, size_t len,
