@@ -344,6 +344,8 @@ static size_t shaped_len(uint16_t op)
 		return sizeof(struct ntb_async_event_req);
 	case NTB_OP_OPEN_PAIR:
 		return sizeof(struct ntb_open_pair_req);
+	case NTB_OP_REREG_MR:
+		return sizeof(struct ntb_rereg_mr_req);
 	default:
 		return 0;
 	}
@@ -353,8 +355,9 @@ static void shape(uint16_t op, void *buf)
 {
 	if (op == NTB_OP_ATTACH) {
 		((struct ntb_attach_req *)buf)->version = NTB_PROTO_VERSION;
-	} else if (op == NTB_OP_REG_MR) {
-		struct ntb_reg_mr_req *m = buf;
+	} else if (op == NTB_OP_REG_MR || op == NTB_OP_REREG_MR) {
+		struct ntb_reg_mr_req *m = op == NTB_OP_REG_MR ? buf :
+						&((struct ntb_rereg_mr_req *)buf)->mr;
 
 		m->access &= 0x1f | 0x100;	/* LOCAL_WRITE, REMOTE_*, MW_BIND, RELAXED */
 		m->length = 1 + m->length % (ARENA / 2);
@@ -403,6 +406,7 @@ static const struct handle *owned_by_other(struct session *s, int who, uint16_t 
 	static const uint16_t names[][2] = {
 		{ NTB_OP_DEALLOC_PD, NTB_OP_ALLOC_PD },
 		{ NTB_OP_DEREG_MR, NTB_OP_REG_MR },
+		{ NTB_OP_REREG_MR, NTB_OP_REG_MR },
 		{ NTB_OP_DESTROY_QP, NTB_OP_CREATE_QP },
 		{ NTB_OP_MODIFY_QP, NTB_OP_CREATE_QP },
 		{ NTB_OP_REG_MR, NTB_OP_ALLOC_PD },

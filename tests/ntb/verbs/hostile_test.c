@@ -301,6 +301,7 @@ static const struct {
 	{ NTB_OP_ASYNC_EVENT, sizeof(struct ntb_async_event_req) },
 	{ NTB_OP_MAP_PEER_MR, sizeof(struct ntb_handle_req) },
 	{ NTB_OP_OPEN_PAIR, sizeof(struct ntb_open_pair_req) },
+	{ NTB_OP_REREG_MR, sizeof(struct ntb_rereg_mr_req) },
 };
 
 static int attach(int s)

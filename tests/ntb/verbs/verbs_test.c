@@ -1585,6 +1585,274 @@ static int t_die(void)
 	return -1;
 }
 
+/* ---- the extended API: ibv_wr_*, ibv_rereg_mr ---------------------------------------------- */
+
+static struct ibv_qp *make_qp_ex(struct end *e, const struct qpcfg *c, uint64_t ops)
+{
+	struct ibv_qp_init_attr_ex ia = {
+		.send_cq = e->scq, .recv_cq = e->rcq, .qp_type = c->type, .pd = e->pd,
+		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+		.send_ops_flags = ops,
+		.cap = { .max_send_wr = c->max_send_wr, .max_recv_wr = c->max_recv_wr,
+			 .max_send_sge = c->max_sge, .max_recv_sge = c->max_sge,
+			 .max_inline_data = c->max_inline },
+	};
+	struct ibv_qp *qp = ibv_create_qp_ex(e->ctx, &ia);
+
+	if (!qp && errno != EOPNOTSUPP)
+		fprintf(stderr, "create_qp_ex on %s: %s\n", e->name, strerror(errno));
+	return qp;
+}
+
+/*
+ * Every ibv_wr_* operation of an RC QP, several in one ibv_wr_start .. complete, every byte
+ * checked; a chain with a bad work request posts nothing and says why; ibv_wr_abort posts
+ * nothing; a UD QP with ibv_wr_set_ud_addr.
+ */
+static int t_qpex(void)
+{
+	const uint64_t rc_ops = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |
+				IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
+				IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
+				IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
+	struct qpcfg cfg = RC;
+	struct buf sa = { 0 }, sb = { 0 }, ra = { 0 };
+	struct ibv_qp *a = NULL, *b = NULL, *ua = NULL, *ub = NULL;
+	struct ibv_qp_ex *x;
+	struct ibv_sge sl[3];
+	struct ibv_data_buf db[2];
+	struct ibv_wc wc[8];
+	uint8_t inl[40];
+	uint64_t *word;
+	int ret = -1, n;
+
+	CHECK(!make_qp_ex(&A, &cfg, IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_BIND_MW) &&
+		      errno == EOPNOTSUPP, "memory windows are not there: EOPNOTSUPP");
+	a = make_qp_ex(&A, &cfg, rc_ops);
+	b = make_qp(&B, &cfg);
+	CHECK(a && b && !to_init(a, &cfg) && !to_init(b, &cfg) &&
+		      !to_rtr_rts(a, &cfg, &B, b->qp_num) && !to_rtr_rts(b, &cfg, &A, a->qp_num),
+	      "connect");
+	x = ibv_qp_to_qp_ex(a);
+	CHECK(x, "ibv_qp_to_qp_ex");
+	CHECK(!buf_new(&A, &sa, 65536, ALL_ACCESS) && !buf_new(&B, &sb, 65536, ALL_ACCESS) &&
+		      !buf_new(&A, &ra, 65536, ALL_ACCESS), "buffers");
+	fill(&sa, 31);
+	fill(&sb, 32);
+	fill(&ra, 33);
+	CHECK(!post_recv(b, &sb, 0, 1000, 1) && !post_recv(b, &sb, 1000, 1000, 2) &&
+		      !post_recv(b, &sb, 2000, 100, 3) && !post_recv(b, &sb, 3000, 100, 4), "recv");
+	/* one chain: SEND of 3 pieces, SEND_WITH_IMM inline of 2 pieces, WRITE, WRITE_WITH_IMM */
+	ibv_wr_start(x);
+	x->wr_id = 10;
+	x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_send(x);
+	sl[0] = (struct ibv_sge){ (uintptr_t)sa.p, 100, sa.mr->lkey };
+	sl[1] = (struct ibv_sge){ (uintptr_t)sa.p + 500, 1, sa.mr->lkey };
+	sl[2] = (struct ibv_sge){ (uintptr_t)sa.p + 4096, 700, sa.mr->lkey };
+	ibv_wr_set_sge_list(x, 3, sl);
+	x->wr_id = 11;
+	ibv_wr_send_imm(x, htonl(0x1234));
+	memcpy(inl, sa.p + 10000, sizeof(inl));
+	db[0] = (struct ibv_data_buf){ inl, 30 };
+	db[1] = (struct ibv_data_buf){ inl + 30, 10 };
+	ibv_wr_set_inline_data_list(x, 2, db);
+	x->wr_id = 12;
+	ibv_wr_rdma_write(x, sb.mr->rkey, (uintptr_t)sb.p + 20000);
+	ibv_wr_set_sge(x, sa.mr->lkey, (uintptr_t)sa.p + 30000, 5000);
+	x->wr_id = 13;
+	ibv_wr_rdma_write_imm(x, sb.mr->rkey, (uintptr_t)sb.p + 40000, htonl(0x5678));
+	ibv_wr_set_inline_data(x, inl, 8);
+	CHECK(!ibv_wr_complete(x), "wr_complete: %s", strerror(errno));
+	memset(inl, 0, sizeof(inl));	/* inline: copied when set */
+	CHECK(wait_wc(A.scq, 4, wc, 5000) == 4, "4 send completions");
+	for (int i = 0; i < 4; i++)
+		CHECK(wc[i].status == IBV_WC_SUCCESS && wc[i].wr_id == (uint64_t)(10 + i),
+		      "completion %d: %s id %llu", i, ibv_wc_status_str(wc[i].status),
+		      (unsigned long long)wc[i].wr_id);
+	CHECK(wait_wc(B.rcq, 3, wc, 5000) == 3, "3 receive completions");
+	CHECK(wc[0].wr_id == 1 && wc[0].byte_len == 801 && wc[1].wr_id == 2 &&
+		      wc[1].byte_len == 40 && (wc[1].wc_flags & IBV_WC_WITH_IMM) &&
+		      wc[1].imm_data == htonl(0x1234) && wc[2].wr_id == 3 &&
+		      wc[2].opcode == IBV_WC_RECV_RDMA_WITH_IMM && wc[2].imm_data == htonl(0x5678),
+	      "receives");
+	{
+		/* what b's buffer must hold now, byte by byte */
+		uint8_t *want = malloc(65536);
+
+		CHECK(want, "malloc");
+		memcpy(want, sb.p, 65536);
+		for (size_t k = 0; k < 65536; k++)
+			want[k] = pat(32, k + GUARD);
+		memcpy(want, sa.p, 100);
+		memcpy(want + 100, sa.p + 500, 1);
+		memcpy(want + 101, sa.p + 4096, 700);
+		memcpy(want + 1000, sa.p + 10000, 40);
+		memcpy(want + 20000, sa.p + 30000, 5000);
+		memcpy(want + 40000, sa.p + 10000, 8);
+		n = check_bytes(&sb, 32, 0, want, 65536, "ibv_wr_* data");
+		free(want);
+		if (n)
+			goto out;
+	}
+	/* READ and both atomics in one chain */
+	word = (uint64_t *)(sb.p + 60000);
+	*word = 100;
+	ibv_wr_start(x);
+	x->wr_id = 20;
+	ibv_wr_rdma_read(x, sb.mr->rkey, (uintptr_t)sb.p + 50000);
+	ibv_wr_set_sge(x, ra.mr->lkey, (uintptr_t)ra.p + 3, 4000);
+	x->wr_id = 21;
+	ibv_wr_atomic_fetch_add(x, sb.mr->rkey, (uintptr_t)word, 5);
+	ibv_wr_set_sge(x, ra.mr->lkey, (uintptr_t)ra.p + 8000, 8);
+	x->wr_id = 22;
+	ibv_wr_atomic_cmp_swp(x, sb.mr->rkey, (uintptr_t)word, 105, 7);
+	ibv_wr_set_sge(x, ra.mr->lkey, (uintptr_t)ra.p + 8008, 8);
+	CHECK(!ibv_wr_complete(x), "wr_complete");
+	CHECK(wait_wc(A.scq, 3, wc, 5000) == 3, "3 completions");
+	for (int i = 0; i < 3; i++)
+		CHECK(wc[i].status == IBV_WC_SUCCESS, "completion %d", i);
+	CHECK(*word == 7 && !memcmp(ra.p + 3, sb.p + 50000, 4000) &&
+		      *(uint64_t *)(ra.p + 8000) == 100 && *(uint64_t *)(ra.p + 8008) == 105,
+	      "read and atomics");
+	/* a bad work request (too many pieces) in the chain: nothing of it is posted */
+	ibv_wr_start(x);
+	x->wr_id = 30;
+	ibv_wr_rdma_write(x, sb.mr->rkey, (uintptr_t)sb.p);
+	ibv_wr_set_sge(x, sa.mr->lkey, (uintptr_t)sa.p, 10);
+	ibv_wr_send(x);
+	ibv_wr_set_sge_list(x, cfg.max_sge + 1, sl);
+	CHECK(ibv_wr_complete(x) == EINVAL, "a chain with too many pieces");
+	ibv_wr_start(x);
+	ibv_wr_send(x);
+	ibv_wr_set_sge(x, sa.mr->lkey, (uintptr_t)sa.p, 10);
+	ibv_wr_abort(x);
+	usleep(20000);
+	CHECK(wait_wc(A.scq, 1, wc, 200) == 0 && wait_wc(B.rcq, 1, wc, 0) == 0,
+	      "a refused or aborted chain posted something");
+	/* UD: the address set on the work request */
+	{
+		struct qpcfg ud = cfg;
+		struct ibv_ah_attr aa = { .is_global = 1, .port_num = 1, .grh = { .hop_limit = 1 } };
+		struct ibv_ah *ah;
+		struct ibv_qp_ex *ux;
+
+		ud.type = IBV_QPT_UD;
+		ua = make_qp_ex(&A, &ud, IBV_QP_EX_WITH_SEND);
+		ub = make_qp(&B, &ud);
+		CHECK(ua && ub && !to_init(ua, &ud) && !to_init(ub, &ud) &&
+			      !to_rtr_rts(ua, &ud, &B, 0) && !to_rtr_rts(ub, &ud, &A, 0), "UD QPs");
+		aa.grh.dgid = B.gid;
+		aa.grh.sgid_index = A.gid_index;
+		ah = ibv_create_ah(A.pd, &aa);
+		CHECK(ah, "create_ah");
+		fill(&sb, 34);
+		CHECK(!post_recv(ub, &sb, 0, 4096, 5), "ud recv");
+		ux = ibv_qp_to_qp_ex(ua);
+		ibv_wr_start(ux);
+		ux->wr_id = 40;
+		ux->wr_flags = IBV_SEND_SIGNALED;
+		ibv_wr_send(ux);
+		ibv_wr_set_ud_addr(ux, ah, ub->qp_num, 0x11111111);
+		ibv_wr_set_sge(ux, sa.mr->lkey, (uintptr_t)sa.p + 777, 2000);
+		n = ibv_wr_complete(ux);
+		CHECK(!n, "ud wr_complete");
+		CHECK(expect_wc(A.scq, IBV_WC_SUCCESS, IBV_WC_SEND, 40, "ud send") == 0, "-");
+		CHECK(wait_wc(B.rcq, 1, wc, 5000) == 1 && wc[0].status == IBV_WC_SUCCESS &&
+			      wc[0].byte_len == 40 + 2000 && wc[0].src_qp == ua->qp_num,
+		      "ud receive");
+		{
+			uint8_t want[40 + 2000];
+
+			memcpy(want, sb.p, 40);	/* the GRH */
+			memcpy(want + 40, sa.p + 777, 2000);
+			n = check_bytes(&sb, 34, 0, want, sizeof(want), "ud data");
+		}
+		ibv_destroy_ah(ah);
+		if (n)
+			goto out;
+	}
+	ret = 0;
+out:
+	if (ua)
+		ibv_destroy_qp(ua);
+	if (ub)
+		ibv_destroy_qp(ub);
+	if (a)
+		ibv_destroy_qp(a);
+	if (b)
+		ibv_destroy_qp(b);
+	buf_free(&sa);
+	buf_free(&sb);
+	buf_free(&ra);
+	drain(&A);
+	drain(&B);
+	return ret;
+}
+
+/*
+ * ibv_rereg_mr: the same keys over another buffer (a remote WRITE lands in the new one, the old
+ * one stays as it was), without remote write access (the WRITE fails, nothing moves), and
+ * back.
+ */
+static int t_rereg(void)
+{
+	struct conn c = { 0 };
+	struct buf sa = { 0 }, tb = { 0 };
+	uint8_t *other = NULL;
+	uint32_t lkey, rkey;
+	int ret = -1;
+
+	if (connect_pair(&c, &RC, &RC) || buf_new(&A, &sa, 8192, ALL_ACCESS) ||
+	    buf_new(&B, &tb, 8192, ALL_ACCESS))
+		FAIL("setup");
+	other = aligned_alloc(4096, 8192 + 2 * GUARD);
+	CHECK(other, "malloc");
+	for (size_t i = 0; i < 8192 + 2 * GUARD; i++)
+		other[i] = pat(41, i);
+	fill(&sa, 40);
+	fill(&tb, 42);
+	lkey = tb.mr->lkey;
+	rkey = tb.mr->rkey;
+	CHECK(!ibv_rereg_mr(tb.mr, IBV_REREG_MR_CHANGE_TRANSLATION, NULL, other + GUARD, 8192, 0),
+	      "rereg to another buffer: %s", strerror(errno));
+	CHECK(tb.mr->lkey == lkey && tb.mr->rkey == rkey, "the keys changed");
+	CHECK(!post_one(c.a, IBV_WR_RDMA_WRITE, &sa, 0, 6000, (uintptr_t)other + GUARD + 100, rkey,
+			1, 0), "write");
+	CHECK(!expect_wc(A.scq, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE, 1, "write to the new buffer"),
+	      "-");
+	for (size_t i = 0; i < 8192 + 2 * GUARD; i++) {
+		uint8_t want = i >= GUARD + 100 && i < GUARD + 6100 ? sa.p[i - GUARD - 100] :
+								       pat(41, i);
+
+		CHECK(other[i] == want, "new buffer byte %zd", (ssize_t)i - GUARD);
+	}
+	if (check_bytes(&tb, 42, 0, NULL, 0, "the old buffer"))
+		goto out;
+	/* local write only: a remote write is refused and changes nothing */
+	CHECK(!ibv_rereg_mr(tb.mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+			    IBV_ACCESS_LOCAL_WRITE), "rereg access");
+	CHECK(!post_one(c.a, IBV_WR_RDMA_WRITE, &sa, 0, 100, (uintptr_t)other + GUARD, rkey, 2, 0),
+	      "write");
+	CHECK(!expect_wc(A.scq, IBV_WC_REM_ACCESS_ERR, IBV_WC_RDMA_WRITE, 2, "write refused"),
+	      "-");
+	CHECK(!memcmp(other + GUARD + 100, sa.p, 6000), "the refused write changed the buffer");
+	CHECK(ibv_rereg_mr(tb.mr, 1 << 10, NULL, NULL, 0, 0) == IBV_REREG_MR_ERR_INPUT,
+	      "rereg with an unknown flag");
+	ret = 0;
+out:
+	disconnect(&c);
+	buf_free(&sa);
+	if (tb.mr)
+		ibv_dereg_mr(tb.mr);
+	tb.mr = NULL;
+	buf_free(&tb);
+	free(other);
+	drain(&A);
+	drain(&B);
+	return ret;
+}
+
 /* ---- main --------------------------------------------------------------------------------------- */
 
 static const struct test {
@@ -1611,6 +1879,8 @@ static const struct test {
 	{ "rnr", t_rnr },
 	{ "retry", t_retry },
 	{ "reg_race", t_reg_race },
+	{ "qpex", t_qpex },
+	{ "rereg", t_rereg },
 	{ "die", t_die },	/* only when named */
 	{ "linkdown", t_linkdown },	/* only when named */
 };
