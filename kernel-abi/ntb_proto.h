@@ -65,6 +65,15 @@ enum ntb_op {
 	 * ntb_reg_mr_rsp.
 	 */
 	NTB_OP_REREG_MR,
+	/*
+	 * Memory windows: a key of this end's key space for a window of type reserved
+	 * (IBV_MW_TYPE_1 or _2) in PD handle (ntb_handle_req -> ntb_handle_rsp, the key), and
+	 * back (ntb_handle_req, the key). Binding is the provider's (the window grants access to
+	 * the owner's own memory, checked by its own responders); a window's key is never
+	 * published, so the peer's requesters send what names it as messages.
+	 */
+	NTB_OP_ALLOC_MW,
+	NTB_OP_DEALLOC_MW,
 	NTB_OP_MAX,
 };
 

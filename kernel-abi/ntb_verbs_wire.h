@@ -304,6 +304,8 @@ enum ntbv_msg_flags {
 	 * payload (NTRDMA's READ: a push by the responder).
 	 */
 	NTBV_F_PLACE = 1 << 5,
+	/* SEND_WITH_INV (on LAST): imm carries the rkey of a memory window to invalidate */
+	NTBV_F_INV = 1 << 6,
 };
 
 /* IB NAK codes (IBTA 9.7.5.2.8 AETH syndrome) as the responder reports them. */

@@ -190,14 +190,27 @@ struct ntb_pmap {
  */
 struct ntb_mr_slot {
 	_Atomic uint32_t seq;
-	uint32_t lkey;			/* 0: free */
-	uint32_t rkey;
+	uint32_t lkey;			/* 0: free; a window: the key ntbd gave it */
+	uint32_t rkey;			/* a window: its key while bound, else 0 */
 	uint32_t pd;
 	uint32_t access;
-	uint32_t reserved;
+	uint32_t mw_type;		/* 0: a region; IBV_MW_TYPE_1 or _2: a window */
 	uint64_t addr;			/* process address of byte 0 */
 	uint64_t hca_va;		/* what remote requests name */
 	uint64_t length;
+	/* a bound window: the QP it is bound to (type 2), its region's slot as it was then */
+	uint32_t mw_qpn;
+	uint32_t parent;		/* key index of the region */
+	uint32_t parent_seq;		/* the region's slot sequence when bound */
+};
+
+/* ibv_bind_mw's work request: a BIND_MW of a type 1 window (posting one is refused). */
+#define NTB_WR_BIND_MW1		0xfe
+
+/* A memory window (type 1 or 2): a key of the end's key space, bound by the provider. */
+struct ntb_mw {
+	struct ibv_mw ibv_mw;
+	uint32_t key;			/* what ntbd allocated (the slot's lkey) */
 };
 
 /* The last local key a QP checked, valid while the key's table slot is unchanged. */
@@ -297,6 +310,12 @@ struct ntb_swqe {
 	uint64_t compare_add;
 	uint64_t swap;
 	uint64_t ring_end;		/* request ring position after its last message */
+	/* BIND_MW: the window (ntbd's key), rkey the new key, raddr/mw_len the range */
+	uint32_t mw_key;
+	uint32_t bind_lkey;		/* the region (0: unbind, type 1) */
+	uint32_t bind_access;
+	bool bind_type1;		/* from ibv_bind_mw (the only way to bind a type 1 window) */
+	uint64_t mw_len;
 	struct ibv_sge *sg;
 	uint8_t ud_gid[16];		/* UD: destination GID */
 };
@@ -427,6 +446,7 @@ struct ntb_context {
 	struct ntb_mr_slot *mrs;	/* indexed by NTBV_KEY_INDEX(lkey) */
 	struct ntb_pmap **pmaps[2];	/* regions of either end we store into, by key index */
 	pthread_mutex_t pmap_lock;
+	pthread_mutex_t mw_lock;	/* binding and invalidating windows, a leaf lock */
 	struct ntb_qp **qps;		/* indexed by NTBV_QPN_INDEX(qpn) */
 	struct ntb_qp *qp_list;		/* every QP, under ctx->lock */
 
@@ -531,10 +551,28 @@ int ntb_dealloc_pd(struct ibv_pd *pd);
 struct ibv_mr *ntb_reg_mr(struct ibv_pd *pd, void *addr, size_t length, uint64_t hca_va,
 			  int access);
 int ntb_dereg_mr(struct verbs_mr *vmr);
+struct ibv_mw *ntb_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
+int ntb_dealloc_mw(struct ibv_mw *mw);
+int ntb_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *bind);
+/* The engine's side: a BIND_MW or LOCAL_INV work request, IBV_WC_SUCCESS or the error. */
+enum ibv_wc_status ntb_mw_bind_exec(struct ntb_qp *qp, const struct ntb_swqe *w);
+enum ibv_wc_status ntb_mw_local_inv(struct ntb_qp *qp, uint32_t rkey);
+/* SEND_WITH_INV at the responder: invalidate the type 2 window rkey bound to qp. */
+bool ntb_mw_remote_inv(struct ntb_qp *qp, uint32_t rkey);
+/*
+ * The region or bound window an rkey names for a remote access on qp (a window: bound to qp
+ * if it is of type 2, its region unchanged since the bind); false: no access.
+ */
+bool ntb_rkey_lookup(struct ntb_qp *qp, uint32_t rkey, struct ntb_mr_slot *out);
 int ntb_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd, void *addr, size_t length,
 		 int access);
 /* Copy the slot for key (lkey or rkey); false if none. */
 bool ntb_mr_lookup(struct ntb_context *ctx, uint32_t key, bool remote, struct ntb_mr_slot *out);
+/* ... and the slot's sequence count it was read under */
+bool ntb_mr_lookup_seq(struct ntb_context *ctx, uint32_t key, bool remote,
+		       struct ntb_mr_slot *out, uint32_t *seq);
+/* Write a key's slot (seqlocked: readers see the old entry or the new one). */
+void ntb_slot_write(struct ntb_mr_slot *s, const struct ntb_mr_slot *v);
 /*
  * Check a local scatter list: every lkey valid, in the PD, in range, with the access asked
  * (IBV_ACCESS_LOCAL_WRITE or 0). Returns IBV_WC_SUCCESS or the completion error.

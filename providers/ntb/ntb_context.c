@@ -365,7 +365,8 @@ static int ntb_query_device_ex(struct ibv_context *context,
 	a->max_qp = NTBV_MAX_QP - 2;
 	a->max_qp_wr = NTB_MAX_QP_WR;
 	a->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_PORT_ACTIVE_EVENT |
-			      IBV_DEVICE_CURR_QP_STATE_MOD | IBV_DEVICE_SRQ_RESIZE;
+			      IBV_DEVICE_CURR_QP_STATE_MOD | IBV_DEVICE_SRQ_RESIZE |
+			      IBV_DEVICE_MEM_WINDOW | IBV_DEVICE_MEM_WINDOW_TYPE_2B;
 	a->max_sge = NTB_MAX_SGE;
 	a->max_sge_rd = NTB_MAX_SGE_RD;
 	a->max_cq = NTB_MAX_CQ;
@@ -381,7 +382,8 @@ static int ntb_query_device_ex(struct ibv_context *context,
 	a->atomic_cap = IBV_ATOMIC_HCA;
 	a->max_ee = 0;
 	a->max_rdd = 0;
-	a->max_mw = 0;
+	/* windows take keys from the regions' space (as an HCA's mkeys): either maximum alone */
+	a->max_mw = NTBV_MAX_MR - 1;
 	a->max_raw_ipv6_qp = 0;
 	a->max_raw_ethy_qp = 0;
 	a->max_mcast_grp = 0;
@@ -420,7 +422,9 @@ static void ntb_async_event(struct ibv_context *context, struct ibv_async_event 
 static void ntb_free_context(struct ibv_context *ibctx);
 
 static const struct verbs_context_ops ntb_ctx_ops = {
+	.alloc_mw = ntb_alloc_mw,
 	.alloc_pd = ntb_alloc_pd,
+	.bind_mw = ntb_bind_mw,
 	.async_event = ntb_async_event,
 	.create_ah = ntb_create_ah,
 	.create_cq = ntb_create_cq,
@@ -428,6 +432,7 @@ static const struct verbs_context_ops ntb_ctx_ops = {
 	.create_qp = ntb_create_qp,
 	.create_qp_ex = ntb_create_qp_ex,
 	.create_srq = ntb_create_srq,
+	.dealloc_mw = ntb_dealloc_mw,
 	.dealloc_pd = ntb_dealloc_pd,
 	.dereg_mr = ntb_dereg_mr,
 	.destroy_ah = ntb_destroy_ah,
@@ -467,6 +472,7 @@ static void ntb_free_context(struct ibv_context *ibctx)
 	free(ctx->pmaps[0]);
 	free(ctx->pmaps[1]);
 	pthread_mutex_destroy(&ctx->pmap_lock);
+	pthread_mutex_destroy(&ctx->mw_lock);
 	pthread_mutex_destroy(&ctx->open_lock);
 	pthread_mutex_destroy(&ctx->lock);
 	pthread_mutex_destroy(&ctx->dma_lock);
@@ -520,6 +526,7 @@ static struct verbs_context *ntb_alloc_context(struct ibv_device *ibdev, int cmd
 	ctx->pmaps[0] = calloc(NTBV_MAX_MR, sizeof(*ctx->pmaps[0]));
 	ctx->pmaps[1] = calloc(NTBV_MAX_MR, sizeof(*ctx->pmaps[1]));
 	pthread_mutex_init(&ctx->pmap_lock, NULL);
+	pthread_mutex_init(&ctx->mw_lock, NULL);
 	if (ctx->poke_fd < 0 || !ctx->mrs || !ctx->qps || !ctx->pmaps[0] || !ctx->pmaps[1]) {
 		ret = ENOMEM;
 		goto fail;

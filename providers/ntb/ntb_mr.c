@@ -12,7 +12,7 @@
 
 #include "ntb.h"
 
-static void slot_write(struct ntb_mr_slot *s, const struct ntb_mr_slot *v)
+void ntb_slot_write(struct ntb_mr_slot *s, const struct ntb_mr_slot *v)
 {
 	uint32_t seq = atomic_load_explicit(&s->seq, memory_order_relaxed);
 
@@ -25,6 +25,10 @@ static void slot_write(struct ntb_mr_slot *s, const struct ntb_mr_slot *v)
 	s->addr = v->addr;
 	s->hca_va = v->hca_va;
 	s->length = v->length;
+	s->mw_type = v->mw_type;
+	s->mw_qpn = v->mw_qpn;
+	s->parent = v->parent;
+	s->parent_seq = v->parent_seq;
 	atomic_store_explicit(&s->seq, seq + 2, memory_order_release);
 }
 
@@ -51,6 +55,10 @@ static bool lookup(struct ntb_context *ctx, uint32_t key, bool remote, struct nt
 		out->addr = s->addr;
 		out->hca_va = s->hca_va;
 		out->length = s->length;
+		out->mw_type = s->mw_type;
+		out->mw_qpn = s->mw_qpn;
+		out->parent = s->parent;
+		out->parent_seq = s->parent_seq;
 		atomic_thread_fence(memory_order_acquire);
 		if (atomic_load_explicit(&s->seq, memory_order_relaxed) == seq) {
 			*seqp = seq;
@@ -59,7 +67,15 @@ static bool lookup(struct ntb_context *ctx, uint32_t key, bool remote, struct nt
 	}
 	if (!out->lkey)
 		return false;
+	if (!remote && out->mw_type)
+		return false;	/* a window's key is no lkey */
 	return remote ? out->rkey && out->rkey == key : out->lkey == key;
+}
+
+bool ntb_mr_lookup_seq(struct ntb_context *ctx, uint32_t key, bool remote,
+		       struct ntb_mr_slot *out, uint32_t *seq)
+{
+	return lookup(ctx, key, remote, out, seq);
 }
 
 bool ntb_mr_lookup(struct ntb_context *ctx, uint32_t key, bool remote, struct ntb_mr_slot *out)
@@ -82,10 +98,7 @@ bool ntb_pio_enabled(void)
 	return on;
 }
 
-/*
- * MW_BIND: windows may be bound to the region (there are none yet: max_mw is 0, so the right
- * is never used, as on a device whose windows are all taken).
- */
+/* MW_BIND: windows may be bound to the region (ntb_mw.c). */
 #define KNOWN_ACCESS (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | \
 		      IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_RELAXED_ORDERING | IBV_ACCESS_MW_BIND)
 
@@ -142,7 +155,7 @@ static int mr_register(struct ntb_context *ctx, uint32_t pd, uint64_t addr, uint
 	mr->vmr.access = access;
 	v = (struct ntb_mr_slot){ .lkey = rsp.lkey, .rkey = rsp.rkey, .pd = pd, .access = access,
 				  .addr = addr, .hca_va = hca_va, .length = length };
-	slot_write(&ctx->mrs[mr->index], &v);
+	ntb_slot_write(&ctx->mrs[mr->index], &v);
 	return 0;
 }
 
@@ -157,7 +170,7 @@ static int mr_release(struct ntb_context *ctx, struct ntb_mr *mr)
 	 * Local users stop seeing the key first; ntbd then unpublishes it and unmaps the IOMMU
 	 * range, which returns only once no peer DMA can still land in it.
 	 */
-	slot_write(&ctx->mrs[mr->index], &none);
+	ntb_slot_write(&ctx->mrs[mr->index], &none);
 	ret = ntb_call(ctx, NTB_OP_DEREG_MR, &req, sizeof(req), NULL, 0);
 	/*
 	 * ENODEV: ntbd is gone, and its IOMMU with it (the peer's model dropped the link):
@@ -287,7 +300,7 @@ int ntb_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *ibpd, void *add
 	vmr->access = access;
 	v = (struct ntb_mr_slot){ .lkey = rsp.lkey, .rkey = rsp.rkey, .pd = pd, .access = access,
 				  .addr = a, .hca_va = iova, .length = len };
-	slot_write(&ctx->mrs[mr->index], &v);
+	ntb_slot_write(&ctx->mrs[mr->index], &v);
 	/* the rkey stays the key (ibv_mr's rkey is the lkey where there is no remote access) */
 	return 0;
 }

@@ -9,6 +9,14 @@
 
 #include "ntb.h"
 
+/* The opcodes of memory windows (ntb_mw.c): RC and UC, as IB has them. */
+static bool mw_opcode(enum ibv_qp_type t, enum ibv_wr_opcode op)
+{
+	return (op == IBV_WR_BIND_MW || op == (enum ibv_wr_opcode)NTB_WR_BIND_MW1 ||
+		op == IBV_WR_LOCAL_INV || op == IBV_WR_SEND_WITH_INV) &&
+	       (t == IBV_QPT_RC || t == IBV_QPT_UC);
+}
+
 /* What IB refuses at post time; the payload length in *total. */
 static int check_send(struct ntb_qp *qp, const struct ibv_send_wr *wr, uint64_t *total)
 {
@@ -16,9 +24,26 @@ static int check_send(struct ntb_qp *qp, const struct ibv_send_wr *wr, uint64_t 
 				   IBV_SEND_INLINE;
 
 	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->cap.max_send_sge ||
-	    (wr->num_sge && !wr->sg_list) || !bv_opcode_ok(qp->type, wr->opcode) ||
+	    (wr->num_sge && !wr->sg_list) ||
+	    !(bv_opcode_ok(qp->type, wr->opcode) || mw_opcode(qp->type, wr->opcode)) ||
 	    (wr->send_flags & ~known))
 		return EINVAL;
+	if (wr->opcode == IBV_WR_BIND_MW || wr->opcode == (enum ibv_wr_opcode)NTB_WR_BIND_MW1) {
+		const struct ibv_mw *mw = wr->bind_mw.mw;
+
+		/* a window of this context; nothing is sent, no data */
+		if (!mw || mw->context != qp->vqp.qp.context ||
+		    (wr->bind_mw.bind_info.mr &&
+		     wr->bind_mw.bind_info.mr->context != qp->vqp.qp.context) ||
+		    (wr->send_flags & IBV_SEND_INLINE))
+			return EINVAL;
+		*total = 0;
+		return 0;
+	}
+	if (wr->opcode == IBV_WR_LOCAL_INV) {
+		*total = 0;
+		return wr->send_flags & IBV_SEND_INLINE ? EINVAL : 0;
+	}
 	if (qp->type == IBV_QPT_UD && !wr->wr.ud.ah)
 		return EINVAL;
 	*total = 0;
@@ -46,7 +71,7 @@ static void queue_send(struct ntb_qp *qp, const struct ibv_send_wr *wr, int stat
 	w->send_flags = wr->send_flags;
 	w->length = total > UINT32_MAX ? UINT32_MAX : (uint32_t)total;
 	w->imm = wr->imm_data;
-	switch (wr->opcode) {
+	switch ((int)wr->opcode) {
 	case IBV_WR_RDMA_WRITE:
 	case IBV_WR_RDMA_WRITE_WITH_IMM:
 	case IBV_WR_RDMA_READ:
@@ -60,8 +85,28 @@ static void queue_send(struct ntb_qp *qp, const struct ibv_send_wr *wr, int stat
 		w->compare_add = wr->wr.atomic.compare_add;
 		w->swap = wr->wr.atomic.swap;
 		break;
+	case NTB_WR_BIND_MW1:
+		w->bind_type1 = true;
+		w->opcode = IBV_WR_BIND_MW;
+		/* fall through */
+	case IBV_WR_BIND_MW:
+		w->mw_key = ((const struct ntb_mw *)wr->bind_mw.mw)->key;
+		w->rkey = wr->bind_mw.rkey;
+		w->raddr = wr->bind_mw.bind_info.addr;
+		w->mw_len = wr->bind_mw.bind_info.length;
+		w->bind_lkey = wr->bind_mw.bind_info.mr ? wr->bind_mw.bind_info.mr->lkey : 0;
+		w->bind_access = wr->bind_mw.bind_info.mw_access_flags;
+		break;
+	case IBV_WR_LOCAL_INV:
+		w->rkey = wr->invalidate_rkey;
+		break;
 	default:
 		break;
+	}
+	if (w->opcode == IBV_WR_BIND_MW || w->opcode == IBV_WR_LOCAL_INV) {
+		/* local operations: no data */
+		w->num_sge = 0;
+		goto posted;
 	}
 	if (qp->type == IBV_QPT_UD) {
 		struct ntb_ah *ah = (struct ntb_ah *)wr->wr.ud.ah;
@@ -87,6 +132,7 @@ static void queue_send(struct ntb_qp *qp, const struct ibv_send_wr *wr, int stat
 		w->num_sge = wr->num_sge;
 		memcpy(w->sg, wr->sg_list, sizeof(*w->sg) * wr->num_sge);
 	}
+posted:
 	w->state = NTB_SWQE_POSTED;
 	if (state == IBV_QPS_ERR || state == IBV_QPS_SQE) {
 		/* IBTA 10.8.3.3: work posted to a QP in error completes with a flush error */

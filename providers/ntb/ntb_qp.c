@@ -102,7 +102,7 @@ struct ibv_qp *ntb_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_
 	}
 	if ((attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
 	    ntb_qpex_check(attr->qp_type, attr->send_ops_flags)) {
-		errno = EOPNOTSUPP;	/* memory windows, TSO, atomic write */
+		errno = EOPNOTSUPP;	/* TSO, atomic write */
 		return NULL;
 	}
 	ret = ntb_ensure_attached(ctx);
@@ -213,7 +213,12 @@ static enum ibv_wc_opcode wc_opcode(uint8_t wr)
 		return IBV_WC_RDMA_WRITE;
 	case IBV_WR_SEND:
 	case IBV_WR_SEND_WITH_IMM:
+	case IBV_WR_SEND_WITH_INV:
 		return IBV_WC_SEND;
+	case IBV_WR_BIND_MW:
+		return IBV_WC_BIND_MW;
+	case IBV_WR_LOCAL_INV:
+		return IBV_WC_LOCAL_INV;
 	case IBV_WR_RDMA_READ:
 		return IBV_WC_RDMA_READ;
 	case IBV_WR_ATOMIC_CMP_AND_SWP:

@@ -162,6 +162,34 @@ static void wr_atomic_fetch_add(struct ibv_qp_ex *ex, uint32_t rkey, uint64_t ra
 	}
 }
 
+static void wr_send_inv(struct ibv_qp_ex *ex, uint32_t rkey)
+{
+	struct ibv_send_wr *wr = next_wr(ex, IBV_WR_SEND_WITH_INV, IBV_QP_EX_WITH_SEND_WITH_INV);
+
+	if (wr)
+		wr->invalidate_rkey = rkey;
+}
+
+static void wr_local_inv(struct ibv_qp_ex *ex, uint32_t rkey)
+{
+	struct ibv_send_wr *wr = next_wr(ex, IBV_WR_LOCAL_INV, IBV_QP_EX_WITH_LOCAL_INV);
+
+	if (wr)
+		wr->invalidate_rkey = rkey;
+}
+
+static void wr_bind_mw(struct ibv_qp_ex *ex, struct ibv_mw *mw, uint32_t rkey,
+		       const struct ibv_mw_bind_info *info)
+{
+	struct ibv_send_wr *wr = next_wr(ex, IBV_WR_BIND_MW, IBV_QP_EX_WITH_BIND_MW);
+
+	if (wr) {
+		wr->bind_mw.mw = mw;
+		wr->bind_mw.rkey = rkey;
+		wr->bind_mw.bind_info = *info;
+	}
+}
+
 static void wr_set_ud_addr(struct ibv_qp_ex *ex, struct ibv_ah *ah, uint32_t remote_qpn,
 			   uint32_t remote_qkey)
 {
@@ -235,7 +263,9 @@ static void wr_set_inline_data(struct ibv_qp_ex *ex, void *addr, size_t length)
 #define NTB_SEND_OPS	(IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |                 \
 			 IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |     \
 			 IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |       \
-			 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
+			 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | NTB_MW_OPS)
+#define NTB_MW_OPS	(IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_LOCAL_INV |                  \
+			 IBV_QP_EX_WITH_SEND_WITH_INV)
 
 int ntb_qpex_check(enum ibv_qp_type type, uint64_t ops)
 {
@@ -243,10 +273,11 @@ int ntb_qpex_check(enum ibv_qp_type type, uint64_t ops)
 
 	if (type == IBV_QPT_UC)
 		allowed = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |
-			  IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM;
+			  IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
+			  NTB_MW_OPS;
 	else if (type == IBV_QPT_UD)
 		allowed = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM;
-	/* memory windows, local invalidation, TSO, atomic write: not on this device */
+	/* TSO, atomic write: not on this device */
 	return ops & ~allowed ? EOPNOTSUPP : 0;
 }
 
@@ -279,6 +310,9 @@ int ntb_qpex_init(struct ntb_qp *qp, uint64_t ops)
 	ex->wr_rdma_read = wr_rdma_read;
 	ex->wr_atomic_cmp_swp = wr_atomic_cmp_swp;
 	ex->wr_atomic_fetch_add = wr_atomic_fetch_add;
+	ex->wr_send_inv = wr_send_inv;
+	ex->wr_local_inv = wr_local_inv;
+	ex->wr_bind_mw = wr_bind_mw;
 	ex->wr_set_ud_addr = wr_set_ud_addr;
 	ex->wr_set_sge = wr_set_sge;
 	ex->wr_set_sge_list = wr_set_sge_list;

@@ -308,6 +308,8 @@ static bool emit_data(struct ntb_qp *qp, struct ntb_peer *p, struct ntb_swqe *w,
 		}
 		if (w->opcode == IBV_WR_SEND_WITH_IMM || w->opcode == IBV_WR_RDMA_WRITE_WITH_IMM)
 			h.flags |= NTBV_F_IMM;
+		else if (w->opcode == IBV_WR_SEND_WITH_INV)
+			h.flags |= NTBV_F_INV;	/* imm: the rkey to invalidate */
 		ntb_sg_copy_out((uint8_t *)m + NTBV_CELL, w->sg, w->num_sge, w->sent, chunk);
 		memcpy(m, &h, sizeof(h));
 		ntb_tx_commit(&p->req_tx, ncells);
@@ -407,6 +409,20 @@ static void tx_connected(struct ntb_qp *qp)
 		/* IBTA 10.8.3.3: a fenced WQE waits for every earlier READ and atomic */
 		if (rc && (w->send_flags & IBV_SEND_FENCE) && !w->sent && qp->rd_atomic)
 			break;
+		if (w->opcode == IBV_WR_BIND_MW || w->opcode == IBV_WR_LOCAL_INV) {
+			/* local work, in order: nothing goes on the link (ntb_mw.c) */
+			enum ibv_wc_status st = w->opcode == IBV_WR_BIND_MW ?
+							ntb_mw_bind_exec(qp, w) :
+							ntb_mw_local_inv(qp, w->rkey);
+
+			if (st != IBV_WC_SUCCESS) {
+				local_error(qp, w, st);
+				break;
+			}
+			finish(qp, w, IBV_WC_SUCCESS);
+			qp->sq_tx++;
+			continue;
+		}
 		if (!w->sent && !w->ring) {
 			uint32_t need = is_rd_atomic(w->opcode) ? IBV_ACCESS_LOCAL_WRITE : 0;
 			enum ibv_wc_status st = IBV_WC_SUCCESS;
@@ -474,6 +490,7 @@ static void tx_connected(struct ntb_qp *qp)
 		switch (w->opcode) {
 		case IBV_WR_SEND:
 		case IBV_WR_SEND_WITH_IMM:
+		case IBV_WR_SEND_WITH_INV:
 			ok = emit_data(qp, p, w, NTBV_OP_SEND);
 			break;
 		case IBV_WR_RDMA_WRITE:

@@ -87,8 +87,7 @@ static bool remote_range(struct ntb_qp *qp, uint32_t rkey, uint64_t raddr, uint6
 		*local = 0;
 		return (qp->access & access) == access;
 	}
-	if (!ntb_mr_lookup(qp->ctx, rkey, true, &m) || m.pd != qp->pd ||
-	    (m.access & access) != access || (qp->access & access) != access ||
+	if (!ntb_rkey_lookup(qp, rkey, &m) || (m.access & access) != access || (qp->access & access) != access ||
 	    raddr < m.hca_va || raddr + len > m.hca_va + m.length || raddr + len < raddr)
 		return false;
 	*local = m.addr + (raddr - m.hca_va);
@@ -105,6 +104,9 @@ static void recv_done(struct ntb_qp *qp, const struct ntbv_msg *h, enum ibv_wc_o
 	if (h->flags & NTBV_F_IMM) {
 		wc.wc_flags |= IBV_WC_WITH_IMM;
 		wc.imm_data = h->imm;
+	} else if (h->flags & NTBV_F_INV) {
+		wc.wc_flags |= IBV_WC_WITH_INV;
+		wc.invalidated_rkey = h->imm;
 	}
 	ntb_cq_push(qp->rcq, &wc, h->flags & NTBV_F_SOLICITED);
 	qp->cur_has_recv = false;
@@ -188,6 +190,17 @@ static int do_send(struct ntb_peer *p, struct ntb_qp *qp, const struct ntbv_msg 
 	}
 	ntb_sg_copy_in(qp->cur_recv.sg, qp->cur_recv.num_sge, (uint32_t)h->raddr, data, h->len);
 	if (h->flags & NTBV_F_LAST) {
+		/*
+		 * SEND_WITH_INV: the window goes when the message is complete (IBTA 9.4.1.1.2);
+		 * a key that names no type 2 window of ours bound to this QP is an invalid
+		 * request (the receive completes in error, as rxe's does).
+		 */
+		if ((h->flags & NTBV_F_INV) && !(h->flags & NTBV_F_IMM) &&
+		    !ntb_mw_remote_inv(qp, h->imm)) {
+			recv_error(qp, IBV_WC_REM_INV_REQ_ERR);
+			fail(p, qp, h, NTBV_NAK_INV_REQ, IBV_EVENT_QP_REQ_ERR);
+			return R_NEXT;
+		}
 		recv_done(qp, h, IBV_WC_RECV, qp->cur_total);
 		msg_done(p, qp, h);
 	}
@@ -538,6 +551,9 @@ static int ud_request(struct ntb_peer *p, struct ntb_qp *qp, const struct ntbv_m
 	if (h->flags & NTBV_F_IMM) {
 		wc.wc_flags |= IBV_WC_WITH_IMM;
 		wc.imm_data = h->imm;
+	} else if (h->flags & NTBV_F_INV) {
+		wc.wc_flags |= IBV_WC_WITH_INV;
+		wc.invalidated_rkey = h->imm;
 	}
 	ntb_cq_push(qp->rcq, &wc, h->flags & NTBV_F_SOLICITED);
 	return R_NEXT;

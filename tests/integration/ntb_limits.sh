@@ -1,6 +1,6 @@
 #!/bin/bash
 # Every limit ibv_devinfo -v reports can be reached, and what comes past it fails as on a
-# device, never with EBUSY (tests/ntb/verbs/limits_test.c): PDs, CQs, QPs, MRs, SRQs, AHs at
+# device, never with EBUSY (tests/ntb/verbs/limits_test.c): PDs, CQs, QPs, MRs, MWs, SRQs, AHs at
 # their maxima, max_qp_wr WRs posted, max_sge pieces, max_inline_data, max_cqe, max_srq_wr.
 BV_TMO=${BV_TMO:-600}
 . "$BV_SOURCE_DIR/tests/lib/harness.sh"

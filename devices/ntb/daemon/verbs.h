@@ -96,6 +96,7 @@ struct nv_mr {
 	uint64_t ap_off, ap_len;	/* aperture range mapped in the IOMMU (len 0: none) */
 	uint64_t win_off;
 	uint8_t variant;
+	uint8_t mw;			/* 0: a region; IBV_MW_TYPE_1 or _2: a memory window's key */
 	uint32_t seq;			/* of its published entry */
 };
 
@@ -210,6 +211,10 @@ void nv_rereg_mr(struct nv_state *s, struct nv_client *cl, const void *in, size_
 		 const int *fds, unsigned int nfds, struct bvd_reply *r);
 void nv_map_peer_mr(struct nv_state *s, struct nv_client *cl, const void *in, size_t len,
 		    struct bvd_reply *r);
+void nv_alloc_mw(struct nv_state *s, struct nv_client *cl, const void *in, size_t len,
+		 struct bvd_reply *r);
+void nv_dealloc_mw(struct nv_state *s, struct nv_client *cl, const void *in, size_t len,
+		   struct bvd_reply *r);
 void nv_dereg_mr(struct nv_state *s, struct nv_client *cl, const void *in, size_t len,
 		 struct bvd_reply *r);
 void nv_free_client_mrs(struct nv_state *s, struct nv_client *cl);

@@ -387,6 +387,12 @@ static void nv_request(struct ntbd *n, struct bvd_client *c, uint16_t op, const 
 	case NTB_OP_REREG_MR:
 		nv_rereg_mr(s, cl, in, len, fds, nfds, r);
 		break;
+	case NTB_OP_ALLOC_MW:
+		nv_alloc_mw(s, cl, in, len, r);
+		break;
+	case NTB_OP_DEALLOC_MW:
+		nv_dealloc_mw(s, cl, in, len, r);
+		break;
 	default:
 		r->status = EOPNOTSUPP;
 		break;

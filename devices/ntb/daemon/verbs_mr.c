@@ -99,6 +99,7 @@ static void mr_release(struct nv_state *s, uint32_t idx)
 	if (published && s->ready)
 		nv_publish_mr(s, idx);
 	m->access = 0;
+	m->mw = 0;
 }
 
 /*
@@ -193,12 +194,31 @@ static void mr_answer(const struct nv_mr *m, struct bvd_reply *r)
 	r->len = sizeof(*rsp);
 }
 
+/* A free key index (regions and windows share them), its key's variant moved on; NULL: none. */
+static struct nv_mr *key_new(struct nv_state *s, uint32_t *idxp)
+{
+	static uint32_t cursor = 1;
+
+	for (uint32_t n = 0; n < NTBV_MAX_MR - 1; n++) {
+		uint32_t idx = 1 + (cursor + n) % (NTBV_MAX_MR - 1);
+		struct nv_mr *m = &s->mrs[idx];
+
+		if (!m->owner) {
+			cursor = idx;
+			m->variant++;
+			m->key = idx << 8 | m->variant;
+			*idxp = idx;
+			return m;
+		}
+	}
+	return NULL;
+}
+
 void nv_reg_mr(struct nv_state *s, struct nv_client *cl, const void *in, size_t len,
 	       const int *fds, unsigned int nfds, struct bvd_reply *r)
 {
 	const struct ntb_reg_mr_req *req = in;
-	static uint32_t cursor = 1;
-	struct nv_mr *m = NULL;
+	struct nv_mr *m;
 	uint32_t idx = 0;
 
 	if (len != sizeof(*req) || reg_check(req, fds, nfds)) {
@@ -213,20 +233,12 @@ void nv_reg_mr(struct nv_state *s, struct nv_client *cl, const void *in, size_t 
 		r->status = ENOENT;
 		return;
 	}
-	for (uint32_t n = 0; n < NTBV_MAX_MR - 1; n++) {
-		idx = 1 + (cursor + n) % (NTBV_MAX_MR - 1);
-		if (!s->mrs[idx].owner) {
-			m = &s->mrs[idx];
-			cursor = idx;
-			break;
-		}
-	}
+	m = key_new(s, &idx);
 	if (!m) {
 		r->status = ENOMEM;
 		return;
 	}
-	m->variant++;
-	m->key = idx << 8 | m->variant;
+	m->mw = 0;
 	m->pd = req->pd;
 	m->access = req->access;
 	m->addr = req->addr;
@@ -263,7 +275,7 @@ void nv_rereg_mr(struct nv_state *s, struct nv_client *cl, const void *in, size_
 		return;
 	}
 	idx = NTBV_KEY_INDEX(req->lkey);
-	if (!idx || idx >= NTBV_MAX_MR || s->mrs[idx].owner != cl ||
+	if (!idx || idx >= NTBV_MAX_MR || s->mrs[idx].owner != cl || s->mrs[idx].mw ||
 	    s->mrs[idx].key != req->lkey || !nv_pd_owned(s, cl, req->mr.pd)) {
 		r->status = ENOENT;
 		return;
@@ -296,7 +308,70 @@ void nv_dereg_mr(struct nv_state *s, struct nv_client *cl, const void *in, size_
 		return;
 	}
 	idx = NTBV_KEY_INDEX(req->handle);
-	if (!idx || idx >= NTBV_MAX_MR || s->mrs[idx].owner != cl ||
+	if (!idx || idx >= NTBV_MAX_MR || s->mrs[idx].owner != cl || s->mrs[idx].mw ||
+	    s->mrs[idx].key != req->handle) {
+		r->status = ENOENT;
+		return;
+	}
+	mr_release(s, idx);
+}
+
+/*
+ * A memory window: only a key, from the same space as the regions' (as an HCA's mkeys), so
+ * no rkey of this end names two things. Nothing is mapped or published for it.
+ */
+void nv_alloc_mw(struct nv_state *s, struct nv_client *cl, const void *in, size_t len,
+		 struct bvd_reply *r)
+{
+	const struct ntb_handle_req *req = in;
+	struct ntb_handle_rsp *rsp = r->payload;
+	struct nv_mr *m;
+	uint32_t idx;
+
+	if (len != sizeof(*req) ||
+	    (req->reserved != IBV_MW_TYPE_1 && req->reserved != IBV_MW_TYPE_2)) {
+		r->status = EINVAL;
+		return;
+	}
+	if (!cl->attached || !s->ready) {
+		r->status = ENOLINK;
+		return;
+	}
+	if (!nv_pd_owned(s, cl, req->handle)) {
+		r->status = ENOENT;
+		return;
+	}
+	m = key_new(s, &idx);
+	if (!m) {
+		r->status = ENOMEM;
+		return;
+	}
+	m->mw = (uint8_t)req->reserved;
+	m->pd = req->handle;
+	m->access = 0;
+	m->addr = m->length = m->hca_va = 0;
+	m->ap_len = 0;
+	m->win_off = NTBV_NO_WINDOW;
+	m->owner = cl;
+	cl->nmrs++;
+	s->pds[m->pd].users++;
+	memset(rsp, 0, sizeof(*rsp));
+	rsp->handle = m->key;
+	r->len = sizeof(*rsp);
+}
+
+void nv_dealloc_mw(struct nv_state *s, struct nv_client *cl, const void *in, size_t len,
+		   struct bvd_reply *r)
+{
+	const struct ntb_handle_req *req = in;
+	uint32_t idx;
+
+	if (len != sizeof(*req) || req->reserved) {
+		r->status = EINVAL;
+		return;
+	}
+	idx = NTBV_KEY_INDEX(req->handle);
+	if (!idx || idx >= NTBV_MAX_MR || s->mrs[idx].owner != cl || !s->mrs[idx].mw ||
 	    s->mrs[idx].key != req->handle) {
 		r->status = ENOENT;
 		return;

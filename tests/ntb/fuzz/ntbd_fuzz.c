@@ -22,8 +22,8 @@
  *         bit 4     the first 4 payload bytes are replaced by a handle the daemon gave out
  *                   earlier in this session (bits 5-7 pick which): PD, key or QP number, or
  *                   the key of a region a client of end 1 opened to remote writes
- *   op   < 0xf0: BV_OP_NTB_BASE + op % 16 (every ntb op and a few unknown ones), else
- *         0xff00 | op (far outside the range)
+ *   op   < 0xf0: BV_OP_NTB_BASE + op % 16 (every ntb op), else 0xff00 | op (unknown ones,
+ *         far outside the range)
  *   an input whose first byte has bit 7 set starts with both clients attached and holding a
  *   PD (ATTACH, ALLOC_PD), so that mutations reach the object code at once; with bit 6 set
  *   the bytes after it first replace the header the peer's ntbd wrote into our control area
@@ -68,7 +68,8 @@ static char rundir[64];
 struct handle {
 	uint32_t value;
 	int owner;		/* 0: A, 1: B */
-	uint16_t kind;		/* the op that named it: NTB_OP_ALLOC_PD, REG_MR, CREATE_QP */
+	uint16_t kind;		/* the op that named it: NTB_OP_ALLOC_PD, REG_MR, CREATE_QP,
+				 * ALLOC_MW */
 };
 
 struct session {
@@ -333,6 +334,8 @@ static size_t shaped_len(uint16_t op)
 	case NTB_OP_DEREG_MR:
 	case NTB_OP_DESTROY_QP:
 	case NTB_OP_MAP_PEER_MR:
+	case NTB_OP_ALLOC_MW:
+	case NTB_OP_DEALLOC_MW:
 		return sizeof(struct ntb_handle_req);
 	case NTB_OP_REG_MR:
 		return sizeof(struct ntb_reg_mr_req);
@@ -367,6 +370,10 @@ static void shape(uint16_t op, void *buf)
 		struct ntb_create_qp_req *q = buf;
 
 		q->qp_type = 2 + q->qp_type % 3;	/* RC, UC, UD */
+	} else if (op == NTB_OP_ALLOC_MW) {
+		((struct ntb_handle_req *)buf)->reserved %= 4;	/* types 1 and 2, and two bad */
+	} else if (op == NTB_OP_DEALLOC_MW) {
+		((struct ntb_handle_req *)buf)->reserved = 0;
 	} else if (op == NTB_OP_MODIFY_QP) {
 		((struct ntb_modify_qp_req *)buf)->state %= 7;
 	} else if (op == NTB_OP_ASYNC_EVENT) {
@@ -411,6 +418,11 @@ static const struct handle *owned_by_other(struct session *s, int who, uint16_t 
 		{ NTB_OP_MODIFY_QP, NTB_OP_CREATE_QP },
 		{ NTB_OP_REG_MR, NTB_OP_ALLOC_PD },
 		{ NTB_OP_CREATE_QP, NTB_OP_ALLOC_PD },
+		{ NTB_OP_ALLOC_MW, NTB_OP_ALLOC_PD },
+		{ NTB_OP_DEALLOC_MW, NTB_OP_ALLOC_MW },
+		{ NTB_OP_DEALLOC_MW, NTB_OP_REG_MR },
+		{ NTB_OP_DEREG_MR, NTB_OP_ALLOC_MW },
+		{ NTB_OP_REREG_MR, NTB_OP_ALLOC_MW },
 	};
 
 	/* handles are per end and per kind: the asker may hold the same value itself */
@@ -508,7 +520,8 @@ static void request(struct session *s, int who, uint16_t op, const void *in, siz
 		uint32_t v;
 
 		memcpy(&v, out.bytes, sizeof(v));
-		if (op == NTB_OP_ALLOC_PD || op == NTB_OP_REG_MR || op == NTB_OP_CREATE_QP)
+		if (op == NTB_OP_ALLOC_PD || op == NTB_OP_REG_MR || op == NTB_OP_CREATE_QP ||
+		    op == NTB_OP_ALLOC_MW)
 			remember(s, who, op, v);
 		if (op == NTB_OP_REG_MR) {
 			const struct ntb_reg_mr_rsp *m = (const void *)out.bytes;
@@ -517,7 +530,7 @@ static void request(struct session *s, int who, uint16_t op, const void *in, siz
 				remember(s, who, op, m->rkey);
 		}
 		if ((op == NTB_OP_DEALLOC_PD || op == NTB_OP_DEREG_MR ||
-		     op == NTB_OP_DESTROY_QP) && len >= 4) {
+		     op == NTB_OP_DESTROY_QP || op == NTB_OP_DEALLOC_MW) && len >= 4) {
 			memcpy(&v, buf, 4);
 			forget(s, v);
 		}

@@ -302,6 +302,8 @@ static const struct {
 	{ NTB_OP_MAP_PEER_MR, sizeof(struct ntb_handle_req) },
 	{ NTB_OP_OPEN_PAIR, sizeof(struct ntb_open_pair_req) },
 	{ NTB_OP_REREG_MR, sizeof(struct ntb_rereg_mr_req) },
+	{ NTB_OP_ALLOC_MW, sizeof(struct ntb_handle_req) },
+	{ NTB_OP_DEALLOC_MW, sizeof(struct ntb_handle_req) },
 };
 
 static int attach(int s)

@@ -5,12 +5,13 @@
  * EINVAL for sizes past a maximum), never with EBUSY. One process, one device (the data
  * moves in loopback):
  *
- *   max_pd PDs, max_cq CQs, max_qp QPs, max_mr MRs, max_srq SRQs, max_ah AHs at once;
+ *   max_pd PDs, max_cq CQs, max_qp QPs, max_mr MRs, max_mw MWs, max_srq SRQs, max_ah AHs
+ *   at once;
  *   a QP with max_qp_wr send and receive WRs posted at once, data checked;
  *   a SEND of max_sge gathered pieces into max_sge scattered ones, an RDMA READ of max_sge_rd;
  *   max_inline_data inline; a CQ of max_cqe; an SRQ of max_srq_wr WRs; max_qp_rd_atom.
  *
- * usage: ntb_limits_test [-d DEV] [TEST...]   (tests: pd cq qp mr srq ah wr sge misc)
+ * usage: ntb_limits_test [-d DEV] [TEST...]   (tests: pd cq qp mr mw srq ah wr sge misc)
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -206,6 +207,40 @@ static int t_mr(void)
 		ibv_dereg_mr(mrs[i]);
 	free(mrs);
 	free(mem);
+	ibv_dealloc_pd(pd);
+	return ret;
+}
+
+static int t_mw(void)
+{
+	int n = da.max_mw, got = 0, ret = 0;
+	struct ibv_mw **mws = calloc(n ? n : 1, sizeof(*mws));
+	struct ibv_pd *pd = ibv_alloc_pd(ctx);
+
+	CHECK(mws && pd, "setup");
+	for (; got < n; got++) {
+		mws[got] = ibv_alloc_mw(pd, got % 2 ? IBV_MW_TYPE_2 : IBV_MW_TYPE_1);
+		if (!mws[got])
+			break;
+	}
+	if (got < n) {
+		fprintf(stderr, "FAIL [mw] only %d of max_mw %d MWs (%s)\n", got, n,
+			strerror(errno));
+		ret = -1;
+	} else {
+		struct ibv_mw *more = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
+
+		if (more || errno == EBUSY) {
+			fprintf(stderr, "FAIL [mw] MW past max_mw: %s\n",
+				more ? "allocated" : "EBUSY");
+			if (more)
+				ibv_dealloc_mw(more);
+			ret = -1;
+		}
+	}
+	for (int i = 0; i < got; i++)
+		ibv_dealloc_mw(mws[i]);
+	free(mws);
 	ibv_dealloc_pd(pd);
 	return ret;
 }
@@ -610,7 +645,8 @@ static const struct {
 	const char *name;
 	int (*fn)(void);
 } tests[] = {
-	{ "pd", t_pd }, { "cq", t_cq }, { "qp", t_qp }, { "mr", t_mr }, { "srq", t_srq },
+	{ "pd", t_pd }, { "cq", t_cq }, { "qp", t_qp }, { "mr", t_mr }, { "mw", t_mw },
+	{ "srq", t_srq },
 	{ "ah", t_ah }, { "wr", t_wr }, { "sge", t_sge }, { "misc", t_misc },
 };
 
@@ -645,9 +681,9 @@ int main(int argc, char **argv)
 		}
 	}
 	printf("%s: max_pd %d max_cq %d max_cqe %d max_qp %d max_qp_wr %d max_sge %d "
-	       "max_sge_rd %d max_mr %d max_srq %d max_srq_wr %d max_ah %d max_qp_rd_atom %d\n",
+	       "max_sge_rd %d max_mr %d max_mw %d max_srq %d max_srq_wr %d max_ah %d max_qp_rd_atom %d\n",
 	       dev, da.max_pd, da.max_cq, da.max_cqe, da.max_qp, da.max_qp_wr, da.max_sge,
-	       da.max_sge_rd, da.max_mr, da.max_srq, da.max_srq_wr, da.max_ah,
+	       da.max_sge_rd, da.max_mr, da.max_mw, da.max_srq, da.max_srq_wr, da.max_ah,
 	       da.max_qp_rd_atom);
 	for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
 		bool sel = optind == argc;

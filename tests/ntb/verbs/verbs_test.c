@@ -1626,8 +1626,8 @@ static int t_qpex(void)
 	uint64_t *word;
 	int ret = -1, n;
 
-	CHECK(!make_qp_ex(&A, &cfg, IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_BIND_MW) &&
-		      errno == EOPNOTSUPP, "memory windows are not there: EOPNOTSUPP");
+	CHECK(!make_qp_ex(&A, &cfg, IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_TSO) &&
+		      errno == EOPNOTSUPP, "TSO on an RC QP: EOPNOTSUPP");
 	a = make_qp_ex(&A, &cfg, rc_ops);
 	b = make_qp(&B, &cfg);
 	CHECK(a && b && !to_init(a, &cfg) && !to_init(b, &cfg) &&
@@ -1853,6 +1853,208 @@ out:
 	return ret;
 }
 
+/* ---- memory windows ------------------------------------------------------------------------ */
+
+static int post_bind(struct ibv_qp *qp, struct ibv_mw *mw, uint32_t rkey, struct ibv_mr *mr,
+		     uint64_t addr, uint64_t len, unsigned int access, uint64_t id)
+{
+	struct ibv_send_wr wr = { .wr_id = id, .opcode = IBV_WR_BIND_MW,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+
+	wr.bind_mw.mw = mw;
+	wr.bind_mw.rkey = rkey;
+	wr.bind_mw.bind_info = (struct ibv_mw_bind_info){ .mr = mr, .addr = addr, .length = len,
+							  .mw_access_flags = access };
+	return ibv_post_send(qp, &wr, &bad);
+}
+
+/* LOCAL_INV (b NULL) or SEND_WITH_INV of len bytes of b. */
+static int post_inv(struct ibv_qp *qp, enum ibv_wr_opcode op, uint32_t rkey, struct buf *b,
+		    size_t len, uint64_t id)
+{
+	struct ibv_sge sge = { b ? (uintptr_t)b->p : 0, (uint32_t)len, b ? b->mr->lkey : 0 };
+	struct ibv_send_wr wr = { .wr_id = id, .opcode = op, .send_flags = IBV_SEND_SIGNALED,
+				  .sg_list = b ? &sge : NULL, .num_sge = b ? 1 : 0 }, *bad;
+
+	wr.invalidate_rkey = rkey;
+	return ibv_post_send(qp, &wr, &bad);
+}
+
+/* A write of len bytes at raddr under rkey from c's A side, completing with st. */
+static int mw_write(struct conn *c, struct buf *sa, uint64_t raddr, uint32_t rkey, size_t len,
+		    enum ibv_wc_status st, uint64_t id, const char *what)
+{
+	if (post_one(c->a, IBV_WR_RDMA_WRITE, sa, 0, len, raddr, rkey, id, 0)) {
+		fprintf(stderr, "FAIL [%s] %s: post\n", cur_test, what);
+		return -1;
+	}
+	return expect_wc(A.scq, st, IBV_WC_RDMA_WRITE, id, what);
+}
+
+/* Again after an error took the QPs down. */
+static int reconnect(struct conn *c)
+{
+	disconnect(c);
+	drain(&A);
+	drain(&B);
+	return connect_pair(c, &RC, &RC);
+}
+
+/*
+ * Memory windows on B's memory, used by A: type 1 (ibv_bind_mw: writes and reads inside
+ * the window, not past it; a rebind retires the old key), type 2 (bound by a work request to
+ * one QP: another QP cannot use it; SEND_WITH_INV and LOCAL_INV invalidate it), the bind's
+ * errors, a bad remote invalidation, and a region deregistered under a bound window.
+ */
+static int t_mw(void)
+{
+	const int mwacc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND;
+	struct conn c = { 0 }, c2 = { 0 };
+	struct buf sa = { 0 }, tb = { 0 }, nb = { 0 };
+	struct ibv_mw *m1 = NULL, *m2 = NULL;
+	struct ibv_device_attr da;
+	struct ibv_wc wc;
+	uint32_t k, k2;
+	int ret = -1;
+
+	CHECK(!ibv_query_device(B.ctx, &da) && da.max_mw > 0 &&
+		      (da.device_cap_flags & IBV_DEVICE_MEM_WINDOW) &&
+		      (da.device_cap_flags & IBV_DEVICE_MEM_WINDOW_TYPE_2B), "windows reported");
+	CHECK(!ibv_alloc_mw(B.pd, (enum ibv_mw_type)3) && errno == EINVAL, "a window of type 3");
+	if (connect_pair(&c, &RC, &RC) || buf_new(&A, &sa, 65536, ALL_ACCESS) ||
+	    buf_new(&B, &tb, 65536, mwacc) || buf_new(&B, &nb, 4096, IBV_ACCESS_LOCAL_WRITE))
+		FAIL("setup");
+	fill(&sa, 50);
+	fill(&tb, 51);
+	m1 = ibv_alloc_mw(B.pd, IBV_MW_TYPE_1);
+	m2 = ibv_alloc_mw(B.pd, IBV_MW_TYPE_2);
+	CHECK(m1 && m2 && m1->type == IBV_MW_TYPE_1 && m2->type == IBV_MW_TYPE_2,
+	      "alloc_mw: %s", strerror(errno));
+	/* type 1 */
+	{
+		struct ibv_mw_bind bind = {
+			.wr_id = 1, .send_flags = IBV_SEND_SIGNALED,
+			.bind_info = { .mr = tb.mr, .addr = (uintptr_t)tb.p + 4096, .length = 32768,
+				       .mw_access_flags = IBV_ACCESS_REMOTE_WRITE |
+							  IBV_ACCESS_REMOTE_READ } };
+
+		k = m1->rkey;
+		CHECK(!ibv_bind_mw(c.b, m1, &bind), "bind_mw: %s", strerror(errno));
+		CHECK(m1->rkey != k && (m1->rkey >> 8) == (k >> 8), "the window's next key");
+		CHECK(!expect_wc(B.scq, IBV_WC_SUCCESS, IBV_WC_BIND_MW, 1, "bind type 1"), "-");
+	}
+	CHECK(!mw_write(&c, &sa, (uintptr_t)tb.p + 4196, m1->rkey, 20000, IBV_WC_SUCCESS, 2,
+			"write through a type 1 window"), "-");
+	if (check_bytes(&tb, 51, 4196, sa.p, 20000, "type 1 window"))
+		goto out;
+	CHECK(!post_one(c.a, IBV_WR_RDMA_READ, &sa, 30000, 32768, (uintptr_t)tb.p + 4096,
+			m1->rkey, 3, 0), "read");
+	CHECK(!expect_wc(A.scq, IBV_WC_SUCCESS, IBV_WC_RDMA_READ, 3,
+			 "read through a type 1 window"), "-");
+	CHECK(!memcmp(sa.p + 30000, tb.p + 4096, 32768), "read data");
+	fill(&sa, 50);
+	CHECK(!mw_write(&c, &sa, (uintptr_t)tb.p + 4096 + 32768 - 100, m1->rkey, 200,
+			IBV_WC_REM_ACCESS_ERR, 4, "past the window's end"), "-");
+	if (check_bytes(&tb, 51, 4196, sa.p, 20000, "after the refused write"))
+		goto out;
+	CHECK(!reconnect(&c), "reconnect");
+	/* rebound: the old key names nothing */
+	{
+		struct ibv_mw_bind bind = {
+			.wr_id = 5, .send_flags = IBV_SEND_SIGNALED,
+			.bind_info = { .mr = tb.mr, .addr = (uintptr_t)tb.p, .length = 4096,
+				       .mw_access_flags = IBV_ACCESS_REMOTE_WRITE } };
+
+		k = m1->rkey;
+		CHECK(!ibv_bind_mw(c.b, m1, &bind), "rebind");
+		CHECK(!expect_wc(B.scq, IBV_WC_SUCCESS, IBV_WC_BIND_MW, 5, "rebind"), "-");
+		CHECK(!mw_write(&c, &sa, (uintptr_t)tb.p, k, 8, IBV_WC_REM_ACCESS_ERR, 6,
+				"the old key after a rebind"), "-");
+	}
+	CHECK(!reconnect(&c), "reconnect");
+	/* type 2, bound to c.b */
+	k2 = ibv_inc_rkey(m2->rkey);
+	CHECK(!post_bind(c.b, m2, k2, tb.mr, (uintptr_t)tb.p, 65536, IBV_ACCESS_REMOTE_WRITE, 10),
+	      "post bind");
+	CHECK(!expect_wc(B.scq, IBV_WC_SUCCESS, IBV_WC_BIND_MW, 10, "bind type 2"), "-");
+	CHECK(!mw_write(&c, &sa, (uintptr_t)tb.p, k2, 65536, IBV_WC_SUCCESS, 11,
+			"64 KiB through a type 2 window"), "-");
+	if (check_bytes(&tb, 51, 0, sa.p, 65536, "type 2 window"))
+		goto out;
+	CHECK(!connect_pair(&c2, &RC, &RC), "a second pair");
+	if (post_one(c2.a, IBV_WR_RDMA_WRITE, &sa, 0, 8, (uintptr_t)tb.p, k2, 12, 0) ||
+	    expect_wc(A.scq, IBV_WC_REM_ACCESS_ERR, IBV_WC_RDMA_WRITE, 12,
+		      "a type 2 window from a QP it is not bound to"))
+		FAIL("-");
+	disconnect(&c2);
+	drain(&B);
+	/* SEND_WITH_INV */
+	CHECK(!post_recv(c.b, &nb, 0, 4096, 13), "recv");
+	CHECK(!post_inv(c.a, IBV_WR_SEND_WITH_INV, k2, &sa, 100, 14), "send with invalidate");
+	CHECK(!expect_wc(A.scq, IBV_WC_SUCCESS, IBV_WC_SEND, 14, "send with invalidate"), "-");
+	CHECK(wait_wc(B.rcq, 1, &wc, 5000) == 1 && wc.status == IBV_WC_SUCCESS &&
+		      wc.wr_id == 13 && wc.opcode == IBV_WC_RECV && wc.byte_len == 100 &&
+		      (wc.wc_flags & IBV_WC_WITH_INV) && wc.invalidated_rkey == k2,
+	      "the receive of a send with invalidate");
+	CHECK(!mw_write(&c, &sa, (uintptr_t)tb.p, k2, 8, IBV_WC_REM_ACCESS_ERR, 15,
+			"a window invalidated by the sender"), "-");
+	CHECK(!reconnect(&c), "reconnect");
+	/* bound again under its next key, then LOCAL_INV */
+	k2 = ibv_inc_rkey(k2);
+	CHECK(!post_bind(c.b, m2, k2, tb.mr, (uintptr_t)tb.p + 8, 8, IBV_ACCESS_REMOTE_WRITE, 16) &&
+		      !expect_wc(B.scq, IBV_WC_SUCCESS, IBV_WC_BIND_MW, 16, "bind again"), "-");
+	CHECK(!mw_write(&c, &sa, (uintptr_t)tb.p + 8, k2, 8, IBV_WC_SUCCESS, 17, "write"), "-");
+	CHECK(!post_inv(c.b, IBV_WR_LOCAL_INV, k2, NULL, 0, 18) &&
+		      !expect_wc(B.scq, IBV_WC_SUCCESS, IBV_WC_LOCAL_INV, 18, "local invalidate"),
+	      "-");
+	CHECK(!mw_write(&c, &sa, (uintptr_t)tb.p + 8, k2, 8, IBV_WC_REM_ACCESS_ERR, 19,
+			"a window invalidated locally"), "-");
+	CHECK(!reconnect(&c), "reconnect");
+	/* a remote invalidation of what is no type 2 window bound to the QP */
+	CHECK(!post_recv(c.b, &nb, 0, 4096, 20) &&
+		      !post_inv(c.a, IBV_WR_SEND_WITH_INV, m1->rkey, &sa, 10, 21), "post");
+	CHECK(!expect_wc(A.scq, IBV_WC_REM_INV_REQ_ERR, IBV_WC_SEND, 21,
+			 "invalidating a type 1 window"), "-");
+	CHECK(wait_wc(B.rcq, 1, &wc, 5000) == 1 && wc.wr_id == 20 &&
+		      wc.status == IBV_WC_REM_INV_REQ_ERR, "its receive");
+	CHECK(!reconnect(&c), "reconnect");
+	/* bind errors: the region without MW_BIND, a type 1 window by a work request */
+	CHECK(!post_bind(c.b, m2, ibv_inc_rkey(k2), nb.mr, (uintptr_t)nb.p, 8,
+			 IBV_ACCESS_REMOTE_WRITE, 22) &&
+		      !expect_wc(B.scq, IBV_WC_MW_BIND_ERR, IBV_WC_BIND_MW, 22,
+				 "a region without MW_BIND"), "-");
+	CHECK(!reconnect(&c), "reconnect");
+	CHECK(!post_bind(c.b, m1, ibv_inc_rkey(m1->rkey), tb.mr, (uintptr_t)tb.p, 8,
+			 IBV_ACCESS_REMOTE_WRITE, 23) &&
+		      !expect_wc(B.scq, IBV_WC_MW_BIND_ERR, IBV_WC_BIND_MW, 23,
+				 "a type 1 window bound by a work request"), "-");
+	CHECK(!reconnect(&c), "reconnect");
+	/* the region deregistered under a bound window: the window grants nothing */
+	k2 = ibv_inc_rkey(k2);
+	CHECK(!post_bind(c.b, m2, k2, tb.mr, (uintptr_t)tb.p, 4096, IBV_ACCESS_REMOTE_WRITE, 24) &&
+		      !expect_wc(B.scq, IBV_WC_SUCCESS, IBV_WC_BIND_MW, 24, "bind"), "-");
+	CHECK(!ibv_dereg_mr(tb.mr), "dereg_mr under a bound window");
+	tb.mr = NULL;
+	CHECK(!mw_write(&c, &sa, (uintptr_t)tb.p, k2, 8, IBV_WC_REM_ACCESS_ERR, 25,
+			"a window whose region is gone"), "-");
+	CHECK(!ibv_dealloc_mw(m1) && !ibv_dealloc_mw(m2), "dealloc_mw");
+	m1 = m2 = NULL;
+	ret = 0;
+out:
+	disconnect(&c);
+	disconnect(&c2);
+	if (m1)
+		ibv_dealloc_mw(m1);
+	if (m2)
+		ibv_dealloc_mw(m2);
+	buf_free(&sa);
+	buf_free(&tb);
+	buf_free(&nb);
+	drain(&A);
+	drain(&B);
+	return ret;
+}
+
 /* ---- main --------------------------------------------------------------------------------------- */
 
 static const struct test {
@@ -1881,6 +2083,7 @@ static const struct test {
 	{ "reg_race", t_reg_race },
 	{ "qpex", t_qpex },
 	{ "rereg", t_rereg },
+	{ "mw", t_mw },
 	{ "die", t_die },	/* only when named */
 	{ "linkdown", t_linkdown },	/* only when named */
 };
