@@ -116,7 +116,7 @@ static int mr_register(struct ntb_context *ctx, uint32_t pd, uint64_t addr, uint
 {
 	struct ntb_reg_mr_req req = { .pd = pd, .access = access, .addr = addr,
 				      .length = length, .hca_va = hca_va };
-	struct ntb_reg_mr_rsp rsp;
+	struct ntb_reg_mr_rsp rsp = { 0 };
 	struct ntb_mr_slot v;
 	int ret, fd = -1;
 	bool shadow = false;
@@ -239,7 +239,7 @@ int ntb_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *ibpd, void *add
 	struct ntb_context *ctx = to_ntb_ctx(vmr->ibv_mr.context);
 	struct ntb_mr *mr = (struct ntb_mr *)vmr;
 	struct ntb_rereg_mr_req req = { .lkey = vmr->ibv_mr.lkey };
-	struct ntb_reg_mr_rsp rsp;
+	struct ntb_reg_mr_rsp rsp = { 0 };
 	struct ntb_mr_slot v;
 	uint32_t pd = to_ntb_pd((flags & IBV_REREG_MR_CHANGE_PD) ? ibpd : vmr->ibv_mr.pd)->handle;
 	uint64_t a = mr->addr, len = mr->length, iova = mr->hca_va;

@@ -41,7 +41,7 @@ struct ibv_mw *ntb_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
 {
 	struct ntb_context *ctx = to_ntb_ctx(pd->context);
 	struct ntb_handle_req req = { .handle = to_ntb_pd(pd)->handle, .reserved = type };
-	struct ntb_handle_rsp rsp;
+	struct ntb_handle_rsp rsp = { 0 };
 	struct ntb_mr_slot v = { 0 };
 	struct ntb_mw *mw;
 	uint32_t idx;
