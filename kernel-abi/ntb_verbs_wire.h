@@ -285,6 +285,7 @@ enum ntbv_msg_op {
 	NTBV_OP_READ = 4,	/* read total bytes at raddr */
 	NTBV_OP_CMP_SWP = 5,	/* if *raddr == arg0 then *raddr = arg1 */
 	NTBV_OP_FETCH_ADD = 6,	/* *raddr += arg0 */
+	NTBV_OP_ATOMIC_WRITE = 7, /* *raddr = arg0 in one 64-bit store; acknowledged as a WRITE */
 	/* responses: responder -> requester, response ring */
 	NTBV_OP_ACK = 16,	/* requests up to psn (inclusive) are done */
 	NTBV_OP_NAK = 17,	/* request psn failed: total = enum ntbv_nak */

@@ -206,6 +206,8 @@ struct ntb_mr_slot {
 
 /* ibv_bind_mw's work request: a BIND_MW of a type 1 window (posting one is refused). */
 #define NTB_WR_BIND_MW1		0xfe
+/* ibv_wr_atomic_write's: the 8 bytes in wr.atomic.compare_add (no ibv_post_send form). */
+#define NTB_WR_ATOMIC_WRITE	0xfd
 
 /* A memory window (type 1 or 2): a key of the end's key space, bound by the provider. */
 struct ntb_mw {

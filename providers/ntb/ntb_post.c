@@ -17,6 +17,12 @@ static bool mw_opcode(enum ibv_qp_type t, enum ibv_wr_opcode op)
 	       (t == IBV_QPT_RC || t == IBV_QPT_UC);
 }
 
+static bool ntb_opcode_ok(enum ibv_qp_type t, enum ibv_wr_opcode op)
+{
+	return bv_opcode_ok(t, op) || mw_opcode(t, op) ||
+	       (op == (enum ibv_wr_opcode)NTB_WR_ATOMIC_WRITE && t == IBV_QPT_RC);
+}
+
 /* What IB refuses at post time; the payload length in *total. */
 static int check_send(struct ntb_qp *qp, const struct ibv_send_wr *wr, uint64_t *total)
 {
@@ -25,7 +31,7 @@ static int check_send(struct ntb_qp *qp, const struct ibv_send_wr *wr, uint64_t 
 
 	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->cap.max_send_sge ||
 	    (wr->num_sge && !wr->sg_list) ||
-	    !(bv_opcode_ok(qp->type, wr->opcode) || mw_opcode(qp->type, wr->opcode)) ||
+	    !ntb_opcode_ok(qp->type, wr->opcode) ||
 	    (wr->send_flags & ~known))
 		return EINVAL;
 	if (wr->opcode == IBV_WR_BIND_MW || wr->opcode == (enum ibv_wr_opcode)NTB_WR_BIND_MW1) {
@@ -43,6 +49,10 @@ static int check_send(struct ntb_qp *qp, const struct ibv_send_wr *wr, uint64_t 
 	if (wr->opcode == IBV_WR_LOCAL_INV) {
 		*total = 0;
 		return wr->send_flags & IBV_SEND_INLINE ? EINVAL : 0;
+	}
+	if (wr->opcode == (enum ibv_wr_opcode)NTB_WR_ATOMIC_WRITE) {
+		*total = 8;	/* the data travels in the work request */
+		return 0;
 	}
 	if (qp->type == IBV_QPT_UD && !wr->wr.ud.ah)
 		return EINVAL;
@@ -100,11 +110,19 @@ static void queue_send(struct ntb_qp *qp, const struct ibv_send_wr *wr, int stat
 	case IBV_WR_LOCAL_INV:
 		w->rkey = wr->invalidate_rkey;
 		break;
+	case NTB_WR_ATOMIC_WRITE:
+		w->opcode = IBV_WR_ATOMIC_WRITE;
+		w->raddr = wr->wr.atomic.remote_addr;
+		w->rkey = wr->wr.atomic.rkey;
+		w->compare_add = wr->wr.atomic.compare_add;
+		w->send_flags &= ~IBV_SEND_INLINE;
+		break;
 	default:
 		break;
 	}
-	if (w->opcode == IBV_WR_BIND_MW || w->opcode == IBV_WR_LOCAL_INV) {
-		/* local operations: no data */
+	if (w->opcode == IBV_WR_BIND_MW || w->opcode == IBV_WR_LOCAL_INV ||
+	    w->opcode == IBV_WR_ATOMIC_WRITE) {
+		/* local operations, or the data is in the work request */
 		w->num_sge = 0;
 		goto posted;
 	}

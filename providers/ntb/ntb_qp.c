@@ -102,7 +102,7 @@ struct ibv_qp *ntb_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_
 	}
 	if ((attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
 	    ntb_qpex_check(attr->qp_type, attr->send_ops_flags)) {
-		errno = EOPNOTSUPP;	/* TSO, atomic write */
+		errno = EOPNOTSUPP;	/* TSO */
 		return NULL;
 	}
 	ret = ntb_ensure_attached(ctx);
@@ -217,6 +217,8 @@ static enum ibv_wc_opcode wc_opcode(uint8_t wr)
 		return IBV_WC_SEND;
 	case IBV_WR_BIND_MW:
 		return IBV_WC_BIND_MW;
+	case IBV_WR_ATOMIC_WRITE:
+		return IBV_WC_ATOMIC_WRITE;
 	case IBV_WR_LOCAL_INV:
 		return IBV_WC_LOCAL_INV;
 	case IBV_WR_RDMA_READ:

@@ -162,6 +162,19 @@ static void wr_atomic_fetch_add(struct ibv_qp_ex *ex, uint32_t rkey, uint64_t ra
 	}
 }
 
+static void wr_atomic_write(struct ibv_qp_ex *ex, uint32_t rkey, uint64_t raddr,
+			    const void *data)
+{
+	struct ibv_send_wr *wr = next_wr(ex, (enum ibv_wr_opcode)NTB_WR_ATOMIC_WRITE,
+					 IBV_QP_EX_WITH_ATOMIC_WRITE);
+
+	if (wr) {
+		wr->wr.atomic.rkey = rkey;
+		wr->wr.atomic.remote_addr = raddr;
+		memcpy(&wr->wr.atomic.compare_add, data, 8);	/* copied now, as inline data */
+	}
+}
+
 static void wr_send_inv(struct ibv_qp_ex *ex, uint32_t rkey)
 {
 	struct ibv_send_wr *wr = next_wr(ex, IBV_WR_SEND_WITH_INV, IBV_QP_EX_WITH_SEND_WITH_INV);
@@ -263,7 +276,8 @@ static void wr_set_inline_data(struct ibv_qp_ex *ex, void *addr, size_t length)
 #define NTB_SEND_OPS	(IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |                 \
 			 IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |     \
 			 IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |       \
-			 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | NTB_MW_OPS)
+			 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_ATOMIC_WRITE |    \
+			 NTB_MW_OPS)
 #define NTB_MW_OPS	(IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_LOCAL_INV |                  \
 			 IBV_QP_EX_WITH_SEND_WITH_INV)
 
@@ -277,7 +291,7 @@ int ntb_qpex_check(enum ibv_qp_type type, uint64_t ops)
 			  NTB_MW_OPS;
 	else if (type == IBV_QPT_UD)
 		allowed = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM;
-	/* TSO, atomic write: not on this device */
+	/* TSO: not on this device */
 	return ops & ~allowed ? EOPNOTSUPP : 0;
 }
 
@@ -310,6 +324,7 @@ int ntb_qpex_init(struct ntb_qp *qp, uint64_t ops)
 	ex->wr_rdma_read = wr_rdma_read;
 	ex->wr_atomic_cmp_swp = wr_atomic_cmp_swp;
 	ex->wr_atomic_fetch_add = wr_atomic_fetch_add;
+	ex->wr_atomic_write = wr_atomic_write;
 	ex->wr_send_inv = wr_send_inv;
 	ex->wr_local_inv = wr_local_inv;
 	ex->wr_bind_mw = wr_bind_mw;

@@ -359,6 +359,10 @@ static bool emit_one(struct ntb_qp *qp, struct ntb_peer *p, struct ntb_swqe *w)
 		h.arg0 = w->compare_add;
 		h.arg1 = w->swap;
 		break;
+	case IBV_WR_ATOMIC_WRITE:
+		h.op = NTBV_OP_ATOMIC_WRITE;
+		h.arg0 = w->compare_add;
+		break;
 	default:
 		h.op = NTBV_OP_FETCH_ADD;
 		h.arg0 = w->compare_add;

@@ -387,6 +387,27 @@ static int do_atomic(struct ntb_peer *p, struct ntb_qp *qp, const struct ntbv_ms
 	return R_NEXT;
 }
 
+/*
+ * ATOMIC WRITE (IBTA 1.5 9.4.7): eight bytes stored at once into a naturally aligned target
+ * the rkey allows remote writes to; acknowledged like a WRITE, a duplicate only again.
+ */
+static int do_atomic_write(struct ntb_peer *p, struct ntb_qp *qp, const struct ntbv_msg *h)
+{
+	uint64_t local;
+
+	if (h->raddr & 7 || h->total != 8) {
+		fail(p, qp, h, NTBV_NAK_INV_REQ, IBV_EVENT_QP_REQ_ERR);
+		return R_NEXT;
+	}
+	if (!remote_range(qp, h->rkey, h->raddr, 8, IBV_ACCESS_REMOTE_WRITE, &local)) {
+		fail(p, qp, h, NTBV_NAK_ACCESS, IBV_EVENT_QP_ACCESS_ERR);
+		return R_NEXT;
+	}
+	__atomic_store_n((uint64_t *)(uintptr_t)local, h->arg0, __ATOMIC_RELEASE);
+	msg_done(p, qp, h);
+	return R_NEXT;
+}
+
 /* A request the QP has already executed (the requester retransmitted it). */
 static int duplicate(struct ntb_peer *p, struct ntb_qp *qp, const struct ntbv_msg *h)
 {
@@ -438,6 +459,8 @@ static int rc_request(struct ntb_peer *p, struct ntb_qp *qp, const struct ntbv_m
 	case NTBV_OP_CMP_SWP:
 	case NTBV_OP_FETCH_ADD:
 		return do_atomic(p, qp, h);
+	case NTBV_OP_ATOMIC_WRITE:
+		return do_atomic_write(p, qp, h);
 	default:
 		fail(p, qp, h, NTBV_NAK_INV_REQ, IBV_EVENT_QP_REQ_ERR);
 		return R_NEXT;

@@ -1606,15 +1606,15 @@ static struct ibv_qp *make_qp_ex(struct end *e, const struct qpcfg *c, uint64_t 
 
 /*
  * Every ibv_wr_* operation of an RC QP, several in one ibv_wr_start .. complete, every byte
- * checked; a chain with a bad work request posts nothing and says why; ibv_wr_abort posts
- * nothing; a UD QP with ibv_wr_set_ud_addr.
+ * checked (ATOMIC WRITE too, and misaligned); a chain with a bad work request posts nothing
+ * and says why; ibv_wr_abort posts nothing; a UD QP with ibv_wr_set_ud_addr.
  */
 static int t_qpex(void)
 {
 	const uint64_t rc_ops = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |
 				IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
 				IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
-				IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
+				IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_ATOMIC_WRITE;
 	struct qpcfg cfg = RC;
 	struct buf sa = { 0 }, sb = { 0 }, ra = { 0 };
 	struct ibv_qp *a = NULL, *b = NULL, *ua = NULL, *ub = NULL;
@@ -1715,6 +1715,19 @@ static int t_qpex(void)
 	CHECK(*word == 7 && !memcmp(ra.p + 3, sb.p + 50000, 4000) &&
 		      *(uint64_t *)(ra.p + 8000) == 100 && *(uint64_t *)(ra.p + 8008) == 105,
 	      "read and atomics");
+	/* ATOMIC WRITE: 8 bytes, copied when set; then one misaligned (invalid request) */
+	{
+		uint64_t v = 0x0123456789abcdefull;
+
+		ibv_wr_start(x);
+		x->wr_id = 25;
+		ibv_wr_atomic_write(x, sb.mr->rkey, (uintptr_t)word, &v);
+		v = 0;
+		CHECK(!ibv_wr_complete(x), "atomic write");
+		CHECK(!expect_wc(A.scq, IBV_WC_SUCCESS, IBV_WC_ATOMIC_WRITE, 25, "atomic write"),
+		      "-");
+		CHECK(*word == 0x0123456789abcdefull, "atomic write data");
+	}
 	/* a bad work request (too many pieces) in the chain: nothing of it is posted */
 	ibv_wr_start(x);
 	x->wr_id = 30;
@@ -1730,6 +1743,19 @@ static int t_qpex(void)
 	usleep(20000);
 	CHECK(wait_wc(A.scq, 1, wc, 200) == 0 && wait_wc(B.rcq, 1, wc, 0) == 0,
 	      "a refused or aborted chain posted something");
+	{
+		uint64_t v = 1;
+
+		ibv_wr_start(x);
+		x->wr_id = 31;
+		ibv_wr_atomic_write(x, sb.mr->rkey, (uintptr_t)word + 4, &v);
+		CHECK(!ibv_wr_complete(x), "atomic write");
+		CHECK(!expect_wc(A.scq, IBV_WC_REM_INV_REQ_ERR, IBV_WC_ATOMIC_WRITE, 31,
+				 "a misaligned atomic write"), "-");
+		CHECK(*word == 0x0123456789abcdefull, "the misaligned atomic write wrote");
+		/* b went to error with it: its last receive is flushed */
+		CHECK(!expect_wc(B.rcq, IBV_WC_WR_FLUSH_ERR, -1, 4, "b's receive flushed"), "-");
+	}
 	/* UD: the address set on the work request */
 	{
 		struct qpcfg ud = cfg;
