@@ -7,7 +7,8 @@
 # BENCH_QUICK=1     one round, short measurements, fewer sizes (under 3 minutes)
 # BENCH_ROUNDS=N    rounds of the headline figures, each next to its baselines (default 3)
 # BENCH_SECONDS=S   seconds per timed measurement (default 2)
-# BENCH_ONLY="..."  sections to run: base headline sweep multi scale consumers (default all)
+# BENCH_ONLY="..."  sections to run: base headline sweep multi scale consumers cm scif
+#                   (default all; cm and scif are skipped while their scripts are absent)
 # BENCH_OUT=DIR     where results go (default BUILD_DIR/bench): results.jsonl, report.txt,
 #                   report.md, results.json, results.csv, plots/*.png, log.txt
 #
@@ -42,6 +43,7 @@ if [ "$QUICK" = 1 ]; then
 	NITER=200
 	QPS_SCALE="1 64 1024"
 	PROCS_SCALE="8 64"
+	CONNS=200
 else
 	ROUNDS=${BENCH_ROUNDS:-3}
 	T=${BENCH_SECONDS:-2}
@@ -49,8 +51,9 @@ else
 	NITER=1000
 	QPS_SCALE="1 4 16 64 256 1024"
 	PROCS_SCALE="2 4 8 16 32 64"
+	CONNS=1000
 fi
-ONLY=${BENCH_ONLY:-base headline sweep multi scale consumers}
+ONLY=${BENCH_ONLY:-base headline sweep multi scale consumers cm scif}
 want() { [[ " $ONLY " == *" $1 "* ]]; }
 
 cat >"$TMP/bench.conf" <<EOF
@@ -201,8 +204,12 @@ scale() {	# QPs per process, processes per device, creation rates and memory
 	local k n sd cd
 	for k in cx4 ntb; do
 		read -r sd cd < <(pair_devs "$k")
+		# the same bytes in flight at every QP count (perftest's default: 128 WQEs of one QP):
+		# with -t 128 per QP, 1,024 QPs put 8 GiB in flight and, served round-robin as a NIC
+		# does, no QP completes its first signalled WQE within the measured seconds
 		for n in $QPS_SCALE; do
-			pt "$k" ib_write_bw.qps ib_write_bw -s 65536 -q "$n" -D "$T" --report_gbits :: qps="$n"
+			pt "$k" ib_write_bw.qps ib_write_bw -s 65536 -q "$n" -t $(( n < 128 ? 128 / n : 1 )) \
+				-D "$T" --report_gbits :: qps="$n"
 		done
 		for n in $PROCS_SCALE; do
 			pairs "$k" "$n" -s 65536 -D "$T"
@@ -289,6 +296,29 @@ consumers() {	# qperf and ucx_perftest over both kinds
 	done
 }
 
+# cm: rdma_cm connection set-up (issue 10), bench/rdmacm_bench.sh in its own namespace and
+# run directory; its JSON lines go into BENCH_RESULTS
+cm() {
+	if [ ! -x "$SRC/bench/rdmacm_bench.sh" ]; then
+		bench_note "cm skipped: bench/rdmacm_bench.sh is not in this tree"
+		return 0
+	fi
+	BENCH_CONNS=$CONNS timeout -k 5 600 "$SRC/bench/rdmacm_bench.sh" "$BUILD" >"$TMP/cm.out" 2>&1 ||
+		bench_note "rdmacm_bench.sh failed: $(grep -v '^{' "$TMP/cm.out" | tail -n 2 | tr '\n' ' ')"
+}
+
+# scif: libscif's figures (issue 11), bench/scif_bench.sh with its own instance; it prints
+# JSON lines in lib.sh's format on stdout
+scif() {
+	if [ ! -x "$SRC/bench/scif_bench.sh" ] || [ ! -x "$BUILD/bin/scif_bench" ]; then
+		bench_note "scif skipped: bench/scif_bench.sh or scif_bench is not in this tree"
+		return 0
+	fi
+	timeout -k 5 600 "$SRC/bench/scif_bench.sh" -b "$BUILD" -t "$T" -r 1 >"$TMP/scif.out" \
+		2>"$TMP/scif.err" || bench_note "scif_bench.sh failed: $(tail -n 2 "$TMP/scif.err" | tr '\n' ' ')"
+	grep '^{' "$TMP/scif.out" >>"$BENCH_RESULTS"
+}
+
 start=$(date +%s)
 for r in $(seq "$ROUNDS"); do
 	export BENCH_ROUND=$r
@@ -300,6 +330,8 @@ want sweep && { bench_note "perftest over the message sizes"; sweep; }
 want multi && { bench_note "several QPs and process pairs"; multi; }
 want scale && { bench_note "scaling"; scale; }
 want consumers && { bench_note "qperf and UCX"; consumers; }
+want cm && { bench_note "rdma_cm connection set-up"; cm; }
+want scif && { bench_note "SCIF"; scif; }
 "$BVCTL" status >"$OUT/status.txt" 2>&1
 bench_note "ran in $(( $(date +%s) - start )) s"
 python3 "$SRC/bench/report.py" "$OUT" || { echo "bench: report failed"; exit 1; }
