@@ -54,6 +54,12 @@ struct mmkey;
 
 /* ---- time --------------------------------------------------------------------------------- */
 uint64_t mdev_now_ns(void);
+/*
+ * While the cable carries the traffic, the UDP socket is looked at once per this many ns of
+ * passes (and always before the engine sleeps, when epoll watches it): a recvmmsg that finds
+ * nothing is a system call on every pass otherwise.
+ */
+#define NET_UDP_LOOK_NS 20000ull
 
 /* ---- timers (timer.c): a binary heap of deadlines, fired by the engine ------------------- */
 struct mtimer {
@@ -752,6 +758,8 @@ struct mnet {
 	struct dma_batch tx_dma;   /* payload reads of queued packets */
 	struct iovec *tx_iov;	   /* iovs of one sendmmsg batch */
 	uint8_t *rx_buf[NET_RX_SLOTS];
+	uint64_t udp_next_look; /* cabled: the pass time from which to look at the socket again */
+	bool udp_look_now;	/* the engine is about to sleep: look whatever the time */
 	unsigned int drop_rx; /* test knob */
 	/* receive-side impairment (cx4_model_rx_fault) */
 	struct net_fault {
@@ -863,6 +871,7 @@ struct mdev {
 	pthread_mutex_t lock;
 	atomic_int lock_waiters;
 	int epfd, timerfd;
+	uint64_t timerfd_armed; /* the deadline timerfd is set to (UINT64_MAX: none) */
 	uint64_t now; /* ns, refreshed each pass */
 	uint64_t boot_ns;
 	struct mtimer_heap timers;

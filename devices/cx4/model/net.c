@@ -740,11 +740,16 @@ int net_rx(struct mdev *d)
 	struct roce_udp_rx rx[NET_RX_SLOTS];
 	int got, cabled = rx_cable(d);
 
+	if (n->cable.peer && !n->udp_look_now && d->now < n->udp_next_look)
+		return cabled;
+	n->udp_look_now = false;
 	/* headroom in front of each buffer: the responder builds a UD GRH there (resp.c) */
 	for (unsigned int i = 0; i < NET_RX_SLOTS; i++)
 		rx[i] = (struct roce_udp_rx){.buf = n->rx_buf[i] + NET_RX_HEADROOM,
 					     .size = NET_RX_BUF - NET_RX_HEADROOM};
 	got = roce_udp_recv(&n->rx_port, rx, NET_RX_SLOTS);
+	/* nothing on the socket while the cable is joined: leave it for a while */
+	n->udp_next_look = got > 0 ? 0 : d->now + NET_UDP_LOOK_NS;
 	if (got <= 0) {
 		/* nothing new arrives: the impaired link lets go of what it held */
 		if (!cabled && fault_any_held(d)) {
