@@ -1,11 +1,13 @@
 #!/bin/sh
 # Install the Debian 12 packages bridgeverbs builds and tests with, if any is missing.
 # Used by 'make demo' and 'make test'; needs root (or sudo) only when something is missing.
+# 'install-deps.sh bench' adds what make bench uses.
 set -e
 PKGS="build-essential cmake pkg-config python3 iproute2 util-linux procps valgrind \
 libibverbs-dev librdmacm-dev libibverbs1 ibverbs-providers ibverbs-utils rdmacm-utils \
 perftest tshark libpcap-dev cppcheck clang-format ethtool clang libclang-rt-14-dev strace \
 libnl-3-dev libnl-route-3-dev qperf ucx-utils openmpi-bin libopenmpi-dev infiniband-diags"
+[ "${1:-}" = bench ] && PKGS="$PKGS gnuplot-nox"
 
 missing=""
 for p in $PKGS; do
