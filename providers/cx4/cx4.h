@@ -182,6 +182,7 @@ struct cx4_qp {
 	unsigned int sq_wqe_size;	/* max bytes of one send WQE */
 	struct ibv_qp_cap cap;
 	uint64_t send_ops;		/* IBV_QP_EX_WITH_*: what the SQ was sized for */
+	bool rq_ready, sq_ready;	/* posting allowed: since INIT / RTS, until RESET */
 	/* ibv_wr_* (wr.c): the batch between wr_start and wr_complete, under sq.lock */
 	struct {
 		struct mlx5_wqe_ctrl_seg *ctrl;	/* the WQE being built, NULL between WQEs */

@@ -381,6 +381,15 @@ int cx4_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
 	err = cx4_call(ibqp->context, CX4_OP_MODIFY_QP, &req, sizeof(req), NULL, 0, NULL, 0);
 	if (err)
 		return err;
+	/* which queues take work requests now (rdma-core set_qp_operational_state) */
+	if (mask & IBV_QP_STATE) {
+		if (attr->qp_state == IBV_QPS_RESET)
+			qp->rq_ready = qp->sq_ready = false;
+		else if (attr->qp_state == IBV_QPS_INIT)
+			qp->rq_ready = true;
+		else if (attr->qp_state == IBV_QPS_RTS)
+			qp->sq_ready = true;
+	}
 	if ((mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RESET) {
 		/* the device forgot the queues: forget their CQEs and start over (mlx5) */
 		cx4_cq_clean(to_cx4_cq(ibqp->recv_cq), qp->qpn,

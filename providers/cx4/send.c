@@ -130,7 +130,8 @@ static int check_wr(struct cx4_qp *qp, const struct ibv_send_wr *wr, unsigned in
 	if (!qp->sq.wqe_cnt || (unsigned int)wr->opcode >= sizeof(wr_opcode) ||
 	    !cx4_opcode_ok(ibqp->qp_type, wr->opcode) || wr->num_sge < 0)
 		return EINVAL;
-	if (cx4_sq_overflow(qp, nreq) || wr->num_sge > qp->sq.max_gs)
+	/* before RTS the send queue takes nothing (rdma-core qp_state_max_gs: ENOMEM) */
+	if (cx4_sq_overflow(qp, nreq) || wr->num_sge > qp->sq.max_gs || !qp->sq_ready)
 		return ENOMEM;
 	if (atomic && (wr->num_sge != 1 || wr->sg_list[0].length < 8))
 		return EINVAL;

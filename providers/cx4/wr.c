@@ -61,6 +61,8 @@ static int wr_complete(struct ibv_qp_ex *ex)
 
 	if (!err && qp->wr.ctrl)
 		err = EINVAL;	/* a WQE was begun and never given its data */
+	if (!err && !qp->sq_ready)
+		err = EINVAL;	/* not in RTS (rdma-core mlx5_send_wr_complete_error) */
 	if (err)
 		rollback(qp);
 	else if (qp->wr.nreq)
