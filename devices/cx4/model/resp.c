@@ -640,12 +640,11 @@ static void duplicate(struct mdev *d, struct mqp *qp, const struct roce_pkt *p)
 	}
 }
 
-static bool opcode_in_sequence(struct mresp *s, uint32_t f, uint8_t op)
+/* A MIDDLE or LAST continues a message of its kind (SEND, SEND_WITH_INV included, or WRITE). */
+static bool opcode_in_sequence(struct mresp *s, uint32_t f)
 {
 	if (s->in_msg)
-		return !(f & ROCE_F_FIRST) &&
-		       ((op & ~ROCE_TRANSPORT_MASK) <= ROCE_OP_SEND_ONLY_IMM ? s->msg_op == 0
-									     : s->msg_op == 1);
+		return !(f & ROCE_F_FIRST) && ((f & ROCE_F_SEND) ? s->msg_op == 0 : s->msg_op == 1);
 	return (f & ROCE_F_FIRST) != 0;
 }
 
@@ -670,7 +669,7 @@ static void rc_rx(struct mdev *d, struct mqp *qp, const struct roce_pkt *p)
 		return;
 	}
 	s->nak_sent = false;
-	if (!opcode_in_sequence(s, f, p->opcode) ||
+	if (!opcode_in_sequence(s, f) ||
 	    roce_check_payload_len(p->opcode, p->payload_len, qp->pmtu)) {
 		fatal_nak(d, qp, ROCE_NAK_INV_REQ, p->psn, CX4_EVENT_TYPE_WQ_INVAL_REQ_ERROR);
 		return;
@@ -716,7 +715,7 @@ static void uc_rx(struct mdev *d, struct mqp *qp, const struct roce_pkt *p)
 		s->drop_msg = !(f & ROCE_F_LAST);
 		return;
 	}
-	if (!opcode_in_sequence(s, f, p->opcode) ||
+	if (!opcode_in_sequence(s, f) ||
 	    roce_check_payload_len(p->opcode, p->payload_len, qp->pmtu)) {
 		s->in_msg = false;
 		s->drop_msg = !(f & ROCE_F_LAST) && !(f & ROCE_F_FIRST);
