@@ -525,7 +525,8 @@ static int copy_cqes(struct cx4_cq *cq, uint8_t *nring, unsigned int n)
 			return EIO;	/* the device did not finish the old ring */
 		udma_from_device_barrier();
 		if ((s->op_own >> 4) == MLX5_CQE_RESIZE_CQ) {
-			cq->cons_index = i + 1;
+			/* the copies start one index on: so does the consumer */
+			cq->cons_index++;
 			return 0;
 		}
 		d = (struct mlx5_cqe64 *)(nring + (size_t)((i + 1) & (n - 1)) * 64);
