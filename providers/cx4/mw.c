@@ -33,7 +33,7 @@ int cx4_umr_bind_segs(struct cx4_qp *qp, enum ibv_mw_type type, uint32_t new_rke
 	union {
 		struct mlx5_wqe_umr_klm_seg klm;
 		uint8_t reserved[64];
-	} *data;
+	} * data;
 	uint64_t mask = MLX5_WQE_UMR_CTRL_MKEY_MASK_FREE | MLX5_WQE_UMR_CTRL_MKEY_MASK_MKEY;
 
 	/* a KLM covers at most 2 GB */
@@ -67,9 +67,9 @@ int cx4_umr_bind_segs(struct cx4_qp *qp, enum ibv_mw_type type, uint32_t new_rke
 
 	mkey = (struct mlx5_wqe_mkey_context_seg *)cx4_sq_next(qp, *segp + sizeof(*ctrl));
 	memset(mkey, 0, sizeof(*mkey));
-	mkey->qpn_mkey = htobe32((new_rkey & 0xff) |
-				 ((type == IBV_MW_TYPE_1 || !bi->length) ? 0xffffff00u
-									   : qp->qpn << 8));
+	mkey->qpn_mkey =
+	    htobe32((new_rkey & 0xff) |
+		    ((type == IBV_MW_TYPE_1 || !bi->length) ? 0xffffff00u : qp->qpn << 8));
 	if (bi->length) {
 		/* local read comes with every window (the mkey was created with it) */
 		if (bi->mw_access_flags & IBV_ACCESS_LOCAL_WRITE)
@@ -102,7 +102,7 @@ int cx4_umr_bind_segs(struct cx4_qp *qp, enum ibv_mw_type type, uint32_t new_rke
 
 struct ibv_mw *cx4_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
 {
-	struct cx4_alloc_mw_req req = { .pd_handle = pd->handle, .type = type };
+	struct cx4_alloc_mw_req req = {.pd_handle = pd->handle, .type = type};
 	struct cx4_alloc_mw_rsp rsp;
 	struct ibv_mw *mw;
 	int err;
@@ -114,8 +114,7 @@ struct ibv_mw *cx4_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
 	mw = calloc(1, sizeof(*mw));
 	if (!mw)
 		return NULL;
-	err = cx4_call(pd->context, CX4_OP_ALLOC_MW, &req, sizeof(req), NULL, 0, &rsp,
-		       sizeof(rsp));
+	err = cx4_call(pd->context, CX4_OP_ALLOC_MW, &req, sizeof(req), NULL, 0, &rsp, sizeof(rsp));
 	if (err) {
 		free(mw);
 		errno = err;
@@ -132,7 +131,7 @@ struct ibv_mw *cx4_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
 
 int cx4_dealloc_mw(struct ibv_mw *mw)
 {
-	struct cx4_handle_req req = { .handle = mw->handle };
+	struct cx4_handle_req req = {.handle = mw->handle};
 	int err = cx4_call(mw->context, CX4_OP_DEALLOC_MW, &req, sizeof(req), NULL, 0, NULL, 0);
 
 	if (err)
@@ -146,16 +145,15 @@ int cx4_bind_mw(struct ibv_qp *ibqp, struct ibv_mw *mw, struct ibv_mw_bind *mw_b
 {
 	const struct ibv_mw_bind_info *bi = &mw_bind->bind_info;
 	struct cx4_qp *qp = to_cx4_qp(ibqp);
-	struct ibv_send_wr wr = { 0 }, *bad;
+	struct ibv_send_wr wr = {0}, *bad;
 	uint32_t rkey = ibv_inc_rkey(mw->rkey);
 	int err;
 
 	if (mw->type != IBV_MW_TYPE_1 || mw->context != ibqp->context ||
-	    (bi->mw_access_flags & IBV_ACCESS_ZERO_BASED) ||
-	    (!bi->mr && (bi->addr || bi->length)))
+	    (bi->mw_access_flags & IBV_ACCESS_ZERO_BASED) || (!bi->mr && (bi->addr || bi->length)))
 		return EINVAL;
-	if (bi->mr && (bi->mr->context != ibqp->context ||
-		       verbs_get_mr(bi->mr)->mr_type != IBV_MR_TYPE_MR))
+	if (bi->mr &&
+	    (bi->mr->context != ibqp->context || verbs_get_mr(bi->mr)->mr_type != IBV_MR_TYPE_MR))
 		return EINVAL;
 	if (!cx4_opcode_ok(ibqp->qp_type, IBV_WR_BIND_MW))
 		return EINVAL;

@@ -74,8 +74,7 @@ static inline void cx4_set_raddr_seg(void *seg, uint64_t raddr, uint32_t rkey)
 }
 
 /* Compare & swap: swap, compare; fetch & add: the addend, 0 (rdma-core _set_atomic_seg). */
-static inline void cx4_set_atomic_seg(void *seg, bool cmp_swap, uint64_t swap_add,
-				      uint64_t compare)
+static inline void cx4_set_atomic_seg(void *seg, bool cmp_swap, uint64_t swap_add, uint64_t compare)
 {
 	struct mlx5_wqe_atomic_seg *a = seg;
 

@@ -60,14 +60,14 @@ static int wr_complete(struct ibv_qp_ex *ex)
 	int err = qp->wr.err;
 
 	if (!err && qp->wr.ctrl)
-		err = EINVAL;	/* a WQE was begun and never given its data */
+		err = EINVAL; /* a WQE was begun and never given its data */
 	if (!err && !qp->sq_ready)
-		err = EINVAL;	/* not in RTS (rdma-core mlx5_send_wr_complete_error) */
+		err = EINVAL; /* not in RTS (rdma-core mlx5_send_wr_complete_error) */
 	if (err)
 		rollback(qp);
 	else if (qp->wr.nreq)
-		cx4_sq_doorbell(qp, qp->wr.nreq, qp->wr.inl && qp->wr.nreq == 1,
-				qp->wr.last_ds, qp->wr.last);
+		cx4_sq_doorbell(qp, qp->wr.nreq, qp->wr.inl && qp->wr.nreq == 1, qp->wr.last_ds,
+				qp->wr.last);
 	pthread_spin_unlock(&qp->sq.lock);
 	return err;
 }
@@ -84,15 +84,15 @@ static void wr_abort(struct ibv_qp_ex *ex)
  * Open a WQE of verbs op `op` at the producer counter; the caller adds its transport
  * segments. NULL (and the error remembered) when it cannot be posted.
  */
-static struct mlx5_wqe_ctrl_seg *begin(struct cx4_qp *qp, enum ibv_wr_opcode op,
-				       uint64_t send_op, uint8_t opcode)
+static struct mlx5_wqe_ctrl_seg *begin(struct cx4_qp *qp, enum ibv_wr_opcode op, uint64_t send_op,
+				       uint8_t opcode)
 {
 	struct ibv_qp_ex *ex = &qp->vqp.qp_ex;
 	struct mlx5_wqe_ctrl_seg *ctrl;
 	uint8_t fence;
 
 	if (qp->wr.ctrl) {
-		fail(qp, EINVAL);	/* the previous WQE has no data yet */
+		fail(qp, EINVAL); /* the previous WQE has no data yet */
 		qp->wr.ctrl = NULL;
 	}
 	if (qp->wr.err)
@@ -126,7 +126,7 @@ static void finish(struct cx4_qp *qp)
 
 	qp->wr.ctrl = NULL;
 	if (qp->wr.ds * 16 > qp->sq_wqe_size) {
-		fail(qp, EINVAL);	/* it would outgrow the slot the queue was sized for */
+		fail(qp, EINVAL); /* it would outgrow the slot the queue was sized for */
 		return;
 	}
 	cx4_wqe_finish(qp, ctrl, qp->wr.ds, qp->vqp.qp_ex.wr_id, qp->sq.head + qp->wr.nreq,
@@ -170,8 +170,8 @@ static void wr_send(struct ibv_qp_ex *ex)
 
 static void wr_send_imm(struct ibv_qp_ex *ex, __be32 imm)
 {
-	send_op(qp_of(ex), IBV_WR_SEND_WITH_IMM, IBV_QP_EX_WITH_SEND_WITH_IMM,
-		MLX5_OPCODE_SEND_IMM, imm);
+	send_op(qp_of(ex), IBV_WR_SEND_WITH_IMM, IBV_QP_EX_WITH_SEND_WITH_IMM, MLX5_OPCODE_SEND_IMM,
+		imm);
 }
 
 static void wr_send_inv(struct ibv_qp_ex *ex, uint32_t rkey)
@@ -207,8 +207,8 @@ static void wr_rdma_write_imm(struct ibv_qp_ex *ex, uint32_t rkey, uint64_t radd
 
 static void wr_rdma_read(struct ibv_qp_ex *ex, uint32_t rkey, uint64_t raddr)
 {
-	rdma_op(qp_of(ex), IBV_WR_RDMA_READ, IBV_QP_EX_WITH_RDMA_READ, MLX5_OPCODE_RDMA_READ,
-		rkey, raddr, 0);
+	rdma_op(qp_of(ex), IBV_WR_RDMA_READ, IBV_QP_EX_WITH_RDMA_READ, MLX5_OPCODE_RDMA_READ, rkey,
+		raddr, 0);
 }
 
 static void atomic_op(struct cx4_qp *qp, bool cmp_swap, uint32_t rkey, uint64_t raddr,
@@ -232,14 +232,13 @@ static void atomic_op(struct cx4_qp *qp, bool cmp_swap, uint32_t rkey, uint64_t 
 	qp->wr.scatter = true;
 }
 
-static void wr_atomic_cmp_swp(struct ibv_qp_ex *ex, uint32_t rkey, uint64_t raddr,
-			      uint64_t compare, uint64_t swap)
+static void wr_atomic_cmp_swp(struct ibv_qp_ex *ex, uint32_t rkey, uint64_t raddr, uint64_t compare,
+			      uint64_t swap)
 {
 	atomic_op(qp_of(ex), true, rkey, raddr, swap, compare);
 }
 
-static void wr_atomic_fetch_add(struct ibv_qp_ex *ex, uint32_t rkey, uint64_t raddr,
-				uint64_t add)
+static void wr_atomic_fetch_add(struct ibv_qp_ex *ex, uint32_t rkey, uint64_t raddr, uint64_t add)
 {
 	atomic_op(qp_of(ex), false, rkey, raddr, add, 0);
 }
@@ -289,7 +288,8 @@ static void wr_local_inv(struct ibv_qp_ex *ex, uint32_t rkey)
 	       &none);
 }
 
-/* ---- setters ----------------------------------------------------------------------------------- */
+/* ---- setters -----------------------------------------------------------------------------------
+ */
 
 /* The open WQE, or NULL (error remembered) when there is none to give data to. */
 static bool open_wqe(struct cx4_qp *qp)
@@ -318,13 +318,13 @@ static void wr_set_ud_addr(struct ibv_qp_ex *ex, struct ibv_ah *ah, uint32_t rqp
 static void add_sge(struct cx4_qp *qp, uint32_t lkey, uint64_t addr, uint32_t len)
 {
 	if (!len)
-		return;	/* zero-length entries carry nothing (rdma-core skips them too) */
+		return; /* zero-length entries carry nothing (rdma-core skips them too) */
 	if (qp->wr.atomic) {
 		if (len < 8) {
 			fail(qp, EINVAL);
 			return;
 		}
-		len = 8;	/* the 8-byte result of the atomic */
+		len = 8; /* the 8-byte result of the atomic */
 	}
 	cx4_set_data_seg(qp->wr.data, len, lkey, addr);
 	qp->wr.data = cx4_sq_next(qp, qp->wr.data + sizeof(struct mlx5_wqe_data_seg));
@@ -387,7 +387,7 @@ static void set_inline(struct cx4_qp *qp, size_t n, const struct ibv_data_buf *b
 		}
 		p = cx4_sq_copy(qp, p, buf[i].addr, buf[i].length);
 	}
-	qp->wr.wqe_inl = true;	/* a candidate for BlueFlame */
+	qp->wr.wqe_inl = true; /* a candidate for BlueFlame */
 	if (total) {
 		inl->byte_count = htobe32((uint32_t)total | MLX5_INLINE_SEG);
 		qp->wr.ds += (unsigned int)(cx4_align(total + sizeof(*inl), 16) / 16);
@@ -397,7 +397,7 @@ static void set_inline(struct cx4_qp *qp, size_t n, const struct ibv_data_buf *b
 
 static void wr_set_inline_data(struct ibv_qp_ex *ex, void *addr, size_t len)
 {
-	struct ibv_data_buf b = { .addr = addr, .length = len };
+	struct ibv_data_buf b = {.addr = addr, .length = len};
 
 	set_inline(qp_of(ex), 1, &b);
 }
@@ -407,14 +407,17 @@ static void wr_set_inline_data_list(struct ibv_qp_ex *ex, size_t n, const struct
 	set_inline(qp_of(ex), n, b);
 }
 
-/* ---- setup ------------------------------------------------------------------------------------- */
+/* ---- setup -------------------------------------------------------------------------------------
+ */
 
 /* What each transport carries (cx4_opcode_ok) as send_ops_flags; TSO, atomic write: no. */
 #define OPS_UD (IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM)
-#define OPS_UC (OPS_UD | IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | \
-		IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_BIND_MW)
-#define OPS_RC (OPS_UC | IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | \
-		IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_SEND_WITH_INV)
+#define OPS_UC                                                                     \
+	(OPS_UD | IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | \
+	 IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_BIND_MW)
+#define OPS_RC                                                                   \
+	(OPS_UC | IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | \
+	 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_SEND_WITH_INV)
 
 uint64_t cx4_send_ops_supported(enum ibv_qp_type type)
 {

@@ -19,7 +19,7 @@ int cx4d_mw_alloc(struct cx4d *d, struct cx4d_client *cl, struct cx4d_req *q)
 {
 	const struct cx4_alloc_mw_req *req = q->in;
 	struct cx4_alloc_mw_rsp *rsp = q->r->payload;
-	uint8_t in[CX4_CREATE_MKEY_IN_SIZE] = { 0 }, out[CX4_CREATE_MKEY_OUT_SIZE];
+	uint8_t in[CX4_CREATE_MKEY_IN_SIZE] = {0}, out[CX4_CREATE_MKEY_OUT_SIZE];
 	uint8_t *mkc = in + CX4_CREATE_MKEY_IN_MKC;
 	struct cx4d_pd *pd;
 	struct cx4d_mw *mw;

@@ -24,14 +24,14 @@
 
 #include "cx4d.h"
 
-#define UMR_LOG_SQ	4	/* 16 basic blocks: a UMR WQE takes two */
-#define UMR_LOG_CQ	4
-#define UMR_DBR		1024	/* the doorbell records after the ring, in the same page */
-#define UMR_TIMEOUT_MS	5000
+#define UMR_LOG_SQ 4 /* 16 basic blocks: a UMR WQE takes two */
+#define UMR_LOG_CQ 4
+#define UMR_DBR 1024 /* the doorbell records after the ring, in the same page */
+#define UMR_TIMEOUT_MS 5000
 
 static int simple(struct cx4d *d, uint16_t op, cx4_fld_t f, uint32_t v)
 {
-	uint8_t in[0x10] = { 0 }, out[0x10];
+	uint8_t in[0x10] = {0}, out[0x10];
 
 	cx4d_cmd_set_header(in, op, 0);
 	cx4_set(in, f, v);
@@ -40,7 +40,7 @@ static int simple(struct cx4d *d, uint16_t op, cx4_fld_t f, uint32_t v)
 
 static int transition(struct cx4d *d, uint16_t op, uint32_t qpn)
 {
-	uint8_t in[CX4_MODIFY_QP_IN_SIZE] = { 0 }, out[CX4_MODIFY_QP_OUT_SIZE];
+	uint8_t in[CX4_MODIFY_QP_IN_SIZE] = {0}, out[CX4_MODIFY_QP_OUT_SIZE];
 	uint8_t *qpc = in + CX4_MODIFY_QP_IN_QPC;
 
 	cx4d_cmd_set_header(in, op, 0);
@@ -69,7 +69,7 @@ static int to_rts(struct cx4d *d, struct cx4d_umr *u)
 
 static int create_cq(struct cx4d *d, struct cx4d_umr *u)
 {
-	uint8_t in[CX4_CREATE_CQ_IN_SIZE + 8] = { 0 }, out[CX4_CREATE_CQ_OUT_SIZE];
+	uint8_t in[CX4_CREATE_CQ_IN_SIZE + 8] = {0}, out[CX4_CREATE_CQ_OUT_SIZE];
 	uint8_t *cqc = in + CX4_CREATE_CQ_IN_CQC;
 	int err = cx4d_dma_alloc(d, CX4D_PAGE, &u->cq_buf);
 
@@ -96,7 +96,7 @@ static int create_cq(struct cx4d *d, struct cx4d_umr *u)
 
 static int create_qp(struct cx4d *d, struct cx4d_umr *u)
 {
-	uint8_t in[CX4_CREATE_QP_IN_SIZE + 8] = { 0 }, out[CX4_CREATE_QP_OUT_SIZE];
+	uint8_t in[CX4_CREATE_QP_IN_SIZE + 8] = {0}, out[CX4_CREATE_QP_OUT_SIZE];
 	uint8_t *qpc = in + CX4_CREATE_QP_IN_QPC;
 	int err = cx4d_dma_alloc(d, CX4D_PAGE, &u->qp_buf);
 
@@ -125,7 +125,7 @@ static int create_qp(struct cx4d *d, struct cx4d_umr *u)
 static int umr_init(struct cx4d *d)
 {
 	struct cx4d_umr *u = &d->umr;
-	uint8_t in[0x10] = { 0 }, out[0x10];
+	uint8_t in[0x10] = {0}, out[0x10];
 	int err;
 
 	cx4d_cmd_set_header(in, CX4_CMD_OP_ALLOC_PD, 0);
@@ -184,7 +184,8 @@ static uint64_t now_ms(void)
 static struct mlx5_cqe64 *poll_cqe(struct cx4d_umr *u)
 {
 	struct mlx5_cqe64 *cqe =
-	    (struct mlx5_cqe64 *)(u->cq_buf.va + (size_t)(u->cq_ci & ((1u << UMR_LOG_CQ) - 1)) * 64);
+	    (struct mlx5_cqe64 *)(u->cq_buf.va +
+				  (size_t)(u->cq_ci & ((1u << UMR_LOG_CQ) - 1)) * 64);
 	uint8_t op_own = *(volatile uint8_t *)&cqe->op_own;
 
 	if ((op_own >> 4) == MLX5_CQE_INVALID ||
@@ -221,10 +222,11 @@ static int post_wait(struct cx4d *d, uint32_t mkey, const uint8_t *umr_seg, cons
 	cx4_mmio_write64_be(&d->uar_mmio, CX4_UAR_BF_OFFSET, *(uint64_t *)wqe);
 
 	while (!(cqe = poll_cqe(u))) {
-		struct timespec ts = { 0, 20000 };
+		struct timespec ts = {0, 20000};
 
 		if (now_ms() > deadline) {
-			cx4d_log(d, "UMR on mkey 0x%x: no completion in %d ms", mkey, UMR_TIMEOUT_MS);
+			cx4d_log(d, "UMR on mkey 0x%x: no completion in %d ms", mkey,
+				 UMR_TIMEOUT_MS);
 			u->broken = true;
 			return ETIMEDOUT;
 		}
@@ -267,7 +269,7 @@ static int ready(struct cx4d *d)
 
 int cx4d_umr_rereg_pd_access(struct cx4d *d, uint32_t key, uint32_t pdn, uint32_t access)
 {
-	uint8_t umr[CX4_UMR_CTRL_SIZE] = { 0 }, mkc[CX4_UMR_MKEY_SEG_SIZE] = { 0 };
+	uint8_t umr[CX4_UMR_CTRL_SIZE] = {0}, mkc[CX4_UMR_MKEY_SEG_SIZE] = {0};
 	int err = ready(d);
 
 	if (err)
@@ -277,7 +279,7 @@ int cx4d_umr_rereg_pd_access(struct cx4d *d, uint32_t key, uint32_t pdn, uint32_
 	cx4_set(umr, CX4_UMR_CTRL_CHECK_FREE_STATE, CX4_UMR_CHECK_FAIL_IF_FREE);
 	cx4_set64(umr, CX4_UMR_CTRL_MKEY_MASK,
 		  CX4_UMR_MKEY_MASK_PD | CX4_UMR_MKEY_MASK_LR | CX4_UMR_MKEY_MASK_LW |
-			  CX4_UMR_MKEY_MASK_RR | CX4_UMR_MKEY_MASK_RW | CX4_UMR_MKEY_MASK_A);
+		      CX4_UMR_MKEY_MASK_RR | CX4_UMR_MKEY_MASK_RW | CX4_UMR_MKEY_MASK_A);
 	cx4_set(mkc, CX4_MKC_LR, 1);
 	cx4_set(mkc, CX4_MKC_LW, !!(access & IBV_ACCESS_LOCAL_WRITE));
 	cx4_set(mkc, CX4_MKC_RR, !!(access & IBV_ACCESS_REMOTE_READ));

@@ -362,7 +362,8 @@ static int resize_cq(struct mdev *d, struct mcmd *c, struct mcq *cq)
 	/* the RESIZE CQE ends the old ring: opcode and owner bit, nothing else */
 	off = (uint64_t)(cq->pi & (old_size - 1)) * cq->cqe_size + (cq->cqe_size == 128 ? 64 : 0);
 	cqe[63] = (uint8_t)(MLX5_CQE_RESIZE_CQ << 4 | ((cq->pi >> cq->log_size) & 1));
-	if (dbuf_write(d, &cq->buf, off, cqe, 63) || dbuf_write(d, &cq->buf, off + 63, &cqe[63], 1)) {
+	if (dbuf_write(d, &cq->buf, off, cqe, 63) ||
+	    dbuf_write(d, &cq->buf, off + 63, &cqe[63], 1)) {
 		dbuf_free(&nb);
 		cq_error(d, cq, CX4_CQ_ERR_SYND_ACCESS_VIOLATION, CX4_CQC_STATUS_CQ_WRITE_FAIL);
 		return mcmd_err(c, CX4_CMD_STAT_BAD_PARAM_ERR, MSYND(OP(MODIFY_CQ), 17));

@@ -390,6 +390,12 @@ void cq_arm_doorbell(struct mdev *d, uint32_t uar, const uint8_t *val8);
 void cq_destroy_all(struct mdev *d);
 
 /* ---- memory keys (mkey.c) ------------------------------------------------------------------ */
+/* One entry of a KLM key: byte_count bytes at address va of key mkey. */
+struct mklm {
+	uint32_t bcount, mkey;
+	uint64_t va;
+};
+
 struct mmkey {
 	uint32_t index;
 	uint8_t key;	     /* mkey_7_0 */
@@ -403,10 +409,7 @@ struct mmkey {
 	uint32_t qpn; /* 0xFFFFFF = any; a bound type 2 window: its QP */
 	uint64_t start, len;
 	/* KLM mode (memory windows): [start, start + len) maps through these, in order */
-	struct mklm {
-		uint32_t bcount, mkey;
-		uint64_t va;
-	} *klm;
+	struct mklm *klm;
 	uint32_t nklm, max_klm;
 	uint32_t log_page_size; /* page = 1 << log_page_size bytes */
 	uint32_t nmtt;

@@ -224,7 +224,7 @@ static int create_qp(struct mdev *d, struct mcmd *c)
 	uint32_t npas, qpn;
 	struct mqp *qp;
 
-	/* the transports, and the driver's UMR QP (send queue only: Linux mlx5r_umr_resource_init) */
+	/* the transports, and the driver's UMR QP (send queue only, mlx5r_umr_resource_init) */
 	if (st != CX4_QP_ST_RC && st != CX4_QP_ST_UC && st != CX4_QP_ST_UD &&
 	    st != CX4_QP_ST_REG_UMR)
 		return mcmd_err(c, CX4_CMD_STAT_BAD_PARAM_ERR, MSYND(OP(CREATE_QP), 1));

@@ -23,12 +23,12 @@
 
 #include "model.h"
 
-#define MASK_ACCESS                                                                  \
-	(CX4_UMR_MKEY_MASK_LR | CX4_UMR_MKEY_MASK_LW | CX4_UMR_MKEY_MASK_RR |         \
+#define MASK_ACCESS                                                           \
+	(CX4_UMR_MKEY_MASK_LR | CX4_UMR_MKEY_MASK_LW | CX4_UMR_MKEY_MASK_RR | \
 	 CX4_UMR_MKEY_MASK_RW | CX4_UMR_MKEY_MASK_A)
 /* what a memory-window bind or invalidation may change (rdma-core set_umr_control_seg) */
-#define MASK_USER                                                                    \
-	(CX4_UMR_MKEY_MASK_FREE | CX4_UMR_MKEY_MASK_KEY | CX4_UMR_MKEY_MASK_QPN |     \
+#define MASK_USER                                                                 \
+	(CX4_UMR_MKEY_MASK_FREE | CX4_UMR_MKEY_MASK_KEY | CX4_UMR_MKEY_MASK_QPN | \
 	 CX4_UMR_MKEY_MASK_LEN | CX4_UMR_MKEY_MASK_START_ADDR | MASK_ACCESS)
 /* and the driver's UMR QP, in addition */
 #define MASK_PRIV (MASK_USER | CX4_UMR_MKEY_MASK_PD | CX4_UMR_MKEY_MASK_EN_RINVAL)
@@ -40,8 +40,10 @@ static unsigned int mkc_access(const uint8_t *mkc, uint64_t mask, unsigned int c
 		cx4_fld_t f;
 		unsigned int right;
 	} r[] = {
-	    {CX4_UMR_MKEY_MASK_LR, CX4_MKC_LR, MKEY_LR}, {CX4_UMR_MKEY_MASK_LW, CX4_MKC_LW, MKEY_LW},
-	    {CX4_UMR_MKEY_MASK_RR, CX4_MKC_RR, MKEY_RR}, {CX4_UMR_MKEY_MASK_RW, CX4_MKC_RW, MKEY_RW},
+	    {CX4_UMR_MKEY_MASK_LR, CX4_MKC_LR, MKEY_LR},
+	    {CX4_UMR_MKEY_MASK_LW, CX4_MKC_LW, MKEY_LW},
+	    {CX4_UMR_MKEY_MASK_RR, CX4_MKC_RR, MKEY_RR},
+	    {CX4_UMR_MKEY_MASK_RW, CX4_MKC_RW, MKEY_RW},
 	    {CX4_UMR_MKEY_MASK_A, CX4_MKC_A, MKEY_A},
 	};
 
@@ -61,8 +63,8 @@ static unsigned int mkc_access(const uint8_t *mkc, uint64_t mask, unsigned int c
  * each entry inside its region, with local write where the window grants remote write or
  * atomics. Returns the number of entries, or -1.
  */
-static int load_klms(struct mdev *d, const struct mwqe *w, const struct mmkey *nw,
-		     struct mklm *out, uint32_t max)
+static int load_klms(struct mdev *d, const struct mwqe *w, const struct mmkey *nw, struct mklm *out,
+		     uint32_t max)
 {
 	uint64_t total = 0;
 	uint32_t n = 0;
@@ -74,11 +76,12 @@ static int load_klms(struct mdev *d, const struct mwqe *w, const struct mmkey *n
 		struct mmkey *t;
 
 		if (!bc)
-			continue;	/* the padding of a block of four */
+			continue; /* the padding of a block of four */
 		t = mkey_get(d, key >> 8);
 		if (n == max || !t || t->key != (key & 0xff) || t->free_state ||
 		    t->access_mode == CX4_MKC_ACCESS_MODE_KLMS || t->pd != nw->pd ||
-		    (!t->length64 && (va < t->start || va + bc < va || va + bc > t->start + t->len)))
+		    (!t->length64 &&
+		     (va < t->start || va + bc < va || va + bc > t->start + t->len)))
 			return -1;
 		if ((nw->access & (MKEY_RW | MKEY_A)) && !(t->access & MKEY_LW))
 			return -1;
@@ -161,7 +164,7 @@ int umr_exec(struct mdev *d, struct mqp *qp, const struct mwqe *w)
 		m->nklm = (uint32_t)nklm;
 	}
 	if (m->free_state && m->access_mode == CX4_MKC_ACCESS_MODE_KLMS)
-		m->nklm = 0;	/* an invalidated window forgets its translation */
+		m->nklm = 0; /* an invalidated window forgets its translation */
 	mkey_sync_icm(d, m);
 	return 0;
 }

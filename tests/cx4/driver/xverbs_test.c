@@ -24,8 +24,8 @@
 
 #include "vt.h"
 
-#define SRC 0			/* where a's messages come from */
-#define DST (1u << 20)		/* where they go in b (and 64 guard bytes either side) */
+#define SRC 0	       /* where a's messages come from */
+#define DST (1u << 20) /* where they go in b (and 64 guard bytes either side) */
 #define GUARD 64
 #define MAXLEN (1u << 20)
 
@@ -71,7 +71,7 @@ struct xwc {
 
 static int xpoll(struct vt_end *e, struct xwc *w, int ms)
 {
-	struct ibv_poll_cq_attr attr = { 0 };
+	struct ibv_poll_cq_attr attr = {0};
 	uint64_t end = vt_now_ms() + (uint64_t)ms;
 	int err;
 
@@ -98,8 +98,8 @@ static int xpoll(struct vt_end *e, struct xwc *w, int ms)
 }
 
 /* The next completion on e must be (opcode, status, wr_id). */
-static bool expect(struct vt_end *e, struct xwc *w, enum ibv_wc_opcode op,
-		   enum ibv_wc_status st, uint64_t wr_id, const char *what)
+static bool expect(struct vt_end *e, struct xwc *w, enum ibv_wc_opcode op, enum ibv_wc_status st,
+		   uint64_t wr_id, const char *what)
 {
 	int r = xpoll(e, w, VT_TIMEOUT_MS);
 
@@ -109,9 +109,8 @@ static bool expect(struct vt_end *e, struct xwc *w, enum ibv_wc_opcode op,
 	}
 	if (w->status != st || (st == IBV_WC_SUCCESS && w->opcode != op) || w->wr_id != wr_id) {
 		VT_FAIL("%s: completion status %s opcode %d wr_id 0x%llx, expected %s %d 0x%llx",
-			what, ibv_wc_status_str(w->status), w->opcode,
-			(unsigned long long)w->wr_id, ibv_wc_status_str(st), op,
-			(unsigned long long)wr_id);
+			what, ibv_wc_status_str(w->status), w->opcode, (unsigned long long)w->wr_id,
+			ibv_wc_status_str(st), op, (unsigned long long)wr_id);
 		return false;
 	}
 	return true;
@@ -127,8 +126,8 @@ static void check_dst(struct vt_end *b, size_t n, uint32_t seed, const char *wha
 
 static void post_recv(struct vt_end *b, size_t off, uint32_t len, uint64_t wr_id)
 {
-	struct ibv_sge sg = { .addr = (uintptr_t)b->buf + off, .length = len, .lkey = b->mr->lkey };
-	struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = &sg, .num_sge = 1 }, *bad;
+	struct ibv_sge sg = {.addr = (uintptr_t)b->buf + off, .length = len, .lkey = b->mr->lkey};
+	struct ibv_recv_wr wr = {.wr_id = wr_id, .sg_list = &sg, .num_sge = 1}, *bad;
 
 	if (ibv_post_recv(b->qp, &wr, &bad))
 		VT_FAIL("post_recv: %s", strerror(errno));
@@ -161,20 +160,20 @@ static void rc_send(struct vt_end *a, struct vt_end *b, size_t n, bool imm, int 
 	case 1: {
 		/* three pieces, a zero-length one in the middle */
 		struct ibv_sge sg[3] = {
-			{ (uintptr_t)a->buf + SRC, (uint32_t)(n / 3), a->mr->lkey },
-			{ (uintptr_t)a->buf + SRC, 0, a->mr->lkey },
-			{ (uintptr_t)a->buf + SRC + n / 3, (uint32_t)(n - n / 3), a->mr->lkey },
+		    {(uintptr_t)a->buf + SRC, (uint32_t)(n / 3), a->mr->lkey},
+		    {(uintptr_t)a->buf + SRC, 0, a->mr->lkey},
+		    {(uintptr_t)a->buf + SRC + n / 3, (uint32_t)(n - n / 3), a->mr->lkey},
 		};
 
-		ibv_wr_set_sge_list(x, 2, (struct ibv_sge[]){ sg[0], sg[2] });
+		ibv_wr_set_sge_list(x, 2, (struct ibv_sge[]){sg[0], sg[2]});
 		break;
 	}
 	case 2:
 		ibv_wr_set_inline_data(x, a->buf + SRC, n);
 		break;
 	default: {
-		struct ibv_data_buf d[2] = { { a->buf + SRC, n / 2 },
-					     { a->buf + SRC + n / 2, n - n / 2 } };
+		struct ibv_data_buf d[2] = {{a->buf + SRC, n / 2},
+					    {a->buf + SRC + n / 2, n - n / 2}};
 
 		ibv_wr_set_inline_data_list(x, 2, d);
 		break;
@@ -215,9 +214,9 @@ static void rc_readers(struct vt_end *a, struct vt_end *b)
 		VT_FAIL("readers: wr_complete");
 	if (!expect(b, &w, IBV_WC_RECV, IBV_WC_SUCCESS, 0xb1, "readers: receive"))
 		return;
-	if (w.byte_len != 777 || !(w.wc_flags & IBV_WC_WITH_IMM) ||
-	    be32toh(w.imm) != 0x12345678 || w.qp_num != b->qp->qp_num ||
-	    (w.wc_flags & IBV_WC_GRH) || w.sl != 0 || w.path_bits != 0 || w.slid != 0)
+	if (w.byte_len != 777 || !(w.wc_flags & IBV_WC_WITH_IMM) || be32toh(w.imm) != 0x12345678 ||
+	    w.qp_num != b->qp->qp_num || (w.wc_flags & IBV_WC_GRH) || w.sl != 0 ||
+	    w.path_bits != 0 || w.slid != 0)
 		VT_FAIL("readers: len %u flags 0x%x imm 0x%x qp 0x%x sl %u bits %u slid %u",
 			w.byte_len, w.wc_flags, be32toh(w.imm), w.qp_num, w.sl, w.path_bits,
 			w.slid);
@@ -228,8 +227,8 @@ static void rc_readers(struct vt_end *a, struct vt_end *b)
 		VT_FAIL("readers: second len %u flags 0x%x", w2.byte_len, w2.wc_flags);
 	/* the device's clock moves forward, where it has one (query_device_ex hca_core_clock) */
 	if (b->cq_ts && (!w.ts || w2.ts < w.ts))
-		VT_FAIL("readers: completion timestamps %llu then %llu",
-			(unsigned long long)w.ts, (unsigned long long)w2.ts);
+		VT_FAIL("readers: completion timestamps %llu then %llu", (unsigned long long)w.ts,
+			(unsigned long long)w2.ts);
 	if (!expect(a, &w, IBV_WC_SEND, IBV_WC_SUCCESS, 0xa1, "readers: send") ||
 	    w.qp_num != a->qp->qp_num)
 		VT_FAIL("readers: send qp 0x%x", w.qp_num);
@@ -260,8 +259,8 @@ static void rc_write(struct vt_end *a, struct vt_end *b, size_t n, bool imm)
 	}
 	if (!expect(a, &w, IBV_WC_RDMA_WRITE, IBV_WC_SUCCESS, 0xa3, "wr_rdma_write"))
 		return;
-	if (imm && expect(b, &w, IBV_WC_RECV_RDMA_WITH_IMM, IBV_WC_SUCCESS, 0xb3,
-			  "write_imm receive") &&
+	if (imm &&
+	    expect(b, &w, IBV_WC_RECV_RDMA_WITH_IMM, IBV_WC_SUCCESS, 0xb3, "write_imm receive") &&
 	    (w.byte_len != n || be32toh(w.imm) != 0xabcd))
 		VT_FAIL("write_imm: len %u imm 0x%x", w.byte_len, be32toh(w.imm));
 	check_dst(b, n, seed, imm ? "wr_rdma_write_imm" : "wr_rdma_write");
@@ -301,20 +300,20 @@ static void rc_atomics(struct vt_end *a, struct vt_end *b)
 	*target = 0x1111222233334444ull;
 	ibv_wr_start(x);
 	x->wr_flags = IBV_SEND_SIGNALED;
-	x->wr_id = 1;	/* hit */
+	x->wr_id = 1; /* hit */
 	ibv_wr_atomic_cmp_swp(x, b->mr->rkey, (uintptr_t)target, 0x1111222233334444ull, 77);
 	ibv_wr_set_sge(x, a->mr->lkey, (uintptr_t)result, 8);
 	if (ibv_wr_complete(x) || !expect(a, &w, IBV_WC_COMP_SWAP, IBV_WC_SUCCESS, 1, "cmp_swp"))
 		return;
 	if (*result != 0x1111222233334444ull || *target != 77)
-		VT_FAIL("cmp_swp hit: result 0x%llx target 0x%llx",
-			(unsigned long long)*result, (unsigned long long)*target);
+		VT_FAIL("cmp_swp hit: result 0x%llx target 0x%llx", (unsigned long long)*result,
+			(unsigned long long)*target);
 	ibv_wr_start(x);
 	x->wr_flags = IBV_SEND_SIGNALED;
-	x->wr_id = 2;	/* miss */
+	x->wr_id = 2; /* miss */
 	ibv_wr_atomic_cmp_swp(x, b->mr->rkey, (uintptr_t)target, 78, 99);
 	ibv_wr_set_sge(x, a->mr->lkey, (uintptr_t)result, 8);
-	x->wr_id = 3;	/* fetch & add with a carry across 32 bits */
+	x->wr_id = 3; /* fetch & add with a carry across 32 bits */
 	ibv_wr_atomic_fetch_add(x, b->mr->rkey, (uintptr_t)target, 0xffffffffull);
 	ibv_wr_set_sge(x, a->mr->lkey, (uintptr_t)result + 8, 8);
 	if (ibv_wr_complete(x) ||
@@ -338,7 +337,7 @@ static void rc_rollback(struct vt_end *a, struct vt_end *b)
 	int err;
 
 	for (int i = 0; i < 64; i++)
-		sg[i] = (struct ibv_sge){ (uintptr_t)a->buf + i, 1, a->mr->lkey };
+		sg[i] = (struct ibv_sge){(uintptr_t)a->buf + i, 1, a->mr->lkey};
 	memset(b->buf + DST - GUARD, 0, 4096);
 	vt_fill(a->buf, 4096, 99);
 	ibv_wr_start(x);
@@ -358,7 +357,7 @@ static void rc_rollback(struct vt_end *a, struct vt_end *b)
 	ibv_wr_abort(x);
 	ibv_wr_start(x);
 	x->wr_flags = IBV_SEND_SIGNALED;
-	ibv_wr_send(x);		/* no data: never finished */
+	ibv_wr_send(x); /* no data: never finished */
 	if (ibv_wr_complete(x) != EINVAL)
 		VT_FAIL("a WQE left without its data: wr_complete did not fail");
 	if (!vt_cq_quiet(a->cq, 200))
@@ -370,7 +369,7 @@ static void rc_rollback(struct vt_end *a, struct vt_end *b)
 
 static void wr_rc_suite(void)
 {
-	static const size_t lens[] = { 0, 1, 63, 4096, 65537, MAXLEN };
+	static const size_t lens[] = {0, 1, 63, 4096, 65537, MAXLEN};
 	const uint64_t ops = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |
 			     IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
 			     IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
@@ -419,7 +418,10 @@ static void wr_ud_suite(void)
 	}
 	for (int k = 0; k < 3; k++) {
 		struct ibv_qp_ex *x = ibv_qp_to_qp_ex(a.qp);
-		size_t n = k == 0 ? 0 : k == 1 ? 1000 : a.port.active_mtu == IBV_MTU_4096 ? 4096 : 1024;
+		size_t n = k == 0			       ? 0
+			   : k == 1			       ? 1000
+			   : a.port.active_mtu == IBV_MTU_4096 ? 4096
+							       : 1024;
 		struct xwc w;
 
 		vt_fill(a.buf + SRC, n, 40 + k);
@@ -486,9 +488,12 @@ static void wr_create_suite(void)
 static enum ibv_wc_status write_status(struct vt_end *a, uint32_t rkey, uint64_t raddr, size_t n,
 				       uint32_t seed)
 {
-	struct ibv_sge sg = { (uintptr_t)a->buf + SRC, (uint32_t)n, a->mr->lkey };
-	struct ibv_send_wr wr = { .wr_id = 0x77, .sg_list = &sg, .num_sge = 1,
-				  .opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED },
+	struct ibv_sge sg = {(uintptr_t)a->buf + SRC, (uint32_t)n, a->mr->lkey};
+	struct ibv_send_wr wr = {.wr_id = 0x77,
+				 .sg_list = &sg,
+				 .num_sge = 1,
+				 .opcode = IBV_WR_RDMA_WRITE,
+				 .send_flags = IBV_SEND_SIGNALED},
 			   *bad;
 	struct xwc w;
 
@@ -525,11 +530,10 @@ static void mw_bind_info(struct ibv_mw_bind_info *bi, struct vt_end *b, int acce
 /* b's windows: b's region (local write and MW bind only) is reached through them alone. */
 static struct vt_qp_params mw_params(void)
 {
-	struct vt_qp_params p = xparams(IBV_QPT_RC, IBV_QP_EX_WITH_RDMA_WRITE |
-							IBV_QP_EX_WITH_SEND |
-							IBV_QP_EX_WITH_SEND_WITH_INV |
-							IBV_QP_EX_WITH_BIND_MW |
-							IBV_QP_EX_WITH_LOCAL_INV);
+	struct vt_qp_params p =
+	    xparams(IBV_QPT_RC, IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_SEND |
+				    IBV_QP_EX_WITH_SEND_WITH_INV | IBV_QP_EX_WITH_BIND_MW |
+				    IBV_QP_EX_WITH_LOCAL_INV);
 
 	p.mr_access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND;
 	return p;
@@ -538,7 +542,7 @@ static struct vt_qp_params mw_params(void)
 static void mw_type1(void)
 {
 	struct vt_qp_params p = mw_params();
-	struct ibv_mw_bind mb = { .wr_id = 0x61, .send_flags = IBV_SEND_SIGNALED };
+	struct ibv_mw_bind mb = {.wr_id = 0x61, .send_flags = IBV_SEND_SIGNALED};
 	struct vt_end a, b;
 	struct ibv_mw *mw;
 	uint32_t rkey0;
@@ -565,14 +569,13 @@ static void mw_type1(void)
 		VT_FAIL("WRITE through a bound type 1 window failed");
 	check_mw_area(&b, 1000, 30000, 61, "WRITE through a type 1 window");
 	/* unbind: a zero-length bind, the key moves on again */
-	mb.bind_info = (struct ibv_mw_bind_info){ .mr = b.mr };
+	mb.bind_info = (struct ibv_mw_bind_info){.mr = b.mr};
 	mb.wr_id = 0x62;
 	if (ibv_bind_mw(b.qp, mw, &mb))
 		VT_FAIL("zero-length bind_mw: %s", strerror(errno));
 	expect(&b, &w, IBV_WC_BIND_MW, IBV_WC_SUCCESS, 0x62, "unbind completion");
 	memset(b.buf + MW_OFF - GUARD, 0, MW_LEN + 2 * GUARD);
-	if (write_status(&a, mw->rkey, (uintptr_t)b.buf + MW_OFF, 100, 62) !=
-	    IBV_WC_REM_ACCESS_ERR)
+	if (write_status(&a, mw->rkey, (uintptr_t)b.buf + MW_OFF, 100, 62) != IBV_WC_REM_ACCESS_ERR)
 		VT_FAIL("WRITE through an unbound type 1 window was not REM_ACCESS_ERR");
 	vt_check_const(b.buf + MW_OFF - GUARD, MW_LEN + 2 * GUARD, 0, "unbound type 1 window");
 	if (ibv_dealloc_mw(mw))
@@ -584,8 +587,8 @@ static void mw_type1(void)
  * 2 the peer's SEND_WITH_INV (post_send), 3 the peer's ibv_wr_send_inv, 4 dealloc. */
 static void mw_type2(int how)
 {
-	static const char *const name[] = { "post_send LOCAL_INV", "wr_local_inv",
-					    "SEND_WITH_INV", "wr_send_inv", "dealloc" };
+	static const char *const name[] = {"post_send LOCAL_INV", "wr_local_inv", "SEND_WITH_INV",
+					   "wr_send_inv", "dealloc"};
 	struct vt_qp_params p = mw_params();
 	struct ibv_mw_bind_info bi;
 	struct vt_end a, b;
@@ -614,8 +617,9 @@ static void mw_type2(int how)
 		if (ibv_wr_complete(x))
 			VT_FAIL("wr_bind_mw: wr_complete");
 	} else {
-		struct ibv_send_wr wr = { .wr_id = 0x63, .opcode = IBV_WR_BIND_MW,
-					  .send_flags = IBV_SEND_SIGNALED },
+		struct ibv_send_wr wr = {.wr_id = 0x63,
+					 .opcode = IBV_WR_BIND_MW,
+					 .send_flags = IBV_SEND_SIGNALED},
 				   *bad;
 
 		wr.bind_mw.mw = mw;
@@ -630,9 +634,10 @@ static void mw_type2(int how)
 	check_mw_area(&b, 0, MW_LEN, 63, "WRITE through a type 2 window");
 	switch (how) {
 	case 0: {
-		struct ibv_send_wr wr = { .wr_id = 0x64, .opcode = IBV_WR_LOCAL_INV,
-					  .send_flags = IBV_SEND_SIGNALED,
-					  .invalidate_rkey = rkey },
+		struct ibv_send_wr wr = {.wr_id = 0x64,
+					 .opcode = IBV_WR_LOCAL_INV,
+					 .send_flags = IBV_SEND_SIGNALED,
+					 .invalidate_rkey = rkey},
 				   *bad;
 
 		if (ibv_post_send(b.qp, &wr, &bad))
@@ -658,11 +663,13 @@ static void mw_type2(int how)
 		memset(b.buf + DST - GUARD, 0, 1500 + 2 * GUARD);
 		post_recv(&b, DST, 2000, 0x65);
 		if (how == 2) {
-			struct ibv_sge sg = { (uintptr_t)a.buf + 8192, 1500, a.mr->lkey };
-			struct ibv_send_wr wr = { .wr_id = 0x66, .sg_list = &sg, .num_sge = 1,
-						  .opcode = IBV_WR_SEND_WITH_INV,
-						  .send_flags = IBV_SEND_SIGNALED,
-						  .invalidate_rkey = rkey },
+			struct ibv_sge sg = {(uintptr_t)a.buf + 8192, 1500, a.mr->lkey};
+			struct ibv_send_wr wr = {.wr_id = 0x66,
+						 .sg_list = &sg,
+						 .num_sge = 1,
+						 .opcode = IBV_WR_SEND_WITH_INV,
+						 .send_flags = IBV_SEND_SIGNALED,
+						 .invalidate_rkey = rkey},
 					   *bad;
 
 			if (ibv_post_send(a.qp, &wr, &bad))
@@ -705,8 +712,7 @@ static void mw_type2(int how)
 static void mw_bind_error(void)
 {
 	struct vt_qp_params p = mw_params();
-	struct ibv_send_wr wr = { .opcode = IBV_WR_BIND_MW, .send_flags = IBV_SEND_SIGNALED },
-			   *bad;
+	struct ibv_send_wr wr = {.opcode = IBV_WR_BIND_MW, .send_flags = IBV_SEND_SIGNALED}, *bad;
 	struct vt_end a, b;
 	struct ibv_mw *mw;
 	struct xwc w;
@@ -753,11 +759,13 @@ static void mw_suite(void)
 	mw_bind_error();
 }
 
-/* ---- ibv_rereg_mr ------------------------------------------------------------------------------ */
+/* ---- ibv_rereg_mr ------------------------------------------------------------------------------
+ */
 
 static void rereg_suite(void)
 {
-	struct vt_qp_params p = xparams(IBV_QPT_RC, IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_SEND);
+	struct vt_qp_params p =
+	    xparams(IBV_QPT_RC, IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_SEND);
 	struct vt_end a, b;
 	uint32_t lkey, rkey;
 	struct ibv_pd *pd2;
@@ -863,13 +871,14 @@ static void rereg_suite(void)
 	if (!pair(&a, &b, &p))
 		return;
 	if (ibv_rereg_mr(b.mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0, IBV_ACCESS_LOCAL_WRITE) !=
-		    IBV_REREG_MR_ERR_CMD ||
+		IBV_REREG_MR_ERR_CMD ||
 	    errno != EPERM)
 		VT_FAIL("rereg_mr read-only -> writable: not EPERM (%s)", strerror(errno));
 	unpair(&a, &b);
 }
 
-/* ---- ibv_resize_cq ------------------------------------------------------------------------------ */
+/* ---- ibv_resize_cq ------------------------------------------------------------------------------
+ */
 
 static void resize_suite(void)
 {
@@ -892,9 +901,12 @@ static void resize_suite(void)
 		return;
 	}
 	for (int i = 0; i < 40; i++) {
-		struct ibv_sge sg = { (uintptr_t)a.buf, 8, a.mr->lkey };
-		struct ibv_send_wr wr = { .wr_id = (uint64_t)i, .sg_list = &sg, .num_sge = 1,
-					  .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED },
+		struct ibv_sge sg = {(uintptr_t)a.buf, 8, a.mr->lkey};
+		struct ibv_send_wr wr = {.wr_id = (uint64_t)i,
+					 .sg_list = &sg,
+					 .num_sge = 1,
+					 .opcode = IBV_WR_SEND,
+					 .send_flags = IBV_SEND_SIGNALED},
 				   *bad;
 
 		post_recv(&b, 64u * (unsigned int)i, 64, 1000 + (uint64_t)i);
@@ -937,9 +949,12 @@ static void resize_suite(void)
 			VT_FAIL("receive %d", i);
 	/* and the resized CQ keeps working */
 	{
-		struct ibv_sge sg = { (uintptr_t)a.buf, 8, a.mr->lkey };
-		struct ibv_send_wr wr = { .wr_id = 99, .sg_list = &sg, .num_sge = 1,
-					  .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED },
+		struct ibv_sge sg = {(uintptr_t)a.buf, 8, a.mr->lkey};
+		struct ibv_send_wr wr = {.wr_id = 99,
+					 .sg_list = &sg,
+					 .num_sge = 1,
+					 .opcode = IBV_WR_SEND,
+					 .send_flags = IBV_SEND_SIGNALED},
 				   *bad;
 
 		post_recv(&b, 0, 64, 99);
@@ -954,7 +969,8 @@ static void resize_suite(void)
 	unpair(&a, &b);
 }
 
-/* ---- queries -------------------------------------------------------------------------------------- */
+/* ---- queries
+ * -------------------------------------------------------------------------------------- */
 
 static void query_suite(void)
 {

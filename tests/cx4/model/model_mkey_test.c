@@ -73,10 +73,10 @@ static void dev_up(struct side *s)
 /* An RC QP on each side, connected to the other. */
 static void connect_rc(struct side *a, struct tqp *qa, struct side *b, struct tqp *qb)
 {
-	struct tconn ca = {.mtu = CX4_QP_MTU_1024, .sq_psn = 0x100, .rq_psn = 0x800,
-			   .retry = 7, .rnr_retry = 7};
-	struct tconn cb = {.mtu = CX4_QP_MTU_1024, .sq_psn = 0x800, .rq_psn = 0x100,
-			   .retry = 7, .rnr_retry = 7};
+	struct tconn ca = {
+	    .mtu = CX4_QP_MTU_1024, .sq_psn = 0x100, .rq_psn = 0x800, .retry = 7, .rnr_retry = 7};
+	struct tconn cb = {
+	    .mtu = CX4_QP_MTU_1024, .sq_psn = 0x800, .rq_psn = 0x100, .retry = 7, .rnr_retry = 7};
 
 	T_EQ(tqp_create(&a->t, qa, CX4_QP_ST_RC, a->pd, &a->scq, &a->rcq, 6, 6, NULL), 0);
 	T_EQ(tqp_create(&b->t, qb, CX4_QP_ST_RC, b->pd, &b->scq, &b->rcq, 6, 6, NULL), 0);
@@ -118,12 +118,15 @@ struct umr {
 static void umr_bind(struct umr *u, bool type2, uint32_t qpn, uint8_t key, uint64_t addr,
 		     uint64_t len, unsigned int rights, uint32_t mr_key)
 {
-	uint8_t *c = u->b, *m = u->b + CX4_UMR_CTRL_SIZE, *k = m + CX4_UMR_MKEY_SEG_SIZE;
 	uint64_t mask = CX4_UMR_MKEY_MASK_FREE | CX4_UMR_MKEY_MASK_KEY | CX4_UMR_MKEY_MASK_LEN |
-			CX4_UMR_MKEY_MASK_START_ADDR | CX4_UMR_MKEY_MASK_LW |
-			CX4_UMR_MKEY_MASK_RR | CX4_UMR_MKEY_MASK_RW | CX4_UMR_MKEY_MASK_A;
+			CX4_UMR_MKEY_MASK_START_ADDR | CX4_UMR_MKEY_MASK_LW | CX4_UMR_MKEY_MASK_RR |
+			CX4_UMR_MKEY_MASK_RW | CX4_UMR_MKEY_MASK_A;
+	uint8_t *c, *m, *k;
 
 	memset(u, 0, sizeof(*u));
+	c = u->b;
+	m = c + CX4_UMR_CTRL_SIZE;
+	k = m + CX4_UMR_MKEY_SEG_SIZE;
 	cx4_set(c, CX4_UMR_CTRL_INLINE, 1);
 	cx4_set(c, CX4_UMR_CTRL_TRANSLATION_OFFSET_EN, 1);
 	if (type2) {
@@ -149,9 +152,11 @@ static void umr_bind(struct umr *u, bool type2, uint32_t qpn, uint8_t key, uint6
 /* A local invalidation (rdma-core LOCAL_INV): free, and only by the QP a type 2 is bound to. */
 static void umr_invalidate(struct umr *u, bool check_qpn)
 {
-	uint8_t *c = u->b, *m = u->b + CX4_UMR_CTRL_SIZE;
+	uint8_t *c, *m;
 
 	memset(u, 0, sizeof(*u));
+	c = u->b;
+	m = c + CX4_UMR_CTRL_SIZE;
 	cx4_set(c, CX4_UMR_CTRL_INLINE, 1);
 	cx4_set(c, CX4_UMR_CTRL_TRANSLATION_OFFSET_EN, 1);
 	cx4_set(c, CX4_UMR_CTRL_CHECK_QPN, check_qpn);
@@ -184,8 +189,8 @@ static int write_to(struct side *a, struct tqp *qa, size_t src_off, uint32_t len
 		    uint32_t rkey)
 {
 	struct tsge sg = {.len = len, .lkey = a->mr.key, .addr = (uintptr_t)a->mr.buf + src_off};
-	struct tsend s = {.opcode = MLX5_OPCODE_RDMA_WRITE, .sg = &sg, .nsg = 1,
-			  .raddr = raddr, .rkey = rkey};
+	struct tsend s = {
+	    .opcode = MLX5_OPCODE_RDMA_WRITE, .sg = &sg, .nsg = 1, .raddr = raddr, .rkey = rkey};
 	struct tcqe e;
 
 	tqp_post_send(&a->t, qa, &s);
@@ -199,8 +204,8 @@ static int read_from(struct side *a, struct tqp *qa, size_t dst_off, uint32_t le
 		     uint32_t rkey)
 {
 	struct tsge sg = {.len = len, .lkey = a->mr.key, .addr = (uintptr_t)a->mr.buf + dst_off};
-	struct tsend s = {.opcode = MLX5_OPCODE_RDMA_READ, .sg = &sg, .nsg = 1,
-			  .raddr = raddr, .rkey = rkey};
+	struct tsend s = {
+	    .opcode = MLX5_OPCODE_RDMA_READ, .sg = &sg, .nsg = 1, .raddr = raddr, .rkey = rkey};
 	struct tcqe e;
 
 	tqp_post_send(&a->t, qa, &s);
@@ -283,8 +288,7 @@ static void test_mw_type2(void)
 	rkey = (mw & ~0xffu) | 0x3d;
 	umr_bind(&u, true, qb.qpn, 0x3d, win, WIN_LEN, TA_LW | TA_RW, b.mr.key);
 	T_EQ(umr_post(&b, &qb, mw, &u), 0);
-	T_EQ(write_to(&a, &qa, 0, 2, win + WIN_LEN - 1, rkey),
-	     MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR);
+	T_EQ(write_to(&a, &qa, 0, 2, win + WIN_LEN - 1, rkey), MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR);
 	check_value(b.mr.buf, REGION, 0, "write past the window");
 	down(&a, &b);
 
@@ -370,7 +374,8 @@ static void test_mw_type1(void)
 	/* rebound (type 1 needs no free window) elsewhere with a new key byte */
 	umr_bind(&u, false, 0, 0x52, win + 4096, 4096, TA_LW | TA_RW, b.mr.key);
 	T_EQ(umr_post(&b, &qb2, mw, &u), 0);
-	T_EQ(write_to(&a, &qa, 0, 1, win, (mw & ~0xffu) | 0x52), MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR);
+	T_EQ(write_to(&a, &qa, 0, 1, win, (mw & ~0xffu) | 0x52),
+	     MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR);
 	down(&a, &b);
 
 	setup(&a, &b, &qa, &qb);
@@ -486,8 +491,8 @@ static void send_inv_case(bool type2, bool bound_elsewhere)
 	win = (uintptr_t)b.mr.buf + WIN_OFF;
 	mw = mw_alloc(&b.t, b.pd, type2);
 	rkey = (mw & ~0xffu) | 0x22;
-	umr_bind(&u, type2, bound_elsewhere ? qb2.qpn : qb.qpn, 0x22, win, WIN_LEN,
-		 TA_LW | TA_RW, b.mr.key);
+	umr_bind(&u, type2, bound_elsewhere ? qb2.qpn : qb.qpn, 0x22, win, WIN_LEN, TA_LW | TA_RW,
+		 b.mr.key);
 	T_EQ(umr_post(&b, bound_elsewhere ? &qb2 : &qb, mw, &u), 0);
 	rs = (struct tsge){.len = 4000, .lkey = b.mr.key, .addr = (uintptr_t)b.mr.buf + 40000};
 	ss = (struct tsge){.len = 3000, .lkey = a.mr.key, .addr = (uintptr_t)a.mr.buf};
@@ -562,7 +567,7 @@ static void test_priv_umr(void)
 	cx4_set(c, CX4_UMR_CTRL_CHECK_FREE_STATE, CX4_UMR_CHECK_FAIL_IF_FREE);
 	cx4_set64(c, CX4_UMR_CTRL_MKEY_MASK,
 		  CX4_UMR_MKEY_MASK_PD | CX4_UMR_MKEY_MASK_LR | CX4_UMR_MKEY_MASK_LW |
-			  CX4_UMR_MKEY_MASK_RR | CX4_UMR_MKEY_MASK_RW | CX4_UMR_MKEY_MASK_A);
+		      CX4_UMR_MKEY_MASK_RR | CX4_UMR_MKEY_MASK_RW | CX4_UMR_MKEY_MASK_A);
 	cx4_set(m, CX4_MKC_LR, 1);
 	cx4_set(m, CX4_MKC_LW, 1);
 	cx4_set(m, CX4_MKC_RW, 1);
@@ -617,7 +622,8 @@ static void test_priv_umr(void)
 	down(&a, &b);
 }
 
-/* ---- CQ resize ---------------------------------------------------------------------------------- */
+/* ---- CQ resize ----------------------------------------------------------------------------------
+ */
 
 static int resize(struct tdev *t, struct tcq *cq, uint32_t log, struct tmem *nbuf)
 {
@@ -634,7 +640,7 @@ static int resize(struct tdev *t, struct tcq *cq, uint32_t log, struct tmem *nbu
 	cx4_set(in, CX4_MODIFY_CQ_IN_CQN, cq->cqn);
 	cx4_set(in, CX4_MODIFY_CQ_IN_FIELD_SELECT,
 		CX4_RESIZE_CQ_SEL_LOG_CQ_SIZE | CX4_RESIZE_CQ_SEL_PAGE_OFFSET |
-			CX4_RESIZE_CQ_SEL_LOG_PAGE_SIZE);
+		    CX4_RESIZE_CQ_SEL_LOG_PAGE_SIZE);
 	cx4_set(cqc, CX4_CQC_LOG_CQ_SIZE, log);
 	cx4_set(cqc, CX4_CQC_LOG_PAGE_SIZE, 0);
 	for (uint32_t i = 0; i < npas && i < 4; i++)
@@ -646,8 +652,11 @@ static int resize(struct tdev *t, struct tcq *cq, uint32_t log, struct tmem *nbu
 static void writes(struct side *a, struct tqp *qa, struct side *b, int n)
 {
 	struct tsge sg = {.len = 8, .lkey = a->mr.key, .addr = (uintptr_t)a->mr.buf};
-	struct tsend s = {.opcode = MLX5_OPCODE_RDMA_WRITE, .sg = &sg, .nsg = 1,
-			  .raddr = (uintptr_t)b->mr.buf, .rkey = b->mr.key};
+	struct tsend s = {.opcode = MLX5_OPCODE_RDMA_WRITE,
+			  .sg = &sg,
+			  .nsg = 1,
+			  .raddr = (uintptr_t)b->mr.buf,
+			  .rkey = b->mr.key};
 
 	for (int i = 0; i < n; i++)
 		tqp_post_send(&a->t, qa, &s);
@@ -702,7 +711,8 @@ static void test_cq_resize(void)
 	}
 	/* software copies ci..r-1 to ci+1..r of the new ring (rdma-core's rule) */
 	for (uint32_t i = a.scq.ci; i < r; i++) {
-		uint8_t *s = a.scq.buf.p + (size_t)(i & 7) * 64, *d = nbuf.p + (size_t)((i + 1) & 31) * 64;
+		uint8_t *s = a.scq.buf.p + (size_t)(i & 7) * 64,
+			*d = nbuf.p + (size_t)((i + 1) & 31) * 64;
 
 		memcpy(d, s, 64);
 		d[63] = (uint8_t)((s[63] & ~1u) | (((i + 1) >> 5) & 1));
@@ -736,12 +746,9 @@ int main(int argc, char **argv)
 		const char *name;
 		void (*fn)(void);
 	} tests[] = {
-	    {"mw_type2", test_mw_type2},
-	    {"mw_type2_other_qp", test_mw_type2_other_qp},
-	    {"mw_type1", test_mw_type1},
-	    {"mw_bind_errors", test_mw_bind_errors},
-	    {"send_inv", test_send_inv_cases},
-	    {"priv_umr", test_priv_umr},
+	    {"mw_type2", test_mw_type2},       {"mw_type2_other_qp", test_mw_type2_other_qp},
+	    {"mw_type1", test_mw_type1},       {"mw_bind_errors", test_mw_bind_errors},
+	    {"send_inv", test_send_inv_cases}, {"priv_umr", test_priv_umr},
 	    {"cq_resize", test_cq_resize},
 	};
 

@@ -427,8 +427,8 @@ int tqp_post_send(struct tdev *t, struct tqp *qp, const struct tsend *s)
 	return idx;
 }
 
-int tqp_post_segs(struct tdev *t, struct tqp *qp, uint8_t opcode, uint32_t imm_be,
-		  uint8_t fm_ce_se, const void *segs, uint32_t len)
+int tqp_post_segs(struct tdev *t, struct tqp *qp, uint8_t opcode, uint32_t imm_be, uint8_t fm_ce_se,
+		  const void *segs, uint32_t len)
 {
 	uint8_t w[1024] = {0};
 	uint32_t ds = (16 + len + 15) / 16, nbb = (ds * 16 + 63) / 64;
