@@ -5,7 +5,7 @@
 # remaining one is explained in docs/conformance.md. Without ../shared the test is skipped.
 #
 #   PYVERBS_LOG_DIR  where the suite's full log goes (default: tests/pyverbs in the build tree)
-#   PYVERBS_TIMEOUT  seconds the whole suite may take on the device (default 600: a hang)
+#   PYVERBS_TIMEOUT  seconds the whole suite may take on the device (default 300: a hang)
 . "$BV_SOURCE_DIR/tests/lib/harness.sh"
 DEV=${1:?usage: conformance_pyverbs.sh DEVICE}
 RUNNER=$(cd "$BV_SOURCE_DIR/.." && pwd)/shared/conformance/run-pyverbs
@@ -18,7 +18,7 @@ bv_isolate_net "$@"
 bv_up
 LOGDIR=${PYVERBS_LOG_DIR:-$BV_BUILD_DIR/tests/pyverbs}
 mkdir -p "$LOGDIR"
-export PYVERBS_TIMEOUT=${PYVERBS_TIMEOUT:-600}
+export PYVERBS_TIMEOUT=${PYVERBS_TIMEOUT:-300}
 LOG="$LOGDIR/pyverbs-$DEV.log"
 PYVERBS_LOG_DIR="$LOGDIR" "$RUNNER" "$BVCTL" "$DEV" >"$BV_OUT/summary" 2>&1
 rc=$?
