@@ -632,6 +632,7 @@ static int resize(struct tdev *t, struct tcq *cq, uint32_t log, struct tmem *nbu
 	size_t bytes = (size_t)64 << log;
 	uint32_t npas = (uint32_t)((bytes + 4095) / 4096);
 
+	memset(nbuf, 0, sizeof(*nbuf));
 	T_EQ(tmem_alloc(t, bytes < 4096 ? 4096 : bytes, nbuf), 0);
 	for (size_t i = 0; i < (size_t)1 << log; i++)
 		nbuf->p[i * 64 + 63] = MLX5_CQE_INVALID << 4 | 1;
