@@ -6,7 +6,7 @@ ASAN_BUILD ?= build-asan
 JOBS       ?= 2
 CMAKE_ARGS ?=
 
-.PHONY: all deps build demo test asan interop bench format lint clean
+.PHONY: all deps build demo test asan interop bench package-test format lint clean
 
 all: build
 
@@ -39,6 +39,12 @@ interop: build
 # The performance targets of the cx4 issue, on the binaries just built (bench/cx4_bench.sh).
 bench: build
 	bench/cx4_bench.sh $(BUILD)
+
+# The Debian packages: built, lintian-checked, installed into a fresh Debian 12 root and used
+# there, then purged (tests/package/package-test.sh; the first run downloads the root).
+package-test:
+	@tools/install-deps.sh package
+	tests/package/package-test.sh
 
 format: $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) --target format
