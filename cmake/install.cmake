@@ -49,7 +49,8 @@ function(bv_install_provider name)
 	endif()
 	file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/${name}.driver "driver ${ref}\n")
 	install(TARGETS ${name} LIBRARY DESTINATION ${BV_IBVERBS_PROVIDER_DIR})
-	install(FILES ${CMAKE_CURRENT_BINARY_DIR}/${name}.driver DESTINATION ${BV_IBVERBS_CONFIG_DIR})
+	install(FILES ${CMAKE_CURRENT_BINARY_DIR}/${name}.driver
+		DESTINATION ${BV_IBVERBS_CONFIG_DIR})
 endfunction()
 
 # A library that must not shadow a system one (the preload shim; the drop-in librdmacm.so.1):

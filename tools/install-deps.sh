@@ -9,7 +9,7 @@ libibverbs-dev librdmacm-dev libibverbs1 ibverbs-providers ibverbs-utils rdmacm-
 perftest tshark libpcap-dev cppcheck clang-format"
 for extra in "$@"; do
 	case $extra in
-	package) PKGS="$PKGS dpkg-dev debhelper lintian debootstrap" ;;
+	package) PKGS="$PKGS dpkg-dev debhelper lintian debootstrap qemu-system-x86 e2fsprogs" ;;
 	docs) PKGS="$PKGS graphviz" ;;
 	*) echo "install-deps: unknown set '$extra' (package, docs)" >&2; exit 2 ;;
 	esac
