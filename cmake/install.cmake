@@ -54,9 +54,17 @@ function(bv_install_provider name)
 endfunction()
 
 # A library that must not shadow a system one (the preload shim; the drop-in librdmacm.so.1):
-# bvctl run / bvctl env name this directory, nothing else does.
+# bvctl run / bvctl env name this directory, nothing else does. SUBDIR keeps the build tree's
+# layout below lib/ (the CM library: build/lib/rdmacm, installed BV_PRIVATE_LIBDIR/rdmacm), so
+# bvctl finds it at the same place relative to its library directory in both.
+#   bv_install_private_library(TARGET [SUBDIR dir])
 function(bv_install_private_library target)
-	install(TARGETS ${target} LIBRARY DESTINATION ${BV_PRIVATE_LIBDIR} NAMELINK_SKIP)
+	cmake_parse_arguments(A "" "SUBDIR" "" ${ARGN})
+	set(dest ${BV_PRIVATE_LIBDIR})
+	if(A_SUBDIR)
+		set(dest ${dest}/${A_SUBDIR})
+	endif()
+	install(TARGETS ${target} LIBRARY DESTINATION ${dest} NAMELINK_SKIP)
 endfunction()
 
 # A public shared library with its headers and a pkg-config file (libscif.so.0, scif.h,

@@ -135,7 +135,8 @@ changed=$( (diff /tmp/before.list /tmp/after.list; diff /tmp/before.md5 /tmp/aft
 	true)
 left=$(echo "$changed" | grep -Ev "$allowed" || true)
 [ -z "$left" ] || { echo "$left"; fail "the purge left these behind or changed them"; }
-note "changed, as allowed:" $(echo "$changed" | grep -E "$allowed" |
-	sed 's|^/var/cache/man/.*|/var/cache/man/...|; s|^/var/lib/dpkg/.*|/var/lib/dpkg/...|' | sort -u)
+note "changed, as allowed: $(echo "$changed" | grep -E "$allowed" |
+	sed 's|^/var/cache/man/.*|/var/cache/man/...|; s|^/var/lib/dpkg/.*|/var/lib/dpkg/...|' |
+	sort -u | tr '\n' ' ')"
 grep -q '^bridgeverbs:' /etc/passwd && note "left by policy: the system user bridgeverbs"
 note "all checks passed"

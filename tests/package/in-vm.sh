@@ -23,6 +23,14 @@ ntbd@ntb_0.service ntbd@ntb_1.service"
 
 S='[[:space:]]+'
 
+wait_listen() {
+	for _ in $(seq 600); do
+		ss -ltn | grep -q ":$1 " && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 # pingpong WHO SERVER CLIENT PORT [PREFIX]: ibv_rc_pingpong -c (the server checks a byte of
 # every page it received)
 # as_root or as_user, PREFIX before it. Not perftest: under emulation its clock calibration

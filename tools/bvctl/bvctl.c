@@ -194,7 +194,7 @@ static int start_systemd(struct bvctl *b)
 	int failed = 0;
 
 	if (bvctl_systemctl("daemon-reload", NULL) ||
-	    bvctl_systemctl("start", "bridgeverbs.target")) {
+	    bvctl_systemctl("start", "bridgeverbs.target", NULL)) {
 		fprintf(stderr, "bvctl up: systemctl start bridgeverbs.target failed "
 				"(systemctl status bridgeverbs-sysfs.service)\n");
 		return 1;
@@ -280,8 +280,13 @@ static int cmd_down(struct bvctl *b)
 	static const char *const suffixes[] = { ".sock", ".pid", ".log" };
 	int ret = 0;
 
-	/* systemd stops the units; stopping bridgeverbs-sysfs.service runs bvctl --direct down */
-	if (bvctl_use_systemd(b) && bvctl_systemctl("stop", "bridgeverbs.target")) {
+	/*
+	 * systemd stops the units. The target stops first (it is ordered after what it wants);
+	 * bridgeverbs-sysfs.service stops last, once the daemons are gone, running bvctl --direct
+	 * down: waiting for it is waiting for everything.
+	 */
+	if (bvctl_use_systemd(b) &&
+	    bvctl_systemctl("stop", "bridgeverbs.target", "bridgeverbs-sysfs.service", NULL)) {
 		fprintf(stderr, "bvctl down: systemctl stop bridgeverbs.target failed\n");
 		ret = 1;
 	}

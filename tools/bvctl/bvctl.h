@@ -36,7 +36,8 @@ void bvctl_prepare_rundir(void);
 
 /* systemd.c: the system instance under systemd (cx4d@.service, ntbd@.service, bridgeverbs.target). */
 bool bvctl_use_systemd(const struct bvctl *b);
-int bvctl_systemctl(const char *verb, const char *unit);
+/* systemctl VERB [UNIT...] (NULL-terminated); its exit status */
+int bvctl_systemctl(const char *verb, ...);
 int bvctl_generator(int argc, char **argv);
 
 #endif

@@ -15,6 +15,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -37,11 +38,19 @@ bool bvctl_use_systemd(const struct bvctl *b)
 	return !lstat("/run/systemd/system", &st) && S_ISDIR(st.st_mode);
 }
 
-int bvctl_systemctl(const char *verb, const char *unit)
+int bvctl_systemctl(const char *verb, ...)
 {
-	char *const argv[] = { "systemctl", (char *)verb, (char *)unit, NULL };
-	int status;
-	pid_t pid = fork();
+	char *argv[8] = { "systemctl", (char *)verb };
+	int status, n = 2;
+	va_list ap;
+	pid_t pid;
+
+	va_start(ap, verb);
+	while (n < 7 && (argv[n] = va_arg(ap, char *)))
+		n++;
+	va_end(ap);
+	argv[n] = NULL;
+	pid = fork();
 
 	if (pid < 0)
 		return -1;
