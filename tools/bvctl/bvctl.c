@@ -193,8 +193,8 @@ static int start_systemd(struct bvctl *b)
 {
 	int failed = 0;
 
-	if (bvctl_systemctl("daemon-reload", NULL) ||
-	    bvctl_systemctl("start", "bridgeverbs.target", NULL)) {
+	if (bvctl_systemctl("daemon-reload", (char *)NULL) ||
+	    bvctl_systemctl("start", "bridgeverbs.target", (char *)NULL)) {
 		fprintf(stderr, "bvctl up: systemctl start bridgeverbs.target failed "
 				"(systemctl status bridgeverbs-sysfs.service)\n");
 		return 1;
@@ -286,7 +286,8 @@ static int cmd_down(struct bvctl *b)
 	 * down: waiting for it is waiting for everything.
 	 */
 	if (bvctl_use_systemd(b) &&
-	    bvctl_systemctl("stop", "bridgeverbs.target", "bridgeverbs-sysfs.service", NULL)) {
+	    bvctl_systemctl("stop", "bridgeverbs.target", "bridgeverbs-sysfs.service",
+			    (char *)NULL)) {
 		fprintf(stderr, "bvctl down: systemctl stop bridgeverbs.target failed\n");
 		ret = 1;
 	}

@@ -36,7 +36,7 @@ void bvctl_prepare_rundir(void);
 
 /* systemd.c: the system instance under systemd (cx4d@.service, ntbd@.service, bridgeverbs.target). */
 bool bvctl_use_systemd(const struct bvctl *b);
-/* systemctl VERB [UNIT...] (NULL-terminated); its exit status */
+/* systemctl VERB [UNIT...] ((char *)NULL-terminated); its exit status */
 int bvctl_systemctl(const char *verb, ...);
 int bvctl_generator(int argc, char **argv);
 
