@@ -526,13 +526,16 @@ static int cmd_demo(struct bvctl *b)
 
 		if (!strcmp(d->kind, "cx4") && ncx4 < 2)
 			cx4[ncx4++] = d->name;
-		if (!strcmp(d->kind, "ntb") && !ntb[0] && d->side == 0)
-			for (int k = 0; k < b->cfg.ndev; k++)
-				if (!strcmp(b->cfg.dev[k].kind, "ntb") &&
-				    !strcmp(b->cfg.dev[k].link, d->link) && b->cfg.dev[k].side == 1) {
-					ntb[0] = d->name;
-					ntb[1] = b->cfg.dev[k].name;
-				}
+		if (strcmp(d->kind, "ntb") || ntb[0] || d->side != 0)
+			continue;
+		for (int k = 0; k < b->cfg.ndev; k++) {
+			const struct bv_dev_conf *p = &b->cfg.dev[k];
+
+			if (!strcmp(p->kind, "ntb") && !strcmp(p->link, d->link) && p->side == 1) {
+				ntb[0] = d->name;
+				ntb[1] = p->name;
+			}
+		}
 	}
 	printf("\n$ bvctl run -- ibv_devices\n");
 	fflush(stdout);

@@ -34,7 +34,7 @@ int bvctl_daemon_status(const struct bv_dev_conf *dev, char *buf, size_t len);
 int bvctl_wait_port_active(const struct bv_dev_conf *dev, int timeout_ms);
 void bvctl_prepare_rundir(void);
 
-/* systemd.c: the system instance under systemd (cx4d@.service, ntbd@.service, bridgeverbs.target). */
+/* systemd.c: the system instance under systemd (bridgeverbs.target, cx4d@, ntbd@). */
 bool bvctl_use_systemd(const struct bvctl *b);
 /* systemctl VERB [UNIT...] ((char *)NULL-terminated); its exit status */
 int bvctl_systemctl(const char *verb, ...);

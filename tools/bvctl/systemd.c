@@ -120,7 +120,8 @@ int bvctl_generator(int argc, char **argv)
 		if (!group)
 			continue;
 		if (!plain_name(group)) {
-			fprintf(stderr, "bridgeverbs-generator: %s: device %s: bad socket_group '%s'\n",
+			fprintf(stderr,
+				"bridgeverbs-generator: %s: device %s: bad socket_group '%s'\n",
 				BV_INSTALL_CONFIG, dev->name, group);
 			return 1;
 		}
