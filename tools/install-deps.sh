@@ -6,7 +6,7 @@
 set -e
 PKGS="build-essential cmake pkg-config python3 iproute2 util-linux procps valgrind \
 libibverbs-dev librdmacm-dev libibverbs1 ibverbs-providers ibverbs-utils rdmacm-utils \
-perftest tshark libpcap-dev cppcheck clang-format"
+perftest tshark libpcap-dev cppcheck clang-format ethtool clang libclang-rt-14-dev strace"
 for extra in "$@"; do
 	case $extra in
 	package) PKGS="$PKGS dpkg-dev debhelper lintian debootstrap qemu-system-x86 e2fsprogs" ;;

@@ -83,7 +83,8 @@ static int queue_send(struct ntb_qp *qp, const struct ibv_send_wr *wr, int state
 		w->sg[0] = (struct ibv_sge){ .addr = (uintptr_t)buf, .length = off, .lkey = 0 };
 	} else {
 		w->num_sge = wr->num_sge;
-		memcpy(w->sg, wr->sg_list, sizeof(*w->sg) * wr->num_sge);
+		if (wr->num_sge)	/* a WR without SGEs may have no sg_list at all */
+			memcpy(w->sg, wr->sg_list, sizeof(*w->sg) * wr->num_sge);
 	}
 	w->state = NTB_SWQE_POSTED;
 	if (state == IBV_QPS_ERR || state == IBV_QPS_SQE) {

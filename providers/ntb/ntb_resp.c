@@ -445,13 +445,17 @@ static uint16_t ip_csum(const void *hdr, size_t len)
  * IPv4 header in the last 20 of them and leave the first 20 unspecified (Linux
  * ib_get_rdma_header_version / libibverbs ibv_init_ah_from_wc read it that way).
  */
-static void build_grh(struct ntb_context *ctx, uint32_t len, uint8_t grh[NTB_GRH_LEN])
+static void build_grh(struct ntb_context *ctx, uint32_t len, bool imm, uint8_t grh[NTB_GRH_LEN])
 {
 	struct iphdr ip = {
 		.version = 4,
 		.ihl = 5,
-		/* IPv4 + UDP + BTH + DETH + payload + ICRC, as the packet would have been */
-		.tot_len = htons((uint16_t)(20 + 8 + 12 + 8 + len + 4)),
+		/*
+		 * IPv4 + UDP + BTH + DETH (+ ImmDt) + payload padded to 4 bytes (BTH PadCnt) +
+		 * ICRC, as the packet would have been
+		 */
+		.tot_len = htons((uint16_t)(20 + 8 + 12 + 8 + (imm ? 4 : 0) + ((len + 3) & ~3u) +
+					    4)),
 		.frag_off = htons(IP_DF),
 		.ttl = 64,
 		.protocol = IPPROTO_UDP,
@@ -499,7 +503,7 @@ static int ud_request(struct ntb_peer *p, struct ntb_qp *qp, const struct ntbv_m
 		ntb_cq_push(qp->rcq, &wc, false);
 		return R_NEXT;
 	}
-	build_grh(ctx, h->len, grh);
+	build_grh(ctx, h->len, h->flags & NTBV_F_IMM, grh);
 	ntb_sg_copy_in(qp->cur_recv.sg, qp->cur_recv.num_sge, 0, grh, NTB_GRH_LEN);
 	ntb_sg_copy_in(qp->cur_recv.sg, qp->cur_recv.num_sge, NTB_GRH_LEN, data, h->len);
 	wc.status = IBV_WC_SUCCESS;

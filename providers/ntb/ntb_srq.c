@@ -67,7 +67,8 @@ int ntb_post_recv_common(struct ntb_context *ctx, struct ntb_rq *rq, uint32_t pd
 		w = &rq->wqe[rq->tail & (rq->size - 1)];
 		w->wr_id = wr->wr_id;
 		w->num_sge = wr->num_sge;
-		memcpy(w->sg, wr->sg_list, sizeof(*w->sg) * wr->num_sge);
+		if (wr->num_sge)
+			memcpy(w->sg, wr->sg_list, sizeof(*w->sg) * wr->num_sge);
 		rq->tail++;
 	}
 	pthread_mutex_unlock(&rq->lock);

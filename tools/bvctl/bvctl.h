@@ -40,4 +40,8 @@ bool bvctl_use_systemd(const struct bvctl *b);
 int bvctl_systemctl(const char *verb, ...);
 int bvctl_generator(int argc, char **argv);
 
+/* model.c: a modelled card's controls outside its function (the model's control socket) */
+int bvctl_model_request(const struct bv_dev_conf *dev, const char *req, char *rsp, size_t len);
+int bvctl_model(const struct bvctl *b, int argc, char **argv);
+
 #endif

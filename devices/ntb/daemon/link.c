@@ -210,6 +210,22 @@ static void on_cmd(void *arg, const struct ntbd_mbox_msg *msg)
 	}
 }
 
+/*
+ * The peer's control region must be memory it maps for us, writable, in one piece: our stores
+ * into the rest of the window (a hole of its IOMMU) would fault here, where an NTB would drop
+ * them. A peer that says otherwise is not talked to.
+ */
+static bool peer_ctl_backed(struct ntbd *n)
+{
+	uint64_t len = (n->pv->ctl + NTB_PAGE_SIZE - 1) & ~(uint64_t)(NTB_PAGE_SIZE - 1), off;
+	int fd;
+
+	if (ntb_peer_mw_range_fd(n->ntb, 0, 0, len, &fd, &off))
+		return false;
+	close(fd);
+	return true;
+}
+
 /* Step 3-4: both READY: reach the peer's control region. */
 static int finish(struct ntbd *n)
 {
@@ -227,7 +243,7 @@ static int finish(struct ntbd *n)
 	err = ntb_peer_mw_map(n->ntb, 0, &va, &size);
 	if (err)
 		return err;
-	if (n->pv->ctl < sizeof(*h) || n->pv->ctl > size) {
+	if (n->pv->ctl < sizeof(*h) || n->pv->ctl > size || !peer_ctl_backed(n)) {
 		ntb_peer_mw_unmap(n->ntb, 0);
 		return -EPROTO;
 	}

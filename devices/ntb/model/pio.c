@@ -50,6 +50,15 @@ static int overlapping(struct ntb_iommu_tbl *t, uint64_t base, uint64_t size,
 	}
 }
 
+/*
+ * The peer's IOMMU table is the peer's to write: an entry may name a part of an object that
+ * the object (as announced over the cable, cable.c) does not have. Such a part stays unmapped.
+ */
+static bool obj_holds(const struct ntb_obj *o, uint64_t off, uint64_t len)
+{
+	return off >= o->off && off + len >= off && off + len <= o->off + o->size;
+}
+
 int ntb_peer_mw_map(struct ntb_dev *ntb, int widx, void **addr, uint64_t *size)
 {
 	struct ntb_iommu_ent *ents;
@@ -90,7 +99,7 @@ int ntb_peer_mw_map(struct ntb_dev *ntb, int widx, void **addr, uint64_t *size)
 		if (!o)
 			continue;
 		/* window offsets must stay page aligned for mmap: IOVA and base both are */
-		if ((lo - base) % NTB_PAGE_SIZE)
+		if ((lo - base) % NTB_PAGE_SIZE || !obj_holds(o, e->obj_off + (lo - e->iova), hi - lo))
 			continue;
 		if (mmap(map + (lo - base), hi - lo, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
 			 o->fd, e->obj_off + (lo - e->iova)) == MAP_FAILED) {
@@ -134,7 +143,7 @@ int ntb_peer_mw_range_fd(struct ntb_dev *ntb, int widx, uint64_t off, uint64_t l
 	    e[0].iova + e[0].len < base + off + len)
 		return -ENXIO;
 	o = ntb_obj_find(ntb->peer_objs, e[0].obj);
-	if (!o)
+	if (!o || !obj_holds(o, e[0].obj_off + (base + off - e[0].iova), len))
 		return -ENXIO;
 	*fd = fcntl(o->fd, F_DUPFD_CLOEXEC, 0);
 	if (*fd < 0)
