@@ -10,8 +10,8 @@
 . "$BV_SOURCE_DIR/tests/lib/harness.sh"
 . "$BV_SOURCE_DIR/tests/integration/cx4_lib.sh"
 [ "$(id -u)" = 0 ] || { echo "SKIP: needs root"; exit 77; }
-TOOLS=${BV_RXE_TOOLS:-$BV_SOURCE_DIR/../shared/tools/rxe-peer}
-[ -x "$TOOLS/run-vm" ] || TOOLS=/work/shared/tools/rxe-peer
+TOOLS=${BV_RXE_TOOLS:-${BV_SHARED_DIR:-$BV_SOURCE_DIR/../shared}/tools/rxe-peer}
+[ -x "$TOOLS/run-vm" ] || { echo "SKIP: no rxe-peer tools in $TOOLS (BV_RXE_TOOLS)"; exit 77; }
 IMG=${BV_RXE_IMAGE:-/var/tmp/rxe-peer}
 [ -s "$IMG/root.img" ] || "$TOOLS/build-vm" "$IMG" || bv_fail "cannot build the rxe VM image"
 VM_TMO=${BV_RXE_TIMEOUT:-1200}
