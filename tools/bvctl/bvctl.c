@@ -23,6 +23,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "bv_netdev.h"
 #include "bv_proto.h"
 #include "bvctl.h"
 
@@ -83,6 +84,8 @@ static int load_config(struct bvctl *b, bool for_up)
 		fprintf(stderr, "bvctl: configuration %s: %s\n", src ? src : "(built-in)", err);
 		return -1;
 	}
+	/* each port's net device and MAC, from this namespace's interfaces (bv_netdev.h) */
+	bv_config_resolve(&b->cfg);
 	return 0;
 }
 
@@ -318,6 +321,7 @@ static int cmd_run(struct bvctl *b, int argc, char **argv)
 		return 2;
 	}
 	set_env(b);
+	bvctl_sys_view();
 	execvp(argv[0], argv);
 	fprintf(stderr, "bvctl run: %s: %s\n", argv[0], strerror(errno));
 	return 127;
@@ -333,6 +337,7 @@ static int run_wait(const struct bvctl *b, char *const argv[])
 		return -1;
 	if (pid == 0) {
 		set_env(b);
+		bvctl_sys_view();
 		execvp(argv[0], argv);
 		fprintf(stderr, "bvctl: %s: %s\n", argv[0], strerror(errno));
 		_exit(127);

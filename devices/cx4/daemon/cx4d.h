@@ -26,7 +26,9 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "bv_sysfs.h"
 #include "bvd.h"
+#include "bvd_attr.h"
 #include "cx4_bus.h"
 #include "cx4_prm.h"
 #include "cx4_proto.h"
@@ -228,7 +230,8 @@ struct cx4d {
 	uint32_t max_mtu_bytes, oper_mtu_bytes;
 	uint32_t eth_proto_oper;
 	uint32_t gid_tbl_len;
-	uint32_t gid_valid;		/* bit n: RoCE address n programmed */
+	struct bv_gid_entry gids[BV_CX4_GID_TBL_LEN];	/* entries 0..ngids-1 programmed */
+	unsigned int ngids;
 
 	/* health */
 	int health_tfd;
@@ -303,6 +306,8 @@ int cx4d_query_device(struct bvd *b, struct bv_device_attr *a);
 int cx4d_query_port(struct bvd *b, unsigned int port, struct bv_port_attr *a);
 void cx4d_port_refresh(struct cx4d *d);
 int cx4d_gid_get(struct cx4d *d, unsigned int index, uint8_t gid[16], int *roce_v2);
+/* One of the port's GIDs (loopback: the destination MAC is ours). */
+bool cx4d_gid_is_own(struct cx4d *d, const uint8_t gid[16]);
 
 /* obj.c */
 int cx4d_idmap_init(struct cx4d_idmap *m);
@@ -361,5 +366,8 @@ void cx4d_qp_destroy(struct cx4d *d, struct cx4d_qp *qp);
 void cx4d_qp_event(struct cx4d *d, uint32_t qpn, uint8_t type);
 int cx4d_ah_resolve(struct cx4d *d, struct cx4d_client *cl, struct cx4d_req *q);
 int cx4d_resolve_dmac(struct cx4d *d, const uint8_t dgid[16], uint8_t dmac[6]);
+
+/* neigh.c: the MAC of an IP GID on the port's Ethernet net device. 0 or EHOSTUNREACH. */
+int cx4d_neigh_resolve(struct cx4d *d, const uint8_t gid[16], uint8_t mac[6]);
 
 #endif /* CX4D_H */
