@@ -159,7 +159,7 @@ static int udp6_find(const struct mdev *d, const uint8_t addr[16])
 static int udp6_get(struct mdev *d, const uint8_t addr[16])
 {
 	struct roce_udp_port_opts rxo = {.rcvbuf = 8 << 20, .sndbuf = 1 << 20, .gro = true};
-	struct roce_udp_port_opts txo = {.rcvbuf = 64 << 10, .sndbuf = 4 << 20};
+	struct roce_udp_port_opts txo = {.rcvbuf = 64 << 10, .sndbuf = 4 << 20, .gso = true};
 	unsigned int scope = ipv6_ifindex(d, addr);
 	int i = udp6_find(d, addr), err;
 	struct mudp6 *u;
@@ -890,63 +890,25 @@ static int tx_frames(struct mdev *d, uint8_t r, bool *full)
 	return sent;
 }
 
-/* RoCE v2 over IPv6: the packets at the head of the queue from one source address. */
-static int tx_udp6(struct mdev *d, bool *full)
+/* The socket a packet of route UDP4 / UDP6 leaves from. */
+static struct roce_udp_port *udp_sock(struct mnet *n, uint8_t route, uint16_t sock)
 {
-	struct mnet *n = &d->net;
-	struct roce_udp_tx tx[ROCE_UDP_BATCH];
-	uint32_t first = n->tx_head, niov = 0;
-	uint16_t sock = n->tx_slot[first % NET_TX_SLOTS].sock;
-	unsigned int k = 0;
-	int r;
-
-	while (first + k != n->tx_tail && k < ROCE_UDP_BATCH) {
-		struct txpkt *t = &n->tx_slot[(first + k) % NET_TX_SLOTS];
-		struct roce_addr a;
-		int tl;
-
-		if (t->faulted || route_of(d, t) != NET_ROUTE_UDP6 || t->sock != sock ||
-		    niov + (uint32_t)t->iovcnt + 1 > TX_IOV_MAX)
-			break;
-		pkt_addr(d, t, 0, &a);
-		tl = roce_write_tail(t->tail, &a, t->iov, t->iovcnt);
-		if (tl < 0) {
-			t->faulted = true;
-			break;
-		}
-		memcpy(&n->tx_iov[niov], t->iov, (size_t)t->iovcnt * sizeof(*t->iov));
-		n->tx_iov[niov + (uint32_t)t->iovcnt] =
-		    (struct iovec){.iov_base = t->tail, .iov_len = (size_t)tl};
-		tx[k] = (struct roce_udp_tx){.iov = &n->tx_iov[niov],
-					     .iovcnt = t->iovcnt + 1,
-					     .daddr6 = t->dst.rgid,
-					     .dport = d->cfg.udp_port,
-					     .tos = t->dst.tclass,
-					     .ttl = t->dst.hop_limit};
-		niov += (uint32_t)t->iovcnt + 1;
-		k++;
-	}
-	if (!k)
-		return 0;
-	r = roce_udp_send(&n->udp6[sock].tx, tx, k);
-	if (r < 0) {
-		mdev_log(d, "send (IPv6): %s (1 packet dropped)", strerror(-r));
-		n->tx_head++;
-		return 0;
-	}
-	for (int i = 0; i < r; i++)
-		tx_done(d, &n->tx_slot[(first + (uint32_t)i) % NET_TX_SLOTS], 0);
-	n->tx_head += (uint32_t)r;
-	d->stats.udp6_tx_pkts += (uint64_t)r;
-	if ((unsigned int)r < k) {
-		set_epollout(d, NET_MAX_SOCKS + sock); /* socket buffer full: wait for POLLOUT */
-		*full = true;
-	}
-	return r;
+	return route == NET_ROUTE_UDP6 ? &n->udp6[sock].tx : &n->tx[sock];
 }
 
-/* RoCE v2 over IPv4: runs of equal-size packets to one destination become UDP GSO sends. */
-static int tx_udp4(struct mdev *d, bool *full)
+static bool same_dest(uint8_t route, const struct txpkt *a, const struct txpkt *b)
+{
+	return route == NET_ROUTE_UDP6 ? !memcmp(a->dst.rgid, b->dst.rgid, 16)
+				       : !memcmp(a->dst.rgid + 12, b->dst.rgid + 12, 4);
+}
+
+/*
+ * RoCE v2 through a UDP socket (route UDP4 or UDP6): runs of equal-size packets to one
+ * destination become UDP GSO sends, for IPv6 as for IPv4 (a device queue, a tap's for one,
+ * then holds one entry per run instead of one per packet). Over IPv4 segment i leaves with
+ * IPv4 ID i, which its ICRC covers; IPv6 has no ID.
+ */
+static int tx_udp(struct mdev *d, uint8_t route, bool *full)
 {
 	struct mnet *n = &d->net;
 	struct roce_udp_tx tx[ROCE_UDP_BATCH];
@@ -961,7 +923,7 @@ static int tx_udp4(struct mdev *d, bool *full)
 		struct txpkt *f = &n->tx_slot[at % NET_TX_SLOTS];
 		uint32_t size = pkt_len(f), bytes = 0, cnt = 0, iov0 = niov;
 
-		if (f->faulted || route_of(d, f) != NET_ROUTE_UDP4 || f->sock != sock)
+		if (f->faulted || route_of(d, f) != route || f->sock != sock)
 			break;
 		while (at != n->tx_tail) {
 			struct txpkt *t = &n->tx_slot[at % NET_TX_SLOTS];
@@ -969,9 +931,8 @@ static int tx_udp4(struct mdev *d, bool *full)
 			struct roce_addr a;
 			int tl;
 
-			if (cnt && (t->faulted || route_of(d, t) != NET_ROUTE_UDP4 || t->sock != sock ||
-				    memcmp(t->dst.rgid + 12, f->dst.rgid + 12, 4) ||
-				    t->dst.tclass != f->dst.tclass ||
+			if (cnt && (t->faulted || route_of(d, t) != route || t->sock != sock ||
+				    !same_dest(route, t, f) || t->dst.tclass != f->dst.tclass ||
 				    t->dst.hop_limit != f->dst.hop_limit || len > size ||
 				    bytes + len > UDP_MAX_PAYLOAD || cnt == NET_GSO_MAX_SEGS))
 				break;
@@ -997,6 +958,7 @@ static int tx_udp4(struct mdev *d, bool *full)
 			break;
 		tx[k] = (struct roce_udp_tx){.iov = &n->tx_iov[iov0],
 					     .iovcnt = (int)(niov - iov0),
+					     .daddr6 = route == NET_ROUTE_UDP6 ? f->dst.rgid : NULL,
 					     .dport = d->cfg.udp_port,
 					     .tos = f->dst.tclass,
 					     .ttl = f->dst.hop_limit,
@@ -1008,10 +970,11 @@ static int tx_udp4(struct mdev *d, bool *full)
 	}
 	if (!k)
 		return 0;
-	r = roce_udp_send(&n->tx[sock], tx, k);
+	r = roce_udp_send(udp_sock(n, route, sock), tx, k);
 	if (r < 0) {
 		/* EMSGSIZE (over the link MTU) or no route: the network drops it */
-		mdev_log(d, "send: %s (%u packets dropped)", strerror(-r), grp[0].n);
+		mdev_log(d, "send%s: %s (%u packets dropped)",
+			 route == NET_ROUTE_UDP6 ? " (IPv6)" : "", strerror(-r), grp[0].n);
 		n->tx_head += grp[0].n;
 		return 0;
 	}
@@ -1021,8 +984,11 @@ static int tx_udp4(struct mdev *d, bool *full)
 		n->tx_head += grp[g].n;
 		sent += (int)grp[g].n;
 	}
+	if (route == NET_ROUTE_UDP6)
+		d->stats.udp6_tx_pkts += (uint64_t)sent;
 	if ((unsigned int)r < k) {
-		set_epollout(d, sock); /* socket buffer full: wait for POLLOUT */
+		/* socket buffer full: wait for POLLOUT */
+		set_epollout(d, route == NET_ROUTE_UDP6 ? NET_MAX_SOCKS + sock : sock);
 		*full = true;
 	}
 	return sent;
@@ -1067,10 +1033,8 @@ int net_tx_flush(struct mdev *d)
 			n->tx_head++;
 			continue;
 		case NET_ROUTE_UDP4:
-			sent += tx_udp4(d, &full);
-			break;
 		case NET_ROUTE_UDP6:
-			sent += tx_udp6(d, &full);
+			sent += tx_udp(d, t->route, &full);
 			break;
 		default:
 			sent += tx_frames(d, t->route, &full);
@@ -1336,8 +1300,6 @@ static int rx_udp(struct mdev *d, struct roce_udp_port *port, unsigned int *used
 	if (got <= 0)
 		return 0;
 	*used += (unsigned int)got;
-	if (port->net == ROCE_NET_IPV6)
-		d->stats.udp6_rx_pkts += (uint64_t)got;
 	for (int i = 0; i < got; i++) {
 		size_t seg = rx[i].seg_size ? rx[i].seg_size : rx[i].len;
 
@@ -1352,6 +1314,8 @@ static int rx_udp(struct mdev *d, struct roce_udp_port *port, unsigned int *used
 			a.ip_id = (uint16_t)k;
 			rx_one(d, rx[i].buf + off, rx[i].len - off < seg ? rx[i].len - off : seg,
 			       &a);
+			if (port->net == ROCE_NET_IPV6)
+				d->stats.udp6_rx_pkts++;
 		}
 	}
 	return got;
