@@ -235,6 +235,13 @@ static void skip_acked(struct mqp *qp, const struct mswqe *e)
 		r->cur_psn = r->ack_psn;
 }
 
+/* sent_psn = max(sent_psn, end), modulo 2^24 */
+static void sent_upto(struct mqp *qp, uint32_t end)
+{
+	if (psn_sub(end, qp->req.sent_psn) - 1 < (1u << 23) - 1)
+		qp->req.sent_psn = end;
+}
+
 /* Queue one packet; returns 0, 1 when blocked (no slot), or a CQE syndrome (> 1). */
 static int emit(struct mdev *d, struct mqp *qp, uint32_t pos, const struct mwqe *w,
 		struct roce_tx_hdr *h, uint32_t off, uint32_t plen, bool last, bool payload)
@@ -264,9 +271,7 @@ static int emit(struct mdev *d, struct mqp *qp, uint32_t pos, const struct mwqe 
 	t->swq_pos = (int32_t)pos;
 	t->last = last;
 	net_tx_commit(d, t);
-	/* sent_psn = max(sent_psn, psn + 1), modulo 2^24 */
-	if (psn_sub(psn_add(h->psn, 1), qp->req.sent_psn) - 1 < (1u << 23) - 1)
-		qp->req.sent_psn = psn_add(h->psn, 1);
+	sent_upto(qp, psn_add(h->psn, 1));
 	return 0;
 }
 
@@ -313,6 +318,9 @@ static int send_entry(struct mdev *d, struct mqp *qp, uint32_t pos)
 			e->read_issued = true;
 			r->reads_out++;
 		}
+		/* the request uses the PSNs of all its responses: an ACK or NAK of a PSN up to
+		 * last_psn is about something sent (ack_upto, on_nak) */
+		sent_upto(qp, psn_add(e->last_psn, 1));
 		r->cur_psn = psn_add(e->last_psn, 1);
 		req_arm_retry(d, qp);
 		return 1;

@@ -440,6 +440,18 @@ static struct mres *res_new(struct mdev *d, struct mqp *qp, const struct roce_pk
 		return NULL;
 	}
 	/*
+	 * An ACK owed for what came before this request leaves now, ahead of its responses:
+	 * responses go in PSN order ([IBTA] 9.7.5.1.1), and an ACK sent after them would name an
+	 * older PSN than they did (the requester is past it by then). Behind responses of
+	 * earlier requests still to be sent it is dropped instead: the first response of this one
+	 * acknowledges everything before it.
+	 */
+	if (s->ack_owed && (s->ack_syn & ROCE_AETH_TYPE_MASK) == ROCE_AETH_ACK) {
+		if (!responses_pending(s))
+			send_aeth(d, qp, s->ack_syn, s->ack_psn);
+		s->ack_owed = false;
+	}
+	/*
 	 * The slot of the oldest kept resource: if a duplicate request had set it going again,
 	 * that request is long answered for the requester (it cannot have more than max
 	 * outstanding), so the rest of its replay is dropped.
