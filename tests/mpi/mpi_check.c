@@ -7,7 +7,7 @@
  * names its sender, receiver, round and offset, and checked on arrival; the rest of a
  * receive buffer (past what was sent) must stay untouched.
  *
- * Usage: mpirun ... mpi_check [max message bytes, default 1 MiB]
+ * Usage: mpirun ... mpi_check [max message bytes, default 1 MiB] [-v: rank 0 names each part]
  * Prints "mpi_check: N ranks, B bytes checked, OK" on rank 0 and exits 0; on any wrong byte
  * it names it and calls MPI_Abort.
  */
@@ -17,8 +17,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int rank, nranks;
+static int rank, nranks, verbose;
 static unsigned long long checked;
+
+static void stage(const char *what)
+{
+	if (verbose && !rank) {
+		fprintf(stderr, "mpi_check: %s\n", what);
+		fflush(stderr);
+	}
+}
 
 /* The byte at offset i of the message from src to dst in round r. */
 static uint8_t pat(int src, int dst, int r, size_t i)
@@ -229,6 +237,9 @@ static void test_rma(size_t max)
 		size_t n = sizes[k];
 		int r = 500 + k;
 
+		if (verbose && !rank)
+			fprintf(stderr, "mpi_check: put/get %zu bytes (fence)\n", n);
+
 		prepare_window(base, slot, next, r);
 		fill(src, n, rank, next, r);
 		memset(dst, 0xa5, max + GUARD);
@@ -244,6 +255,9 @@ static void test_rma(size_t max)
 	for (int k = 0; k < nsizes; k++) {
 		size_t n = sizes[k];
 		int r = 600 + k;
+
+		if (verbose && !rank)
+			fprintf(stderr, "mpi_check: put/get %zu bytes (lock)\n", n);
 
 		MPI_Win_lock(MPI_LOCK_EXCLUSIVE, rank, 0, win);
 		prepare_window(base, slot, next, r);
@@ -278,11 +292,16 @@ int main(int argc, char **argv)
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+	verbose = argc > 2 && !strcmp(argv[2], "-v");
 	make_sizes(max);
+	stage("ring");
 	test_ring(max);
+	stage("all pairs");
 	test_all_pairs(64, 0);
 	test_all_pairs(max / 4, 1);
+	stage("collectives");
 	test_collectives(max);
+	stage("one-sided");
 	test_rma(max);
 	MPI_Reduce(&checked, &total, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
 	if (!rank)
