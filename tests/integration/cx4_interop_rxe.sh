@@ -2,11 +2,14 @@
 # Interoperability with Linux soft-RoCE: a cx4 device (cx4d + the model, bound to 10.99.0.1 in
 # the network namespace "bvrxe") against rxe0 in a Debian 12 VM (shared/tools/rxe-peer, guest
 # 10.99.0.2), both directions: ib_write_bw, ib_read_bw, ib_send_bw, ib_atomic_bw,
-# ibv_rc_pingpong -c and ibv_ud_pingpong -c on the RoCE v2 IPv4 GIDs, and ibv_rc_pingpong -c,
-# ibv_ud_pingpong -c and ib_send_bw on the RoCE v2 IPv6 ones: link-local (the tap's, from its
-# MAC; the guest NIC's) and global (fd99::1 on the tap, fd99::2 in the guest). Slow (the VM
-# is emulated): run by `make interop`, not by ctest. Needs root; builds the VM image once
-# (BV_RXE_IMAGE, default /var/tmp/rxe-peer).
+# ibv_rc_pingpong -c, ibv_ud_pingpong -c, and bvtraffic (every byte of RC, UC, UD and SRQ
+# traffic checked; in the guest a static build with rdma-core's rxe provider, written into the
+# image) on the RoCE v2 IPv4 GIDs; ibv_rc_pingpong -c, ibv_ud_pingpong -c, ib_send_bw and
+# bvtraffic on the RoCE v2 IPv6 ones: link-local (the tap's, from its MAC; the guest NIC's) and
+# global (fd99::1 on the tap, fd99::2 in the guest). Every program's exit status counts, the
+# guest's too (its console reports each).
+# Slow (the VM is emulated): run by `make interop`, not by ctest. Needs root; builds the VM
+# image once (BV_RXE_IMAGE, default /var/tmp/rxe-peer).
 . "$BV_SOURCE_DIR/tests/lib/harness.sh"
 . "$BV_SOURCE_DIR/tests/integration/cx4_lib.sh"
 [ "$(id -u)" = 0 ] || { echo "SKIP: needs root"; exit 77; }
@@ -15,6 +18,26 @@ TOOLS=${BV_RXE_TOOLS:-$BV_SOURCE_DIR/../shared/tools/rxe-peer}
 IMG=${BV_RXE_IMAGE:-/var/tmp/rxe-peer}
 [ -s "$IMG/root.img" ] || "$TOOLS/build-vm" "$IMG" || bv_fail "cannot build the rxe VM image"
 VM_TMO=${BV_RXE_TIMEOUT:-1200}
+cmake --build "$BV_BUILD_DIR" --target bvtraffic_static >/dev/null ||
+	bv_fail "cannot build bvtraffic_static"
+command -v debugfs >/dev/null || bv_fail "debugfs is missing (e2fsprogs)"
+
+# guest_files SCRIPT: write into the image (no VM runs on it now) /usr/local/bin/bvtraffic,
+# bvtraffic linked statically with rdma-core's libibverbs and rxe provider (the guest has
+# rdma-core but no bridgeverbs), and /usr/local/bin/bv-guest.sh, the guest's command (a file:
+# the kernel command line that carries run-vm's command is too short for the tests)
+guest_files() {
+	printf 'cd /usr/local/bin\nrm bvtraffic\nwrite %s bvtraffic\nsif bvtraffic mode 0100755\nrm bv-guest.sh\nwrite %s bv-guest.sh\n' \
+		"$BV_BUILD_DIR/bin/bvtraffic_static" "$1" >"$BV_OUT/debugfs.cmd"
+	# the guest powers off without unmounting: replay its journal first, or a later mount
+	# would replay it over what debugfs writes
+	e2fsck -fp "$IMG/root.img" >"$BV_OUT/debugfs.out" 2>&1
+	debugfs -w -f "$BV_OUT/debugfs.cmd" "$IMG/root.img" >>"$BV_OUT/debugfs.out" 2>&1
+	debugfs -R "stat /usr/local/bin/bvtraffic" "$IMG/root.img" 2>/dev/null |
+		grep -q "Mode:  0755" && debugfs -R "cat /usr/local/bin/bv-guest.sh" "$IMG/root.img" \
+		2>/dev/null | cmp -s - "$1" ||
+		{ cat "$BV_OUT/debugfs.out"; bv_fail "the guest's files are not in its image"; }
+}
 
 # the namespace and tap run-vm uses (idempotent, as run-vm does it): our port lives there
 ns=bvrxe tap=bvtap0
@@ -76,30 +99,55 @@ for i in 1 3 5; do
 done
 # In the guest: a global IPv6 address on rxe0's NIC, then rxe0's RoCE v2 GIDs: IPv4 (G),
 # link-local (GL) and global IPv6 (G6); their indexes depend on the guest's addresses, and the
-# kernel adds a new address's GIDs shortly after it; r retries a client while the other side
-# starts. The guest command travels on the kernel command line (2048 bytes, spaces as \x20)
-# inside double quotes: none in it, and short.
-GID='cd /sys/class/infiniband/rxe0/ports/1; ip -6 addr add fd99::2/64 dev $(cat gid_attrs/ndevs/0) nodad; sleep 2; gi(){ for i in 0 1 2 3 4 5 6 7 8 9; do case $(cat gid_attrs/types/$i)$(cat gids/$i) in *v2*$1*) echo $i; return;; esac; done; }; G=$(gi ffff:); GL=$(gi fe80:); G6=$(gi fd99:); cd /; r(){ n=0; until $* || [ $((n+=1)) -gt 60 ]; do sleep 2; done; }'
+# kernel adds a new address's GIDs shortly after it.
+GID='cd /sys/class/infiniband/rxe0/ports/1; ip -6 addr add fd99::2/64 dev $(cat gid_attrs/ndevs/0) nodad; sleep 2; gi(){ for i in 0 1 2 3 4 5 6 7 8 9; do case $(cat gid_attrs/types/$i)$(cat gids/$i) in *v2*$1*) echo $i; return;; esac; done; }; G=$(gi ffff:); GL=$(gi fe80:); G6=$(gi fd99:); cd /'
 # perftest gives each side the other's outstanding read depth: rxe offers 128, a ConnectX-4
 # takes 16 (log_max_ra_req_qp), and mlx5 refuses more. -o 16 on both sides, as with real cards.
 # TEST [GID]: on the IPv4 GIDs, or on the link-local (LL) or global (G6) IPv6 ones
 TESTS=("ib_write_bw -n 200" "ib_read_bw -n 200 -o 16" "ib_send_bw -n 200" "ib_atomic_bw -n 200 -o 16"
        "ibv_rc_pingpong -c -n 50" "ibv_ud_pingpong -c -n 50 -s 512"
+       "bvtraffic -p 18530 -t rc -n 48 -W 120 -L 1200"
+       "bvtraffic -p 18530 -t rc -S -e -q 3 -n 16 -W 120 -L 1200"
+       "bvtraffic -p 18530 -t uc -n 32 -W 120 -L 1200" "bvtraffic -p 18530 -t ud -S -n 32 -W 120 -L 1200"
        "LL ibv_rc_pingpong -c -n 50" "LL ibv_ud_pingpong -c -n 50 -s 512" "LL ib_send_bw -n 200"
-       "G6 ibv_rc_pingpong -c -n 50" "G6 ibv_ud_pingpong -c -n 50 -s 512" "G6 ib_send_bw -n 200")
-gflag() { case "$1" in ibv_*) echo "-g";; *) echo "-x";; esac; }
+       "LL bvtraffic -p 18530 -t rc -n 32 -W 120 -L 1200" "LL bvtraffic -p 18530 -t ud -n 32 -W 120 -L 1200"
+       "G6 ibv_rc_pingpong -c -n 50" "G6 ibv_ud_pingpong -c -n 50 -s 512" "G6 ib_send_bw -n 200"
+       "G6 bvtraffic -p 18530 -t rc -S -n 32 -W 120 -L 1200" "G6 bvtraffic -p 18530 -t ud -n 32 -W 120 -L 1200")
+# CX4_RXE_ONLY=ERE: only the tests that match (a rerun of some)
+if [ -n "${CX4_RXE_ONLY:-}" ]; then
+	mapfile -t TESTS < <(printf '%s\n' "${TESTS[@]}" | grep -E -- "$CX4_RXE_ONLY")
+	[ ${#TESTS[@]} -gt 0 ] || bv_fail "CX4_RXE_ONLY=$CX4_RXE_ONLY matches no test"
+fi
+gflag() { case "$1" in ibv_*|bvtraffic) echo "-g";; *) echo "-x";; esac; }
 # the guest's and the host's GID index of a test's first word
 ggid() { case "$1" in LL) echo '$GL';; G6) echo '$G6';; *) echo '$G';; esac; }
 hgid() { case "$1" in LL) echo $H_LL;; G6) echo $H_G6;; *) echo $CX4_GID;; esac; }
 strip() { case "$1" in LL|G6) shift;; esac; echo "$@"; }
+# the program on either side: bvtraffic is ours (the host's build, the guest's static copy)
+host_prog() { [ "$1" = bvtraffic ] && echo "$BV_BUILD_DIR/bin/bvtraffic" || echo "$1"; }
+guest_prog() { [ "$1" = bvtraffic ] && echo /usr/local/bin/bvtraffic || echo "$1"; }
+# guest_ok CONSOLE: the guest reported exit 0 for every one of the tests
+guest_ok() {
+	local i
+	for i in "${!TESTS[@]}"; do
+		grep -aq "BVRC:$i:0" "$1" ||
+			{ tail -n 40 "$1"; bv_fail "$2: in the guest, ${TESTS[$i]} did not exit 0"; }
+	done
+}
+# bvtraffic's summary on this side must say PASS (the exit status says it too)
+host_pass() {
+	[ "$1" != bvtraffic ] || grep -q "^bvtraffic: PASS" "$2" || { cat "$2"; return 1; }
+}
 
 # host_run CMD...: a client of the guest's server, retried while the guest still boots
 host_client() {
 	local out="$CX4_OUT/client.out" t0
 	t0=$(date +%s)
 	while :; do
-		H timeout -k 5 300 "$BVCTL" run -- "$@" >"$out" 2>&1 && return 0
-		grep -q "Couldn't connect\|Unable to open file descriptor" "$out" || break
+		H timeout -k 5 300 "$BVCTL" run -- "$(host_prog "$1")" "${@:2}" >"$out" 2>&1 &&
+			host_pass "$1" "$out" && return 0
+		grep -q "Couldn't connect\|Unable to open file descriptor\|cannot connect to" "$out" ||
+			break
 		[ $(($(date +%s) - t0)) -lt "$VM_TMO" ] || break
 		sleep 2
 	done
@@ -108,13 +156,16 @@ host_client() {
 }
 
 echo "== rxe0 serves, cx4_0 connects"
-guest=""
-for t in "${TESTS[@]}"; do
-	g=$(ggid $t)
-	set -- $(strip $t)
-	guest="$guest $1 -d rxe0 $(gflag $1) $g ${*:2};"
-done
-setsid "$TOOLS/run-vm" "$IMG" "$GID; $guest" "$VM_TMO" >"$CX4_OUT/vm1.console" 2>&1 &
+{
+	echo "$GID"
+	for i in "${!TESTS[@]}"; do
+		g=$(ggid ${TESTS[$i]})
+		set -- $(strip ${TESTS[$i]})
+		echo "$(guest_prog $1) -d rxe0 $(gflag $1) $g ${*:2}; echo BVRC:$i:\$?"
+	done
+} >"$BV_OUT/guest1.sh"
+guest_files "$BV_OUT/guest1.sh"
+setsid "$TOOLS/run-vm" "$IMG" "sh /usr/local/bin/bv-guest.sh" "$VM_TMO" >"$CX4_OUT/vm1.console" 2>&1 &
 vm=$!
 for t in "${TESTS[@]}"; do
 	h=$(hgid $t)
@@ -124,24 +175,30 @@ for t in "${TESTS[@]}"; do
 	echo "ok cx4 -> rxe: $t"
 done
 end_vm "$CX4_OUT/vm1.console"
+guest_ok "$CX4_OUT/vm1.console" "rxe serves"
 
 echo "== cx4_0 serves, rxe0 connects"
-guest=""
-for t in "${TESTS[@]}"; do
-	g=$(ggid $t)
-	set -- $(strip $t)
-	guest="$guest r $1 -d rxe0 $(gflag $1) $g ${*:2} 10.99.0.1;"
-done
-setsid "$TOOLS/run-vm" "$IMG" "$GID; $guest" "$VM_TMO" >"$CX4_OUT/vm2.console" 2>&1 &
+# each guest client retries while its host server is not listening yet; its last status counts
+{
+	echo "$GID"
+	for i in "${!TESTS[@]}"; do
+		g=$(ggid ${TESTS[$i]})
+		set -- $(strip ${TESTS[$i]})
+		echo "n=0; until $(guest_prog $1) -d rxe0 $(gflag $1) $g ${*:2} 10.99.0.1; r=\$?; [ \$r = 0 ] || [ \$((n+=1)) -gt 60 ]; do sleep 2; done; echo BVRC:$i:\$r"
+	done
+} >"$BV_OUT/guest2.sh"
+guest_files "$BV_OUT/guest2.sh"
+setsid "$TOOLS/run-vm" "$IMG" "sh /usr/local/bin/bv-guest.sh" "$VM_TMO" >"$CX4_OUT/vm2.console" 2>&1 &
 vm=$!
 for t in "${TESTS[@]}"; do
 	h=$(hgid $t)
 	set -- $(strip $t)
-	H timeout -k 5 "$VM_TMO" "$BVCTL" run -- $1 -d cx4_0 $(gflag $1) $h "${@:2}" \
-		>"$CX4_OUT/server.out" 2>&1 ||
+	{ H timeout -k 5 "$VM_TMO" "$BVCTL" run -- "$(host_prog $1)" -d cx4_0 $(gflag $1) $h \
+		"${@:2}" >"$CX4_OUT/server.out" 2>&1 && host_pass "$1" "$CX4_OUT/server.out"; } ||
 		{ cat "$CX4_OUT/server.out"; kill_vm; tail -n 30 "$CX4_OUT/vm2.console";
 		  bv_fail "rxe -> cx4: $t"; }
 	echo "ok rxe -> cx4: $t"
 done
 end_vm "$CX4_OUT/vm2.console"
+guest_ok "$CX4_OUT/vm2.console" "rxe connects"
 echo "PASS"

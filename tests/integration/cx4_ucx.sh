@@ -7,7 +7,8 @@
 #        (rc carries the data, ud the wire-up) and with UCX_TLS=ud_verbs;
 # and UCP tag traffic over rc_verbs on every GID type the ports list (UCX_IB_GID_INDEX).
 # UCX picks its GID itself (RoCE v2 over IPv4 first), reading gid_attrs/types under
-# /sys/class/infiniband, which bvctl run shows it. ucx_perftest checks no data.
+# /sys/class/infiniband, which bvctl run shows it. ucx_perftest checks no data: bvtraffic
+# moves RC and UD traffic between the same ports, every byte checked.
 . "$BV_SOURCE_DIR/tests/lib/harness.sh"
 bv_isolate_net "$@"
 . "$BV_SOURCE_DIR/tests/integration/cx4_lib.sh"
@@ -61,4 +62,7 @@ done
 for g in 0 1 2 3; do
 	ucp "ucp-rc-gid$g" rc_verbs,ud_verbs "UCX_IB_GID_INDEX=$g" tag_bw -s 65536
 done
+# ucx_perftest checks no data: bvtraffic over the same transports, every byte checked
+cx4_traffic bvtraffic-rc "-d cx4_0 -g $CX4_GID" "-d cx4_1 -g $CX4_GID -n 64 -t rc 127.0.0.1"
+cx4_traffic bvtraffic-ud "-d cx4_0 -g $CX4_GID" "-d cx4_1 -g $CX4_GID -n 64 -t ud 127.0.0.1"
 echo "PASS"

@@ -318,10 +318,15 @@ static int send_entry(struct mdev *d, struct mqp *qp, uint32_t pos)
 			e->read_issued = true;
 			r->reads_out++;
 		}
-		/* the request uses the PSNs of all its responses: an ACK or NAK of a PSN up to
-		 * last_psn is about something sent (ack_upto, on_nak) */
-		sent_upto(qp, psn_add(e->last_psn, 1));
 		r->cur_psn = psn_add(e->last_psn, 1);
+		/*
+		 * Its responses take the READ's whole PSN range: all of it is outstanding, not
+		 * just the request's PSN (rxe: req.psn = first_psn + num_pkts). Else the first
+		 * response would acknowledge "everything sent" and stop the timer while the rest
+		 * is still to come: their loss would never be noticed; and an ACK of a PSN in
+		 * that range would not count as about something sent (ack_upto, on_nak).
+		 */
+		sent_upto(qp, r->cur_psn);
 		req_arm_retry(d, qp);
 		return 1;
 	}

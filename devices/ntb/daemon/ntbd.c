@@ -2,7 +2,7 @@
 /*
  * ntbd: the daemon owning one end of an NTB link. Glue between the bvd skeleton, the link
  * (link.c: bring-up with the peer daemon, port state) and the verbs module (resource
- * requests; ntbd_verbs_module, linked in when present). See ntbd.h.
+ * requests; ntbd_verbs_module). See ntbd.h.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -21,8 +21,7 @@ static int ntbd_init(struct bvd *d)
 
 	n->d = d;
 	d->priv = n;
-	if (&ntbd_verbs_module)
-		n->mod = &ntbd_verbs_module;
+	n->mod = &ntbd_verbs_module;
 	err = ntbd_link_init(n);
 	if (err)
 		return err;
@@ -105,7 +104,7 @@ static void ntbd_status(struct bvd *d, char *buf, size_t len)
 		n->mod->status(n, buf + used, len - used);
 }
 
-static const struct bvd_kind_ops ntbd_ops = {
+const struct bvd_kind_ops ntbd_ops = {
 	.kind = "ntb",
 	.init = ntbd_init,
 	.fini = ntbd_fini,
@@ -116,8 +115,3 @@ static const struct bvd_kind_ops ntbd_ops = {
 	.request = ntbd_request,
 	.status = ntbd_status,
 };
-
-int main(int argc, char **argv)
-{
-	return bvd_main(argc, argv, &ntbd_ops);
-}
