@@ -317,7 +317,8 @@ static bool send_inv_done(struct mdev *d, struct mqp *qp, const struct roce_pkt 
 		fatal_nak(d, qp, ROCE_NAK_INV_REQ, p->psn, CX4_EVENT_TYPE_WQ_INVAL_REQ_ERROR);
 		return false;
 	}
-	complete_recv(d, qp, MLX5_CQE_RESP_SEND_INV, s->msg_off, htobe32(rkey), p->se, 0);
+	complete_recv(d, qp, MLX5_CQE_RESP_SEND_INV, s->msg_off, htobe32(rkey), p->se, 0,
+		      p->addr.net);
 	s->msn = psn_add(s->msn, 1);
 	return true;
 }
