@@ -7,7 +7,8 @@ ASAN_BUILD ?= build-asan
 JOBS       ?= 2
 CMAKE_ARGS ?=
 
-.PHONY: all deps build demo test asan interop soak soak-ntb bench fuzz fuzz-merge format lint clean
+.PHONY: all deps build demo test asan interop soak soak-ntb bench fuzz fuzz-merge package-test\
+	format lint clean
 
 all: build
 
@@ -65,6 +66,12 @@ fuzz: build
 
 fuzz-merge: build
 	nice -n 19 cmake --build $(BUILD) --target fuzz-merge
+
+# The Debian packages: built, lintian-checked, installed into a fresh Debian 12 root and used
+# there, then purged (tests/package/package-test.sh; the first run downloads the root).
+package-test:
+	@tools/install-deps.sh package
+	tests/package/package-test.sh
 
 format: $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) --target format
