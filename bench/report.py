@@ -242,7 +242,7 @@ def hline(fid, size):
 
 def plot(fname, title, xlabel, ylabel, curves, hlines, logy=False, logx=True):
     cmds = [
-        "set terminal pngcairo size 1000,640 font ',10'",
+        "set terminal pngcairo size 1000,640 font ',10' noenhanced",
         f"set output '{os.path.join(plots, fname)}'",
         f"set title '{title}'", f"set xlabel '{xlabel}'", f"set ylabel '{ylabel}'",
         "set grid", "set key outside right top",
