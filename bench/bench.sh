@@ -29,6 +29,7 @@ SCALE="$BUILD/bin/bv_scale"
 OUT=${BENCH_OUT:-$BUILD/bench}
 mkdir -p "$OUT"
 rm -f "$OUT"/results.jsonl "$OUT"/log.txt
+: >"$OUT"/results.jsonl
 export BENCH_RESULTS="$OUT/results.jsonl" BENCH_LOG="$OUT/log.txt"
 export BV_RUNDIR
 BV_RUNDIR=$(mktemp -d /tmp/bvbench.XXXXXX)
