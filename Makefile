@@ -7,7 +7,7 @@ ASAN_BUILD ?= build-asan
 JOBS       ?= 2
 CMAKE_ARGS ?=
 
-.PHONY: all deps build demo test asan interop soak bench fuzz fuzz-merge format lint clean
+.PHONY: all deps build demo test asan interop soak soak-ntb bench fuzz fuzz-merge format lint clean
 
 all: build
 
@@ -38,11 +38,17 @@ interop: build
 	BV_BUILD_DIR=$(CURDIR)/$(BUILD) BV_SOURCE_DIR=$(CURDIR) tests/integration/cx4_interop_rxe.sh
 
 # The long reliability runs (docs/reliability.md): RC through the lossy wire with 1 GiB per
-# opcode (the suite's cx4_lossy moves a few MiB). Hours on 2 cores; SOAK_BYTES to change it.
+# opcode (the suite's cx4_lossy moves a few MiB), then the ntb engine's reproducers looped a
+# thousand times (soak-ntb, tests/integration/ntb_soak.sh). Hours on 2 cores; SOAK_BYTES and
+# NTB_SOAK_LOOPS to change them.
 SOAK_BYTES ?= 1G
 soak: build
 	BV_BUILD_DIR=$(CURDIR)/$(BUILD) BV_SOURCE_DIR=$(CURDIR) CX4_LOSSY_BYTES=$(SOAK_BYTES) BV_TMO=28800 \
 		CX4_LOSSY_QPS=8 tests/integration/cx4_lossy.sh
+	BV_BUILD_DIR=$(CURDIR)/$(BUILD) BV_SOURCE_DIR=$(CURDIR) tests/integration/ntb_soak.sh
+
+soak-ntb: build
+	BV_BUILD_DIR=$(CURDIR)/$(BUILD) BV_SOURCE_DIR=$(CURDIR) tests/integration/ntb_soak.sh
 
 # The performance targets of the cx4 issue, on the binaries just built (bench/cx4_bench.sh).
 bench: build

@@ -25,8 +25,8 @@ wait $p2 || bv_fail "second of two concurrent pairs"
 
 # A pair killed in the middle of a long run. First perftest: the kill lands while packets
 # flow (the model's tx counter of both devices moves in the half second before it).
-tx() {	# tx DEVICE: packets the device's model sent so far
-	"$BVCTL" status 2>/dev/null | sed -n "/^$1:/,/^[a-z]/s/.*model: tx \([0-9]*\) packets.*/\1/p"
+tx() {	# tx DEVICE: packets the device's model sent so far (its controls, outside cx4d)
+	"$BVCTL" model "$1" stats 2>/dev/null | sed -n 's/^tx_pkts //p'
 }
 held() {	# held DEVICE: what its clients hold (objects, DMA mappings), one line
 	"$BVCTL" status 2>/dev/null | sed -n "/^$1:/,/^[a-z]/s/.*clients hold //p"

@@ -619,6 +619,7 @@ struct mresp {
 		uint32_t psn;	/* PSN of the first response */
 		uint32_t npkts; /* PSNs (responses) it takes */
 		uint32_t next;	/* next response to send; npkts = all sent */
+		bool sent;	/* every response went out once: what is sent again is a replay */
 		uint64_t orig;	/* atomic: the value before it */
 	} rd[MRES_KEPT];
 	uint32_t rd_head, rd_tail; /* free-running */

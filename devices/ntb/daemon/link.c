@@ -4,7 +4,7 @@
  * port 1's state equal to the link's.
  *
  * Bring-up (once the hardware link is up), the portable algorithm of
- * Documentation/driver-api/ntb.rst with the window layout of research/ntb.md §5.2:
+ * Documentation/driver-api/ntb.rst with the window layout of docs/ntb-verbs.md:
  *  1. once per daemon: allocate an IOVA range for inbound window 0 aligned as mw_get_align()
  *     says, map the control region (a memfd) at its start, and translate the window to it
  *     (ntb_mw_set_trans; on IDT the peer translates, step 3);
@@ -31,7 +31,7 @@
 #include "link_mbox.h"
 #include "ntbd.h"
 
-#define CTL_SIZE_DEF	(16ull << 20)
+#define CTL_SIZE_DEF	(128ull << 20)
 /*
  * Heartbeat: NTRDMA's period (100 ms), but 30 missed beats (3 s) before the peer counts as
  * hung, not ~10: on a loaded 2-core machine a daemon can be off the CPU for a second, and a

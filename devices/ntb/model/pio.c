@@ -152,6 +152,31 @@ int ntb_peer_mw_range_fd(struct ntb_dev *ntb, int widx, uint64_t off, uint64_t l
 	return 0;
 }
 
+int ntb_iommu_range_fd(struct ntb_dev *ntb, uint64_t iova, uint64_t len, int *fd,
+		       uint64_t *fd_off)
+{
+	struct ntb_iommu_ent e[2];
+	struct ntb_obj *o;
+	int n;
+
+	if (!ntb->owner)
+		return -EPERM;
+	if (!fd || !fd_off || !len || (iova | len) % NTB_PAGE_SIZE || iova + len < iova)
+		return -EINVAL;
+	n = overlapping(ntb->local->iommu, iova, len, e, 2);
+	if (n != 1 || !e[0].obj || !(e[0].perm & NTB_IOMMU_WRITE) || e[0].iova > iova ||
+	    e[0].iova + e[0].len < iova + len)
+		return -ENXIO;
+	o = ntb_obj_find(ntb->objs, e[0].obj);
+	if (!o)
+		return -ENXIO;
+	*fd = fcntl(o->fd, F_DUPFD_CLOEXEC, 0);
+	if (*fd < 0)
+		return -errno;
+	*fd_off = e[0].obj_off + (iova - e[0].iova);
+	return 0;
+}
+
 int ntb_peer_mw_unmap(struct ntb_dev *ntb, int widx)
 {
 	if (widx < 0 || widx >= NTB_MAX_MW)
