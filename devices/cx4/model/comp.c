@@ -256,6 +256,7 @@ void comp_retry_timeout(struct mdev *d, struct mtimer *t)
 		return;
 	}
 	r->retry_left--;
+	d->stats.retry_timeouts++;
 	/* a new resend: whatever shows a loss from here on is a new one */
 	r->reissued = true;
 	r->reissue_psn = r->ack_psn;

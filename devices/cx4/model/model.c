@@ -563,6 +563,8 @@ int cx4_model_open(const struct cx4_model_config *cfg, struct cx4_bus **busp)
 		return -EAGAIN;
 	}
 	d->thread_started = true;
+	/* a name for ps -L and for tests that ask how long the engine waited for a CPU */
+	pthread_setname_np(d->thread, "cx4-engine");
 	if (cfg->ctl_path) {
 		err = mctl_start(d, cfg->ctl_path);
 		if (err) {
