@@ -13,7 +13,8 @@
 #                   report.md, results.json, results.csv, plots/*.png, log.txt
 #
 # Runs as root in a private network namespace and run directory, with the devices cx4_0/cx4_1
-# (ports joined by the model's cable) and ntb_0/ntb_1 (one link, intel-gen3).
+# (ports joined by the model's cable), cx4_2/cx4_3 (the same with engines that sleep when
+# idle, "cx4sleep") and ntb_0/ntb_1 (one link, intel-gen3).
 # docs/performance.md explains each baseline and target.
 set -u
 SRC=$(cd "$(dirname "$0")/.." && pwd)
@@ -67,6 +68,20 @@ kind = cx4
 ip = 127.0.1.2
 cable = bench
 
+# the same cable with engines that sleep as soon as they are idle (spin_us 1): the latency
+# they give on CPUs shared with polling applications, and what the message rate pays for it
+[device cx4_2]
+kind = cx4
+ip = 127.0.1.3
+cable = bench-sleep
+spin_us = 1
+
+[device cx4_3]
+kind = cx4
+ip = 127.0.1.4
+cable = bench-sleep
+spin_us = 1
+
 [device ntb_0]
 kind = ntb
 link = ntbbench
@@ -96,6 +111,7 @@ bench_note "bench on $(nproc) CPUs ($(sed -n 's/^model name[[:space:]]*: //p' /p
 pair_devs() {
 	case $1 in
 	cx4) echo "cx4_0 cx4_1" ;;
+	cx4sleep) echo "cx4_2 cx4_3" ;;
 	ntb) echo "ntb_0 ntb_1" ;;
 	esac
 }
@@ -152,6 +168,8 @@ headline() {	# the figures with targets, right after this round's baselines
 		pt "$k" ib_write_bw ib_write_bw -s 8 -D "$T" --report_gbits
 		pt "$k" ib_write_lat ib_write_lat -s 8 -n 20000
 	done
+	pt cx4sleep ib_write_lat ib_write_lat -s 8 -n 20000
+	pt cx4sleep ib_write_bw ib_write_bw -s 8 -D "$T" --report_gbits
 }
 
 sweep() {	# every perftest program over the sizes, once

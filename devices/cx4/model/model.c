@@ -274,6 +274,10 @@ static void set_timerfd(struct mdev *d)
 	pthread_mutex_lock(&d->lock);
 	next = mtimer_next(&d->timers);
 	pthread_mutex_unlock(&d->lock);
+	/* the same deadline as last time, not yet passed: the timerfd is still set to it */
+	if (next == d->timerfd_armed && (next == UINT64_MAX || next > mdev_now_ns()))
+		return;
+	d->timerfd_armed = next;
 	if (next != UINT64_MAX) {
 		if (!next)
 			next = 1;
@@ -320,6 +324,7 @@ static void *engine(void *arg)
 		/* Going to sleep: say so, then look once more (a store may have raced us). */
 		atomic_store(&d->kick_page->sleeping, 1);
 		net_sleeping(d, true);
+		d->net.sock_look_now = true;
 		atomic_thread_fence(memory_order_seq_cst);
 		if (pass(d) || atomic_load(&d->stop)) {
 			atomic_store(&d->kick_page->sleeping, 0);
@@ -506,6 +511,7 @@ int cx4_model_open(const struct cx4_model_config *cfg, struct cx4_bus **busp)
 		memcpy(d->mac + 2, &cfg->ipv4, 4);
 	}
 	d->bar0_fd = d->bus.kick_page_fd = d->bus.kick.efd = d->epfd = d->timerfd = -1;
+	d->timerfd_armed = UINT64_MAX;
 	d->net.cable.wake_fd = d->net.cable.peer_wake_fd = d->net.cable.watch_fd = -1;
 	for (unsigned int i = 0; i < CX4_BUS_MAX_VECTORS; i++)
 		d->irq_fd[i] = d->bus.irq_fd[i] = -1;

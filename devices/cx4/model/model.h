@@ -57,6 +57,13 @@ struct mmkey;
 
 /* ---- time --------------------------------------------------------------------------------- */
 uint64_t mdev_now_ns(void);
+/*
+ * While the cable carries the traffic, the sockets (UDP, UDP/IPv6, the raw socket of RoCE v1)
+ * are looked at once per this many ns of passes (and always before the engine sleeps, when
+ * epoll watches them): a receive that finds nothing is a system call per socket on every
+ * pass otherwise.
+ */
+#define NET_SOCK_LOOK_NS 20000ull
 
 /* ---- timers (timer.c): a binary heap of deadlines, fired by the engine ------------------- */
 struct mtimer {
@@ -834,6 +841,8 @@ struct mnet {
 	struct dma_batch tx_dma;   /* payload reads of queued packets */
 	struct iovec *tx_iov;	   /* iovs of one sendmmsg batch */
 	uint8_t *rx_buf[NET_RX_SLOTS];
+	uint64_t sock_next_look; /* cabled: the pass time from which to look at the sockets again */
+	bool sock_look_now;	/* the engine is about to sleep: look whatever the time */
 	unsigned int drop_rx; /* test knob */
 	/* receive-side impairment (cx4_model_rx_fault) */
 	struct net_fault {
@@ -966,6 +975,7 @@ struct mdev {
 	pthread_mutex_t lock;
 	atomic_int lock_waiters;
 	int epfd, timerfd;
+	uint64_t timerfd_armed; /* the deadline timerfd is set to (UINT64_MAX: none) */
 	uint64_t now; /* ns, refreshed each pass */
 	uint64_t boot_ns;
 	struct mtimer_heap timers;

@@ -1355,6 +1355,10 @@ int net_rx(struct mdev *d)
 	unsigned int used = 0, nsrc = 2 + NET_MAX_UDP6;
 	int got = 0, framed = rx_frames(d);
 
+	/* the cable carries the traffic and the sockets had nothing: leave them for a while */
+	if (n->cable.peer && !n->sock_look_now && d->now < n->sock_next_look)
+		return framed;
+	n->sock_look_now = false;
 	/* the receive slots of a pass are shared: each pass another source goes first */
 	for (unsigned int k = 0; k < nsrc; k++) {
 		unsigned int s = (n->rx_turn + k) % nsrc;
@@ -1367,6 +1371,7 @@ int net_rx(struct mdev *d)
 			got += rx_udp(d, &n->udp6[s - 2].rx, &used);
 	}
 	n->rx_turn++;
+	n->sock_next_look = got > 0 ? 0 : d->now + NET_SOCK_LOOK_NS;
 	if (got <= 0) {
 		/* nothing new arrives: the impaired link lets go of what it held */
 		if (!framed && fault_any_held(d)) {
