@@ -226,8 +226,12 @@ static int create_qp(struct mdev *d, struct mcmd *c)
 	uint32_t npas, qpn;
 	struct mqp *qp;
 
-	if (st != CX4_QP_ST_RC && st != CX4_QP_ST_UC && st != CX4_QP_ST_UD)
+	/* the transports, and the driver's UMR QP (send queue only, mlx5r_umr_resource_init) */
+	if (st != CX4_QP_ST_RC && st != CX4_QP_ST_UC && st != CX4_QP_ST_UD &&
+	    st != CX4_QP_ST_REG_UMR)
 		return mcmd_err(c, CX4_CMD_STAT_BAD_PARAM_ERR, MSYND(OP(CREATE_QP), 1));
+	if (st == CX4_QP_ST_REG_UMR && (rq_type != CX4_QP_RQ_TYPE_ZERO_LEN || no_sq))
+		return mcmd_err(c, CX4_CMD_STAT_BAD_PARAM_ERR, MSYND(OP(CREATE_QP), 16));
 	if (cx4_get(c->in, CX4_CREATE_QP_IN_OPT_PARAM_MASK))
 		return mcmd_err(c, CX4_CMD_STAT_BAD_PARAM_ERR, MSYND(OP(CREATE_QP), 2));
 	if (!idtab_get(&d->pds, pd))
@@ -372,7 +376,7 @@ static int modify_qp(struct mdev *d, struct mcmd *c)
 	if (!qp)
 		return mcmd_err(c, CX4_CMD_STAT_BAD_RES_ERR, MSYND(c->opcode, 1));
 	rc = qp->st == CX4_QP_ST_RC;
-	conn = qp->st != CX4_QP_ST_UD;
+	conn = qp->st == CX4_QP_ST_RC || qp->st == CX4_QP_ST_UC;
 	if (t->from != 0xff && qp->state != t->from)
 		return mcmd_err(c, CX4_CMD_STAT_BAD_QP_STATE_ERR, MSYND(c->opcode, 2));
 	if (t->from != 0xff && !has_ctx)

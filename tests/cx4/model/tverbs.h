@@ -129,6 +129,9 @@ void tverbs_gid_mac(uint32_t ip, const uint8_t gid[16], const uint8_t mac[6], ui
 /* Post one send WQE; returns its WQE index. */
 int tqp_post_send(struct tdev *t, struct tqp *qp, const struct tsend *s);
 void tqp_ring(struct tdev *t, struct tqp *qp);
+/* Post a WQE of any opcode: the control segment, then len bytes of segments (a UMR's). */
+int tqp_post_segs(struct tdev *t, struct tqp *qp, uint8_t opcode, uint32_t imm_be, uint8_t fm_ce_se,
+		  const void *segs, uint32_t len);
 int tqp_post_recv(struct tdev *t, struct tqp *qp, const struct tsge *sg, int nsg);
 int tsrq_post_recv(struct tdev *t, struct tsrq *s, const struct tsge *sg, int nsg);
 
