@@ -7,7 +7,7 @@
 # to RTR" and each UD test at "failed to create address handle", with nothing else wrong.
 # On RoCE qperf runs with -cm1 (its connections through the RDMA CM, which picks the GID of
 # the address): then every test must report what it measures (a bandwidth, a latency, a rate)
-# with the server at cx4_0's address. qperf checks no data. -cm1 needs the
+# with the server at cx4_0's address. qperf checks no data (bvtraffic beside it does). -cm1 needs the
 # project's rdma_cm (librdmacm-plugin); where it is not there yet the test says so and skips.
 . "$BV_SOURCE_DIR/tests/lib/harness.sh"
 bv_isolate_net "$@"
@@ -67,6 +67,11 @@ for t in $tests; do
 		{ cat "$out" "$CX4_OUT/qperf.srv"; bv_fail "qperf $t: not '$want'"; }
 done
 echo "ok qperf's defaults (no GRH): refused as on mlx5 RoCE, every rc_* and ud_* test"
+
+# qperf checks no data: bvtraffic moves the opcodes of qperf's tests (RC SEND, WRITE, READ,
+# FETCH_ADD, CMP_SWAP; UD SEND) between the same devices, every byte checked
+cx4_traffic bvtraffic-rc "-d cx4_0 -g $CX4_GID" "-d cx4_1 -g $CX4_GID -n 48 -t rc -q 2 127.0.0.1"
+cx4_traffic bvtraffic-ud "-d cx4_0 -g $CX4_GID" "-d cx4_1 -g $CX4_GID -n 48 -t ud 127.0.0.1"
 
 qcm rc_bw
 if grep -qE "rdma_create_event_channel failed|rdma_create_id failed" "$out"; then

@@ -126,6 +126,7 @@ int main(void)
 
 		memcpy(t.gid.raw, "\0\0\0\0\0\0\0\0\0\0\xff\xff\x0a\x00\x00\x02", 16);
 		memcpy(t.peer.gid.raw, "\0\0\0\0\0\0\0\0\0\0\xff\xff\x0a\x00\x00\x01", 16);
+		t.grh_ipv4 = true;
 		g[20] = 0x45;
 		g[29] = 17;
 		memcpy(g + 32, "\x0a\x00\x00\x01\x0a\x00\x00\x02", 8);
@@ -134,6 +135,15 @@ int main(void)
 		EXPECT(bvt_check_grh(&t, g, why, sizeof(why)));
 		g[35] = 1;
 		g[29] = 6; /* not UDP */
+		EXPECT(bvt_check_grh(&t, g, why, sizeof(why)));
+		/* RoCE v1 with the same IPv4-mapped GIDs: a real GRH, the GIDs in it */
+		t.grh_ipv4 = false;
+		memset(g, 0, sizeof(g));
+		g[0] = 0x60;
+		memcpy(g + 8, t.peer.gid.raw, 16);
+		memcpy(g + 24, t.gid.raw, 16);
+		EXPECT(!bvt_check_grh(&t, g, why, sizeof(why)));
+		g[39] ^= 1;
 		EXPECT(bvt_check_grh(&t, g, why, sizeof(why)));
 	}
 	free(t.buf);

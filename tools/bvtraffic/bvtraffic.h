@@ -113,6 +113,7 @@ struct bvt {
 	size_t atom_off;		/* per QP: GUARD, 8-byte counter, GUARD */
 	struct ibv_port_attr port;
 	union ibv_gid gid;
+	bool grh_ipv4;		/* RoCE v2 over IPv4: a UD receive's GRH is an IPv4 header */
 	int gid_index;
 	uint32_t psn[BVT_MAX_QP];
 	uint32_t rd_atom;

@@ -138,9 +138,20 @@ int bvt_open(struct bvt *t)
 		return -1;
 	}
 	t->gid_index = pick_gid(t);
-	if (ibv_query_gid(t->ctx, (uint8_t)t->loc.ib_port, t->gid_index, &t->gid)) {
-		fprintf(stderr, "bvtraffic: query_gid %d: %s\n", t->gid_index, strerror(errno));
-		return -1;
+	{
+		struct ibv_gid_entry g;
+
+		if (ibv_query_gid_ex(t->ctx, (uint32_t)t->loc.ib_port, (uint32_t)t->gid_index, &g,
+				     0)) {
+			fprintf(stderr, "bvtraffic: query_gid %d: %s\n", t->gid_index,
+				strerror(errno));
+			return -1;
+		}
+		t->gid = g.gid;
+		/* the type, not the address's form, says what the 40 bytes hold: a RoCE v1 GID
+		 * of IPv4-mapped form has a real GRH (Linux ib_get_rdma_header_version) */
+		t->grh_ipv4 = g.gid_type == IBV_GID_TYPE_ROCE_V2 && g.gid.raw[10] == 0xff &&
+			      g.gid.raw[11] == 0xff && !memcmp(g.gid.raw, "\0\0\0\0\0\0\0\0\0\0", 10);
 	}
 	t->rd_atom = (uint32_t)(da.max_qp_rd_atom < 16 ? da.max_qp_rd_atom : 16);
 	if (da.max_qp_init_rd_atom < (int)t->rd_atom)
