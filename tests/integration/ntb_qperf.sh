@@ -7,7 +7,8 @@
 # to RTR" and each UD test at "failed to create address handle", nothing else wrong. With the
 # RDMA CM (-cm1, the server at ntb_0's address), which gives the QPs a GRH, every test must
 # report what it measures; -cm1 needs the project's rdma_cm (librdmacm-plugin) and skips where
-# it is not there. qperf checks no data (the ntb data paths are checked by ntb_verbs).
+# it is not there. qperf checks no data: bvtraffic (tools/bvtraffic, every byte checked) runs
+# qperf's operations over RC (SEND, WRITE, READ, compare-swap, fetch-add) and UD first.
 BV_TMO=${BV_TMO:-120}
 . "$BV_SOURCE_DIR/tests/lib/harness.sh"
 . "$BV_SOURCE_DIR/tests/integration/ntb_lib.sh"
@@ -15,12 +16,16 @@ bv_isolate_net "$@"
 command -v qperf >/dev/null || bv_fail "qperf is not installed (tools/install-deps.sh)"
 ntb_up intel-gen3
 
+# A fresh server on a fresh port for each test: a server's child that served a failed test may
+# still hold the listening socket it inherited after the server was killed.
 srv=""
+qport=19800
 server() {
-	"$BVCTL" run -- qperf -lp 19765 >"$BV_OUT/qperf.srv" 2>&1 &
+	qport=$((qport + 1))
+	"$BVCTL" run -- qperf -lp $qport >"$BV_OUT/qperf.srv" 2>&1 &
 	srv=$!
 	# (qperf listens on IPv6 as well: look with ss, not in /proc/net/tcp)
-	for _ in $(seq 200); do ss -ltnH "sport = :19765" | grep -q . && return 0; sleep 0.05; done
+	for _ in $(seq 200); do ss -ltnH "sport = :$qport" | grep -q . && return 0; sleep 0.05; done
 	cat "$BV_OUT/qperf.srv"
 	bv_fail "qperf server did not start"
 }
@@ -30,13 +35,16 @@ q() {
 	out="$BV_OUT/qperf-$*.out"
 	out=${out// /_}
 	server
-	timeout -k 5 "$BV_TMO" "$BVCTL" run -- qperf -lp 19765 "$@" >"$out" 2>&1
+	timeout -k 5 "$BV_TMO" "$BVCTL" run -- qperf -lp $qport "$@" >"$out" 2>&1
 	rc=$?
 	kill "$srv" 2>/dev/null
 	wait "$srv" 2>/dev/null
 	srv=""
 	return $rc
 }
+ntb_traffic bvt-rc 19766 ntb_0 ntb_1 -q 2 -s 0-65536 -n 64 || bv_fail "bvtraffic rc"
+ntb_traffic bvt-ud 19767 ntb_0 ntb_1 -t ud -q 2 -n 128 || bv_fail "bvtraffic ud"
+
 tests="rc_bi_bw rc_bw rc_lat rc_rdma_read_bw rc_rdma_read_lat rc_rdma_write_bw rc_rdma_write_lat
 	rc_rdma_write_poll_lat rc_compare_swap_mr rc_fetch_add_mr ud_bi_bw ud_bw ud_lat"
 for t in $tests; do

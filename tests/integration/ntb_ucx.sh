@@ -5,6 +5,8 @@
 # bandwidth), puts and gets (rc_verbs), and UCP tag matching, put and get (latency,
 # bandwidth) with UCX_TLS naming one transport (rc_verbs takes ud_verbs for its wireup).
 # UCX is told the index of the RoCE v2 IPv4 GID (UCX_IB_GID_INDEX), as on cx4.
+# ucx_perftest checks no data: bvtraffic (tools/bvtraffic, every byte checked) runs RC with
+# every opcode UCX uses (SEND, WRITE, READ, atomics) and UD on the same pairs of ends first.
 BV_TMO=${BV_TMO:-120}
 . "$BV_SOURCE_DIR/tests/lib/harness.sh"
 . "$BV_SOURCE_DIR/tests/integration/ntb_lib.sh"
@@ -47,6 +49,12 @@ ucp() {
 for ends in "ntb_0 ntb_1" "ntb_0 ntb_0"; do
 	# shellcheck disable=SC2086
 	set -- $ends
+	port=$((port + 1))
+	ntb_traffic "bvt-rc-$1-$2" "$port" "$1" "$2" -q 8 -s 0-65536 -n 64 ||
+		bv_fail "bvtraffic rc $1 <- $2"
+	port=$((port + 1))
+	ntb_traffic "bvt-ud-$1-$2" "$port" "$1" "$2" -t ud -q 4 -n 128 ||
+		bv_fail "bvtraffic ud $1 <- $2"
 	uct "$1" "$2" rc_verbs am_lat -s 8
 	uct "$1" "$2" rc_verbs am_bw -s 1024 -D bcopy
 	uct "$1" "$2" rc_verbs put_lat -s 8
