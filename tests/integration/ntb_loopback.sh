@@ -4,8 +4,6 @@
 # of one process, then one context - and the unmodified perftest and ibverbs-utils binaries
 # with server and client on the same device (two processes), RC, UC, UD and SRQ. On two
 # profiles (NTB_LOOPBACK_PROFILES): loopback takes no window, but the ends must still be up.
-# The Debian programs check no data: bvtraffic (tools/bvtraffic, every byte and guard checked)
-# runs every opcode of RC, UC and UD, with an SRQ and on events, both roles on one device.
 BV_TMO=${BV_TMO:-240}
 . "$BV_SOURCE_DIR/tests/lib/harness.sh"
 . "$BV_SOURCE_DIR/tests/integration/ntb_lib.sh"
@@ -42,10 +40,12 @@ for prof in ${NTB_LOOPBACK_PROFILES:-intel-gen3 epf}; do
 		grep -A1 '#bytes' "$BV_OUT/lo$port.cli" | tail -n1 | grep -Eq '^ *[0-9]+ +[0-9]+ ' ||
 			{ cat "$BV_OUT/lo$port.cli" >&2; bv_fail "$prof: $t: no result"; }
 	done
-	for t in "-q 8 -s 0-65536" "-t uc -q 4" "-t ud -q 4" "-S -q 4" "-e -q 4 -s 0-8192"; do
+	# the pingpongs check one byte a page and perftest none: bvtraffic, server and client on
+	# one device, checks every byte of every opcode, both directions
+	for t in "-t rc -q 3" "-t rc -q 8 -s 0-65536" "-t rc -S -e" "-t uc" "-t ud -S -e"; do
 		port=$((port + 1))
-		# shellcheck disable=SC2086
-		ntb_traffic "lo$port" "$port" ntb_0 ntb_0 -n 64 $t || bv_fail "$prof: bvtraffic $t"
+		bv_traffic "lobvt$port" "$port" "-d ntb_0 -g $g" "-d ntb_0 -g $g -n 48 $t localhost" ||
+			bv_fail "$prof: bvtraffic $t on one device"
 	done
 	ntb_check_counters "$prof"
 	bv_note "$prof: loopback ok"

@@ -10,9 +10,9 @@
 # (librdmacm-plugin) and skips where it is not there. qperf 0.4.11 takes -cm1 for RC only
 # (rd_params: "-cm1 set but not used" for UD) and builds its UD address handle from the LID
 # alone, so on RoCE - here as on a ConnectX - its ud_* tests cannot run at all; the test checks
-# that they fail that way and no other. qperf checks no data: bvtraffic (tools/bvtraffic, every
-# byte checked) runs qperf's operations over RC (SEND, WRITE, READ, compare-swap, fetch-add)
-# and UD first.
+# that they fail that way and no other. qperf checks no data: bvtraffic moves every opcode
+# qperf's tests use (RC SEND, WRITE, READ, FETCH_ADD, CMP_SWAP; UD SEND) across the same link,
+# every byte checked.
 BV_TMO=${BV_TMO:-120}
 . "$BV_SOURCE_DIR/tests/lib/harness.sh"
 . "$BV_SOURCE_DIR/tests/integration/ntb_lib.sh"
@@ -46,9 +46,6 @@ q() {
 	srv=""
 	return $rc
 }
-ntb_traffic bvt-rc 19766 ntb_0 ntb_1 -q 2 -s 0-65536 -n 64 || bv_fail "bvtraffic rc"
-ntb_traffic bvt-ud 19767 ntb_0 ntb_1 -t ud -q 2 -n 128 || bv_fail "bvtraffic ud"
-
 tests="rc_bi_bw rc_bw rc_lat rc_rdma_read_bw rc_rdma_read_lat rc_rdma_write_bw rc_rdma_write_lat
 	rc_rdma_write_poll_lat rc_compare_swap_mr rc_fetch_add_mr ud_bi_bw ud_bw ud_lat"
 for t in $tests; do
@@ -62,6 +59,13 @@ for t in $tests; do
 		{ cat "$out" "$BV_OUT/qperf.srv"; bv_fail "qperf $t: not '$want'"; }
 done
 bv_note "qperf's defaults (no GRH): refused as on every RoCE device"
+
+g=$(ntb_gid ntb_0) port=19770
+for t in "-t rc -q 2" "-t ud"; do
+	port=$((port + 1))
+	bv_traffic "bvt$port" "$port" "-d ntb_0 -g $g" "-d ntb_1 -g $g -n 48 $t localhost" ||
+		bv_fail "bvtraffic $t"
+done
 
 q 127.0.2.1 -cm1 rc_bw
 if grep -qE "rdma_create_event_channel failed|rdma_create_id failed|rdma_resolve_addr failed" "$out"; then
