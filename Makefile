@@ -51,9 +51,11 @@ soak: build
 soak-ntb: build
 	BV_BUILD_DIR=$(CURDIR)/$(BUILD) BV_SOURCE_DIR=$(CURDIR) tests/integration/ntb_soak.sh
 
-# The performance targets of the cx4 issue, on the binaries just built (bench/cx4_bench.sh).
+# Every transport against the machine's baselines, on the binaries just built (bench/bench.sh:
+# report, JSON, CSV and plots in $(BUILD)/bench; docs/performance.md). BENCH_QUICK=1: ~3 min.
 bench: build
-	bench/cx4_bench.sh $(BUILD)
+	tools/install-deps.sh bench
+	bench/bench.sh $(BUILD)
 
 # Every libFuzzer target for FUZZ_TIME seconds (default 600), one at a time, at the lowest CPU
 # priority; the figures end up in $(BUILD)/fuzz/summary.txt (docs/reliability.md, "Fuzzing").

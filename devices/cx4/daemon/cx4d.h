@@ -16,7 +16,8 @@
  *   port.c     device and port attributes, RoCE address table, vport
  *   obj.c      per-client object handles (isolation) and number -> object maps
  *   umem.c     client memory mapped for device DMA (memfds, pid+va)
- *   pd.c mr.c cq.c srq.c qp.c ah.c ucontext.c   one resource kind each
+ *   pd.c mr.c mw.c cq.c srq.c qp.c ah.c ucontext.c   one resource kind each
+ *   umr.c      the driver's UMR QP: memory keys changed in place (ibv_rereg_mr)
  */
 #ifndef CX4D_H
 #define CX4D_H
@@ -26,7 +27,9 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "bv_sysfs.h"
 #include "bvd.h"
+#include "bvd_attr.h"
 #include "cx4_bus.h"
 #include "cx4_prm.h"
 #include "cx4_proto.h"
@@ -92,6 +95,7 @@ enum cx4d_obj_type {
 	CX4D_OBJ_CQ,
 	CX4D_OBJ_SRQ,
 	CX4D_OBJ_QP,
+	CX4D_OBJ_MW,
 };
 
 struct cx4d_client;
@@ -113,7 +117,14 @@ struct cx4d_mr {
 	struct cx4d_pd *pd;
 	uint32_t mkey_index;
 	uint32_t key;
+	uint32_t access;	/* IBV_ACCESS_* as registered (or re-registered) */
 	struct cx4d_umem umem;
+};
+
+struct cx4d_mw {
+	struct cx4d_obj o;
+	struct cx4d_pd *pd;
+	uint32_t mkey_index;
 };
 
 struct cx4d_cq {
@@ -122,7 +133,8 @@ struct cx4d_cq {
 	uint64_t user_handle;
 	int channel_fd;
 	uint32_t eqn;
-	struct cx4d_umem umem;
+	struct cx4d_umem umem;		/* the buffer of CREATE_CQ: its ring, the doorbell record */
+	struct cx4d_umem ring;		/* after a resize: the ring in use (umem keeps the record) */
 	uint64_t events;
 	uint32_t async_events;
 };
@@ -168,6 +180,15 @@ struct cx4d_client {
 	struct cx4d_obj **objs;
 	uint32_t nobjs;		/* slots in objs */
 	uint32_t live;		/* non-NULL slots */
+};
+
+/* ---- The driver's UMR QP (umr.c) ----------------------------------------------------------- */
+struct cx4d_umr {
+	bool live;
+	bool broken;		/* a UMR failed: the QP is in error until recovered */
+	uint32_t pdn, cqn, qpn;
+	struct cx4d_dma cq_buf, qp_buf;	/* ring, then the doorbell record at 1 KB */
+	uint32_t cq_ci, sq_pi;
 };
 
 /* ---- The device ---------------------------------------------------------------------------- */
@@ -233,13 +254,16 @@ struct cx4d {
 	uint32_t max_mtu_bytes, oper_mtu_bytes;
 	uint32_t eth_proto_oper;
 	uint32_t gid_tbl_len;
-	uint32_t gid_valid;		/* bit n: RoCE address n programmed */
+	struct bv_gid_entry gids[BV_CX4_GID_TBL_LEN];	/* entries 0..ngids-1 programmed */
+	unsigned int ngids;
 
 	/* health */
 	int health_tfd;
 	uint32_t health_prev;
 	unsigned int health_miss;
 	bool dead;
+
+	struct cx4d_umr umr;
 
 	uint8_t mkey_key;		/* mkey_7_0 of the next memory key */
 	uint64_t iova_next;		/* IOVA allocator: never reused */
@@ -313,6 +337,8 @@ void cx4d_port_refresh(struct cx4d *d);
 /* `bvctl status` lines: the port's state and traffic counters (QUERY_VPORT_COUNTER). */
 size_t cx4d_port_status(struct cx4d *d, char *buf, size_t len);
 int cx4d_gid_get(struct cx4d *d, unsigned int index, uint8_t gid[16], int *roce_v2);
+/* One of the port's GIDs (loopback: the destination MAC is ours). */
+bool cx4d_gid_is_own(struct cx4d *d, const uint8_t gid[16]);
 
 /* obj.c */
 int cx4d_idmap_init(struct cx4d_idmap *m);
@@ -353,9 +379,18 @@ int cx4d_pd_dealloc(struct cx4d *d, struct cx4d_client *cl, struct cx4d_req *q);
 void cx4d_pd_destroy(struct cx4d *d, struct cx4d_pd *pd);
 int cx4d_mr_reg(struct cx4d *d, struct cx4d_client *cl, struct cx4d_req *q);
 int cx4d_mr_dereg(struct cx4d *d, struct cx4d_client *cl, struct cx4d_req *q);
+int cx4d_mr_rereg(struct cx4d *d, struct cx4d_client *cl, struct cx4d_req *q);
 void cx4d_mr_destroy(struct cx4d *d, struct cx4d_mr *mr);
+void cx4d_mkey_destroy(struct cx4d *d, uint32_t index);
+int cx4d_mw_alloc(struct cx4d *d, struct cx4d_client *cl, struct cx4d_req *q);
+int cx4d_mw_dealloc(struct cx4d *d, struct cx4d_client *cl, struct cx4d_req *q);
+void cx4d_mw_destroy(struct cx4d *d, struct cx4d_mw *mw);
+/* umr.c: a memory key's PD and access changed in place; 0 or an errno */
+int cx4d_umr_rereg_pd_access(struct cx4d *d, uint32_t key, uint32_t pdn, uint32_t access);
+void cx4d_umr_fini(struct cx4d *d);
 int cx4d_cq_create(struct cx4d *d, struct cx4d_client *cl, struct cx4d_req *q);
 int cx4d_cq_destroy_req(struct cx4d *d, struct cx4d_client *cl, struct cx4d_req *q);
+int cx4d_cq_resize(struct cx4d *d, struct cx4d_client *cl, struct cx4d_req *q);
 void cx4d_cq_destroy(struct cx4d *d, struct cx4d_cq *cq);
 void cx4d_cq_event(struct cx4d *d, uint32_t cqn);
 void cx4d_cq_error(struct cx4d *d, uint32_t cqn, uint8_t syndrome);
@@ -373,5 +408,8 @@ void cx4d_qp_destroy(struct cx4d *d, struct cx4d_qp *qp);
 void cx4d_qp_event(struct cx4d *d, uint32_t qpn, uint8_t type);
 int cx4d_ah_resolve(struct cx4d *d, struct cx4d_client *cl, struct cx4d_req *q);
 int cx4d_resolve_dmac(struct cx4d *d, const uint8_t dgid[16], uint8_t dmac[6]);
+
+/* neigh.c: the MAC of an IP GID on the port's Ethernet net device. 0 or EHOSTUNREACH. */
+int cx4d_neigh_resolve(struct cx4d *d, const uint8_t gid[16], uint8_t mac[6]);
 
 #endif /* CX4D_H */

@@ -92,7 +92,7 @@ int mdev_init_hca(struct mdev *d)
 		free_tables(d);
 		return -ENOMEM;
 	}
-	memset(d->roce, 0, sizeof(d->roce));
+	net_gids_clear(d);
 	d->roce_tbl_size = cx4_get(d->cap_cur[2], CX4_CAP_ROCE_ADDRESS_TABLE_SIZE);
 	if (d->roce_tbl_size > 256)
 		d->roce_tbl_size = 256;
@@ -127,6 +127,7 @@ void mdev_destroy_objects(struct mdev *d)
 		d->hca = MHCA_ENABLED;
 	d->port_oper = CX4_PORT_STATUS_DOWN;
 	memset(d->nic_vport_ctx, 0, sizeof(d->nic_vport_ctx));
+	net_gids_clear(d);
 }
 
 void mdev_reset_state(struct mdev *d)
@@ -230,11 +231,19 @@ static int pass(struct mdev *d)
 	pthread_mutex_lock(&d->lock);
 	d->now = mdev_now_ns();
 	work = progress = bar0_poll(d);
-	work += cmdif_run(d);
 	if (d->hca == MHCA_INIT) {
 		/* what the doorbells asked for leaves first (latency of a request) ... */
 		work += run_active(d);
 		work += net_tx_flush(d);
+		progress += cq_flush(d);
+	}
+	/*
+	 * Commands see what the doorbells stored before them did, as the firmware of a card
+	 * that finished the sends long before the command arrived (a CQ resize counts their
+	 * CQEs as outstanding).
+	 */
+	work += cmdif_run(d);
+	if (d->hca == MHCA_INIT) {
 		/* ... then what came in, its data written before anything reports it */
 		work += net_rx(d);
 		mdev_flush_rx_dma(d);
@@ -465,6 +474,14 @@ int cx4_model_open(const struct cx4_model_config *cfg, struct cx4_bus **busp)
 	d->cfg = *cfg;
 	snprintf(d->name, sizeof(d->name), "%s", cfg->name ? cfg->name : "cx4model");
 	d->cfg.name = d->name;
+	if (cfg->netdev) {
+		if (strlen(cfg->netdev) >= sizeof(d->netdev)) {
+			free(d);
+			return -EINVAL;
+		}
+		snprintf(d->netdev, sizeof(d->netdev), "%s", cfg->netdev);
+		d->cfg.netdev = d->netdev;
+	}
 	if (!d->cfg.udp_port)
 		d->cfg.udp_port = ROCE_V2_UDP_PORT;
 	if (!d->cfg.mtu)
@@ -535,6 +552,8 @@ int cx4_model_open(const struct cx4_model_config *cfg, struct cx4_bus **busp)
 		err = add_ep(d, d->net.rx_port.fd);
 	if (!err && d->net.cable.wake_fd >= 0)
 		err = add_ep(d, d->net.cable.wake_fd);
+	if (!err && d->net.raw.fd >= 0)
+		err = add_ep(d, d->net.raw.fd);
 	if (!err && d->net.cable.watch_fd >= 0)
 		err = add_ep(d, d->net.cable.watch_fd);
 	if (err) {
@@ -555,6 +574,8 @@ int cx4_model_open(const struct cx4_model_config *cfg, struct cx4_bus **busp)
 		return -EAGAIN;
 	}
 	d->thread_started = true;
+	/* a name for ps -L and for tests that ask how long the engine waited for a CPU */
+	pthread_setname_np(d->thread, "cx4-engine");
 	if (cfg->ctl_path) {
 		err = mctl_start(d, cfg->ctl_path);
 		if (err) {

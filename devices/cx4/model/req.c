@@ -14,6 +14,8 @@
  *   RC ATOMIC_CS / ATOMIC_FA: one request (AtomicETH: VA, R_Key, swap/add, compare).
  *   UD SEND (+IMM): one packet with DETH (Q_Key, source QP) to the address vector.
  *   NOP: no packet; completes in order.
+ *   UMR: changes a memory key when it starts (umr.c), no packet; completes in order.
+ *   RC SEND_INVAL: a SEND whose last packet carries the key to invalidate (IETH).
  * Fences wait for outstanding READ/atomics (initiator small fence) or for everything before
  * (strong fence). Outstanding READ/atomics are limited to 2^log_sra_max, unacknowledged RC
  * packets to a window of WINDOW PSNs. Payload is gathered through the memory keys (local read
@@ -150,6 +152,14 @@ static int start_new(struct mdev *d, struct mqp *qp)
 		return 0;
 	}
 	switch (w->opcode) {
+	case MLX5_OPCODE_UMR:
+		synd = umr_exec(d, qp, w);
+		if (synd) {
+			comp_error(d, qp, r->pos, (uint8_t)synd);
+			return 0;
+		}
+		/* done, in order, without a packet */
+		/* fall through */
 	case MLX5_OPCODE_NOP:
 		npkts = 0;
 		e->done = 1;
@@ -169,20 +179,15 @@ static int start_new(struct mdev *d, struct mqp *qp)
 	return 1;
 }
 
-static void dest_of(const struct mqp *qp, const struct mwqe *w, uint32_t *daddr, uint8_t *tos,
-		    uint8_t *ttl, uint32_t *dqpn)
+/* Where a WQE's packets go: the UD address vector, or the connected QP's address path. */
+static const struct mpath *dest_of(const struct mqp *qp, const struct mwqe *w, uint32_t *dqpn)
 {
 	if (qp->st == CX4_QP_ST_UD) {
-		*daddr = w->av.rip;
-		*tos = w->av.tclass;
-		*ttl = w->av.hop_limit;
 		*dqpn = w->dqpn;
-	} else {
-		*daddr = qp->path.rip;
-		*tos = qp->path.tclass;
-		*ttl = qp->path.hop_limit;
-		*dqpn = qp->remote_qpn;
+		return &w->av;
 	}
+	*dqpn = qp->remote_qpn;
+	return &qp->path;
 }
 
 static uint8_t roce_op(const struct mqp *qp, uint8_t op)
@@ -199,6 +204,13 @@ static uint8_t data_opcode(const struct mqp *qp, uint8_t wop, uint32_t k, uint32
 	bool first = k == 0, last = k == n - 1;
 	bool imm = wop == MLX5_OPCODE_SEND_IMM || wop == MLX5_OPCODE_RDMA_WRITE_IMM;
 
+	if (wop == MLX5_OPCODE_SEND_INVAL) {
+		if (first && last)
+			return roce_op(qp, ROCE_OP_SEND_ONLY_INV);
+		if (last)
+			return roce_op(qp, ROCE_OP_SEND_LAST_INV);
+		return roce_op(qp, first ? ROCE_OP_SEND_FIRST : ROCE_OP_SEND_MIDDLE);
+	}
 	if (wop == MLX5_OPCODE_SEND || wop == MLX5_OPCODE_SEND_IMM) {
 		if (qp->st == CX4_QP_ST_UD)
 			return roce_op(qp, imm ? ROCE_OP_SEND_ONLY_IMM : ROCE_OP_SEND_ONLY);
@@ -240,25 +252,32 @@ static void skip_acked(struct mqp *qp, const struct mswqe *e)
 		r->cur_psn = r->ack_psn;
 }
 
+/* sent_psn = max(sent_psn, end), modulo 2^24 */
+static void sent_upto(struct mqp *qp, uint32_t end)
+{
+	if (psn_sub(end, qp->req.sent_psn) - 1 < (1u << 23) - 1)
+		qp->req.sent_psn = end;
+}
+
 /* Queue one packet; returns 0, 1 when blocked (no slot), or a CQE syndrome (> 1). */
 static int emit(struct mdev *d, struct mqp *qp, uint32_t pos, const struct mwqe *w,
 		struct roce_tx_hdr *h, uint32_t off, uint32_t plen, bool last, bool payload)
 {
 	struct txpkt *t = net_tx_get(d);
-	uint32_t daddr, dqpn;
-	uint8_t tos, ttl;
+	const struct mpath *dst;
+	uint32_t dqpn;
 	int synd, sock = qp->sock;
 
 	if (!t)
 		return 1;
-	dest_of(qp, w, &daddr, &tos, &ttl, &dqpn);
+	dst = dest_of(qp, w, &dqpn);
 	h->dqpn = dqpn;
 	h->pkey = ROCE_DEFAULT_PKEY;
 	/* a UD address vector names its RoCE v2 UDP source port in rlid (rdma-core mlx5
 	 * create_ah); ports outside the RoCE range (roce_cap) fall back to the QP's */
 	if (qp->st == CX4_QP_ST_UD && w->av.udp_sport >= 0xc000)
 		net_sport_for(d, qp->qpn, w->av.udp_sport, true, &sock);
-	if (net_tx_hdr(d, t, h, payload ? plen : 0, daddr, (uint16_t)sock, tos, ttl))
+	if (net_tx_hdr(d, t, h, payload ? plen : 0, dst, (uint16_t)sock))
 		return MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR;
 	if (payload && plen) {
 		synd = gather(d, qp, w, off, plen, t);
@@ -269,9 +288,7 @@ static int emit(struct mdev *d, struct mqp *qp, uint32_t pos, const struct mwqe 
 	t->swq_pos = (int32_t)pos;
 	t->last = last;
 	net_tx_commit(d, t);
-	/* sent_psn = max(sent_psn, psn + 1), modulo 2^24 */
-	if (psn_sub(psn_add(h->psn, 1), qp->req.sent_psn) - 1 < (1u << 23) - 1)
-		qp->req.sent_psn = psn_add(h->psn, 1);
+	sent_upto(qp, psn_add(h->psn, 1));
 	return 0;
 }
 
@@ -283,7 +300,7 @@ static int send_entry(struct mdev *d, struct mqp *qp, uint32_t pos)
 	struct mwqe *w = r->cur;
 	int synd;
 
-	if (e->opcode == MLX5_OPCODE_NOP)
+	if (wqe_local(e->opcode))
 		return 1;
 	synd = load_cur(d, qp, e->idx);
 	if (synd) {
@@ -323,10 +340,10 @@ static int send_entry(struct mdev *d, struct mqp *qp, uint32_t pos)
 		 * Its responses take the READ's whole PSN range: all of it is outstanding, not
 		 * just the request's PSN (rxe: req.psn = first_psn + num_pkts). Else the first
 		 * response would acknowledge "everything sent" and stop the timer while the rest
-		 * is still to come: their loss would never be noticed.
+		 * is still to come: their loss would never be noticed; and an ACK of a PSN in
+		 * that range would not count as about something sent (ack_upto, on_nak).
 		 */
-		if (psn_sub(r->cur_psn, r->sent_psn) - 1 < (1u << 23) - 1)
-			r->sent_psn = r->cur_psn;
+		sent_upto(qp, r->cur_psn);
 		req_arm_retry(d, qp);
 		return 1;
 	}
@@ -379,6 +396,7 @@ static int send_entry(struct mdev *d, struct mqp *qp, uint32_t pos)
 		}
 		h.se = last && (e->fm_ce_se & MLX5_WQE_CTRL_SOLICITED);
 		h.imm_raw = w->imm;
+		h.ieth_rkey = be32toh(w->imm); /* SEND_INVAL: the key, in the immediate's place */
 		if (!k) {
 			h.reth.va = w->raddr;
 			h.reth.rkey = w->rkey;
@@ -475,7 +493,7 @@ void req_rewind(struct mdev *d, struct mqp *qp, uint32_t psn)
 	for (uint32_t p = r->swq_tail; p != r->swq_head; p++) {
 		struct mswqe *e = &r->swq[p % r->swq_size];
 
-		if (e->done || e->opcode == MLX5_OPCODE_NOP)
+		if (e->done || wqe_local(e->opcode))
 			continue;
 		/* the first entry not entirely before psn */
 		if (psn_sub(psn, e->first_psn) <= psn_sub(e->last_psn, e->first_psn) ||
