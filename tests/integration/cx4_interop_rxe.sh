@@ -1,6 +1,6 @@
 #!/bin/bash
 # Interoperability with Linux soft-RoCE: a cx4 device (cx4d + the model, bound to 10.99.0.1 in
-# the network namespace "bvrxe") against rxe0 in a Debian 12 VM (shared/tools/rxe-peer, guest
+# the network namespace "bvrxe") against rxe0 in a Debian 12 VM (BV_SHARED_DIR's rxe-peer, guest
 # 10.99.0.2), both directions: ib_write_bw, ib_read_bw, ib_send_bw, ib_atomic_bw,
 # ibv_rc_pingpong -c, ibv_ud_pingpong -c, and bvtraffic (every byte of RC, UC, UD and SRQ
 # traffic checked; in the guest a static build with rdma-core's rxe provider, written into the

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * The sysfs tree libibverbs 44 reads when RDMA netlink is absent (rdma-core libibverbs/init.c:
- * find_sysfs_devs_nl fails, find_sysfs_devs reads the class directories instead),
+ * The sysfs tree libibverbs 44 reads when RDMA netlink is absent (rdma-core libibverbs/init.c
+ * find_sysfs_devs, setup_sysfs_dev; libibverbs/cmd_device.c query_sysfs_gid*),
  * written under <rundir>/sysfs and selected with $SYSFS_PATH (bvctl run also shows it at
  * /sys/class/infiniband, bvctl.c):
  *

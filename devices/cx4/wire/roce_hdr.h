@@ -13,8 +13,8 @@
  *   encapsulation, port 4791, ICRC).
  *   Linux drivers/infiniband/sw/rxe/rxe_hdr.h (struct rxe_bth, rxe_reth, rxe_atmeth, rxe_aeth,
  *   rxe_atmack, rxe_immdt, rxe_ieth, rxe_deth) and include/rdma/ib_pack.h.
- *   Wireshark epan/dissectors/packet-infiniband.c (AtomicETH field order; docs/roce-wire.md,
- *   "Packet format": datenlord/roce-sim has Compare and Swap swapped, do not follow it).
+ *   Wireshark epan/dissectors/packet-infiniband.c (AtomicETH field order), see
+ *   IBTA vol. 1 §9.3, AtomicETH (datenlord/roce-sim has Compare/Swap swapped: do not follow it).
  */
 #ifndef BV_ROCE_HDR_H
 #define BV_ROCE_HDR_H
