@@ -25,6 +25,7 @@
 #define _XOPEN_SOURCE 700
 #include <errno.h>
 #include <ftw.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -76,6 +77,15 @@ static int write_parent(const char *root, const char *ibdev_dir, const struct bv
 	return err;
 }
 
+static bool gids_present(const char *ibdev_dir)
+{
+	char path[BV_PATH_MAX * 3];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/ports/1/gids/0", ibdev_dir);
+	return stat(path, &st) == 0;
+}
+
 static int write_device(const char *root, const struct bv_dev_conf *dev)
 {
 	char d[BV_PATH_MAX * 2], sock[BV_PATH_MAX];
@@ -118,8 +128,12 @@ static int write_device(const char *root, const struct bv_dev_conf *dev)
 			e[i].type = i % 2 ? BV_GID_ROCE_V2 : BV_GID_ROCE_V1;
 		}
 		err |= bv_sysfs_write_gids(d, e, 4, BV_GID_TBL_LEN, dev->netdev);
-	} else {
-		/* cx4d writes the table it programmed into the device (port.c) */
+	} else if (!gids_present(d)) {
+		/*
+		 * cx4d writes the table it programmed into the device (port.c); until then every
+		 * entry is empty. A table already there is a running daemon's (bvctl up restarting
+		 * another device must not blank it) or a dead one's, which its restart rewrites.
+		 */
 		err |= bv_sysfs_write_gids(d, NULL, 0, BV_CX4_GID_TBL_LEN, dev->netdev);
 	}
 	err |= bv_sysfs_put(d, "ports/1/pkeys/0", "0xffff\n");

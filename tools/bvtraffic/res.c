@@ -251,7 +251,7 @@ static int to_rts(struct bvt *t, uint32_t i)
 {
 	const struct bvt_cfg *c = &t->cfg;
 	struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .port_num = (uint8_t)t->loc.ib_port};
-	int mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT;
+	int mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT, err;
 	uint32_t mtu = c->mtu				  ? c->mtu
 		       : t->port.active_mtu < t->peer.mtu ? t->port.active_mtu
 							  : t->peer.mtu;
@@ -265,8 +265,9 @@ static int to_rts(struct bvt *t, uint32_t i)
 			a.qp_access_flags |= IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
 		mask |= IBV_QP_ACCESS_FLAGS;
 	}
-	if (ibv_modify_qp(t->qp[i], &a, mask))
-		return -1;
+	err = ibv_modify_qp(t->qp[i], &a, mask);
+	if (err)
+		return err;
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTR;
 	mask = IBV_QP_STATE;
@@ -282,8 +283,9 @@ static int to_rts(struct bvt *t, uint32_t i)
 			mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
 		}
 	}
-	if (ibv_modify_qp(t->qp[i], &a, mask))
-		return -1;
+	err = ibv_modify_qp(t->qp[i], &a, mask);
+	if (err)
+		return err;
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTS;
 	a.sq_psn = t->psn[i];
@@ -302,12 +304,15 @@ static int to_rts(struct bvt *t, uint32_t i)
 
 int bvt_connect_qps(struct bvt *t)
 {
-	for (uint32_t i = 0; i < t->cfg.nqp; i++)
-		if (to_rts(t, i)) {
+	for (uint32_t i = 0; i < t->cfg.nqp; i++) {
+		int err = to_rts(t, i); /* ibv_modify_qp returns the error, errno is not set */
+
+		if (err) {
 			fprintf(stderr, "bvtraffic: QP %u (0x%x) to RTS: %s\n", i, t->qp[i]->qp_num,
-				strerror(errno));
+				strerror(err));
 			return -1;
 		}
+	}
 	if (t->cfg.type == IBV_QPT_UD) {
 		struct ibv_ah_attr ah;
 

@@ -215,18 +215,37 @@ _Noreturn void bvt_wc_error(struct bvt *t, const struct ibv_wc *wc, const char *
 		other);
 }
 
+/* One signaled WRITE into the peer's atomic area (no window uses it then). */
+static int post_probe(struct bvt *t, uint32_t qp)
+{
+	struct ibv_sge sge = {(uintptr_t)bvt_counter(t, qp), 8, t->mr->lkey};
+	struct ibv_send_wr wr = {.wr_id = WR_PROBE | qp,
+				 .sg_list = &sge,
+				 .num_sge = 1,
+				 .opcode = IBV_WR_RDMA_WRITE,
+				 .send_flags = IBV_SEND_SIGNALED},
+			   *bad;
+
+	wr.wr.rdma.remote_addr = t->peer.addr + (uint64_t)(bvt_counter(t, qp) - t->buf);
+	wr.wr.rdma.rkey = t->peer.rkey;
+	return ibv_post_send(t->qp[qp], &wr, &bad);
+}
+
 /*
  * The control connection died: the peer process is gone, or its host. What do our QPs say?
- * Each RC QP gets one more signaled WRITE (into the peer's atomic area, which no window
- * uses then); it and what was still outstanding end as the fabric ends them: retries
- * exceeded, or flushed behind that.
+ * Each RC QP gets a probe WRITE; it and what was still outstanding end as the fabric ends
+ * them: retries exceeded, or flushed behind that. A probe that succeeds is sent again every
+ * 10 ms until the stall limit: a dying process's sockets and its device context close in
+ * either order (the kernel closes a process's files one by one, and so does its daemon see
+ * it go), so its QPs may answer for a moment after the control connection reset.
  */
 _Noreturn void bvt_peer_gone(struct bvt *t, const char *why)
 {
 	bool done[BVT_MAX_QP] = {false};
 	enum ibv_wc_status first[BVT_MAX_QP];
-	unsigned int flushed[BVT_MAX_QP] = {0}, left = t->cfg.nqp;
+	unsigned int flushed[BVT_MAX_QP] = {0}, answered[BVT_MAX_QP] = {0}, left = t->cfg.nqp;
 	uint64_t t0 = bvt_now_ms(), end = t0 + t->loc.stall_s * 1000ull, at[BVT_MAX_QP];
+	uint64_t again[BVT_MAX_QP] = {0};
 
 	t->sock_dead = true;
 	if (!t->qps_up || t->cfg.type != IBV_QPT_RC || t->probing)
@@ -234,18 +253,8 @@ _Noreturn void bvt_peer_gone(struct bvt *t, const char *why)
 	t->probing = true;
 	fprintf(stderr, "bvtraffic: the peer is gone (%s); probing the QPs\n", why);
 	for (uint32_t qp = 0; qp < t->cfg.nqp; qp++) {
-		struct ibv_sge sge = {(uintptr_t)bvt_counter(t, qp), 8, t->mr->lkey};
-		struct ibv_send_wr wr = {.wr_id = WR_PROBE | qp,
-					 .sg_list = &sge,
-					 .num_sge = 1,
-					 .opcode = IBV_WR_RDMA_WRITE,
-					 .send_flags = IBV_SEND_SIGNALED},
-				   *bad;
-
 		first[qp] = IBV_WC_SUCCESS;
-		wr.wr.rdma.remote_addr = t->peer.addr + (uint64_t)(bvt_counter(t, qp) - t->buf);
-		wr.wr.rdma.rkey = t->peer.rkey;
-		if (ibv_post_send(t->qp[qp], &wr, &bad)) {
+		if (post_probe(t, qp)) {
 			fprintf(stderr, "bvtraffic: QP %u: the probe cannot be posted: %s\n", qp,
 				strerror(errno));
 			done[qp] = true;
@@ -256,6 +265,14 @@ _Noreturn void bvt_peer_gone(struct bvt *t, const char *why)
 		struct ibv_wc wc[16];
 		int n = ibv_poll_cq(t->cq, 16, wc);
 
+		for (uint32_t qp = 0; qp < t->cfg.nqp; qp++)
+			if (again[qp] && bvt_now_ms() >= again[qp]) {
+				again[qp] = 0;
+				if (post_probe(t, qp)) {
+					done[qp] = true; /* the QP went to error meanwhile */
+					left--;
+				}
+			}
 		if (n <= 0) {
 			usleep(200);
 			continue;
@@ -271,29 +288,41 @@ _Noreturn void bvt_peer_gone(struct bvt *t, const char *why)
 				first[qp] = wc[i].status;
 				at[qp] = bvt_now_ms() - t0;
 			}
-			if (wc[i].wr_id == (WR_PROBE | (uint64_t)qp)) {
-				done[qp] = true;
-				left--;
+			if (wc[i].wr_id != (WR_PROBE | (uint64_t)qp))
+				continue;
+			if (wc[i].status == IBV_WC_SUCCESS && first[qp] == IBV_WC_SUCCESS &&
+			    !flushed[qp]) {
+				answered[qp]++;
+				again[qp] = bvt_now_ms() + 10;
+				continue;
 			}
+			done[qp] = true;
+			left--;
 		}
 	}
+	left = 0; /* now: probes never answered, a hang */
 	for (uint32_t qp = 0; qp < t->cfg.nqp; qp++) {
-		if (!done[qp])
+		left += !done[qp] && !answered[qp];
+		if (!done[qp] && answered[qp])
+			fprintf(stderr,
+				"bvtraffic: QP %u: the probe WRITE succeeded %u times in %u s: the "
+				"peer's QP still answers\n",
+				qp, answered[qp], t->loc.stall_s);
+		else if (!done[qp])
 			fprintf(stderr, "bvtraffic: QP %u: no completion for the probe in %u s\n",
 				qp, t->loc.stall_s);
 		else if (first[qp] != IBV_WC_SUCCESS)
 			fprintf(stderr,
 				"bvtraffic: QP %u: error completion %s (%s) %" PRIu64
-				" ms after the peer went, then %u flushed\n",
+				" ms after the peer went, then %u flushed (%u probes answered "
+				"before)\n",
 				qp, status_name(first[qp]), ibv_wc_status_str(first[qp]), at[qp],
-				flushed[qp]);
+				flushed[qp], answered[qp]);
 		else if (flushed[qp])
 			fprintf(stderr, "bvtraffic: QP %u: %u flushed (WR_FLUSH_ERR)\n", qp,
 				flushed[qp]);
 		else
-			fprintf(stderr,
-				"bvtraffic: QP %u: the probe WRITE succeeded: the peer's QP "
-				"still answers\n",
+			fprintf(stderr, "bvtraffic: QP %u: the probe could not be posted again\n",
 				qp);
 	}
 	bvt_die(t, left ? BVT_EXIT_STALL : BVT_EXIT_ERROR, "the peer is gone (%s)", why);
