@@ -515,6 +515,7 @@ static void test_veth(void)
 	}
 	atexit(ns_cleanup);
 	/* no duplicate address detection: the link-local addresses are usable at once */
+	/* cppcheck-suppress invalidPrintfArgType_s ; cppcheck misreads the positional %N$ forms */
 	snprintf(cmd, sizeof(cmd),
 		 "ip netns add %1$s && ip netns add %2$s && "
 		 "ip -n %1$s link set lo up && ip -n %2$s link set lo up && "
