@@ -94,7 +94,7 @@ static inline bool cx4_eqe_sw_owned(const void *eqe, uint32_t ci, unsigned int l
 /* CQ_ERROR: [dev.h] mlx5_eqe_cq_err { be32 cqn; u8 reserved1[7]; u8 syndrome; } */
 #define CX4_EQE_CQ_ERR_CQN		CX4_FLD(0x20, 0, 24)
 #define CX4_EQE_CQ_ERR_SYNDROME		CX4_FLD(0x28, 0, 8)	/* byte 0x2B */
-#define CX4_CQ_ERR_SYND_OVERRUN		0x01	/* [snabb] connectx.lua, research note 1.5 */
+#define CX4_CQ_ERR_SYND_OVERRUN		0x01	/* [snabb] connectx.lua */
 #define CX4_CQ_ERR_SYND_ACCESS_VIOLATION 0x02
 
 /*

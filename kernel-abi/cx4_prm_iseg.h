@@ -18,7 +18,8 @@
  *   [rc-ifc]   rdma-core providers/mlx5/mlx5_ifc.h.
  *   [dv]       rdma-core /usr/include/infiniband/mlx5dv.h (Debian libibverbs-dev 44.0).
  *   [snabb]    Snabb src/apps/mellanox/connectx.lua (and the seed connectx4.lua).
- *   [trace]    shared/data/mlx5_core-trace-cx4lx.txt.gz: Linux 4.4 mlx5_core, CX4 Lx FW 14.12.1220.
+ *   [trace]    tests/cx4/data/mlx5_core-trace-cx4lx.txt.gz: Linux 4.4 mlx5_core,
+ *              CX4 Lx FW 14.12.1220 (Snabb's src/apps/mellanox/trace-mlx5_core.txt.gz).
  * docs/cx4-prm.md lists each layout with its source and every guess.
  */
 #ifndef CX4_PRM_ISEG_H

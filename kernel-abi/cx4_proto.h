@@ -178,7 +178,15 @@ struct cx4_create_cq_req {
 	uint32_t cqe_size;		/* 64 */
 	uint32_t comp_vector;
 	uint32_t flags;			/* enum cx4_cq_flags */
+	uint64_t buf_offset;		/* see below */
 };
+
+/*
+ * buf_offset (CQ, SRQ, QP, resize): where the queue buffer starts in the memfd, page aligned.
+ * 0 for the provider's own memfds; a parent domain's allocator gives the provider memory of
+ * the application, which it hands over as the bv_shadow memfd holding those pages
+ * (docs/cx4-driver.md, "Parent domains").
+ */
 
 struct cx4_create_cq_rsp {
 	uint32_t handle;
@@ -195,6 +203,7 @@ struct cx4_resize_cq_req {
 	uint32_t handle;
 	uint32_t log_cq_size;
 	uint64_t buf_len;
+	uint64_t buf_offset;
 };
 
 /* ---- SRQ --------------------------------------------------------------------------------- */
@@ -208,6 +217,7 @@ struct cx4_create_srq_req {
 	uint32_t limit;			/* srq_limit armed at creation, 0 = none */
 	uint32_t user_index;
 	uint32_t reserved;
+	uint64_t buf_offset;
 };
 
 struct cx4_create_srq_rsp {
@@ -248,6 +258,7 @@ struct cx4_create_qp_req {
 	uint32_t log_rq_size;		/* receive WQEs = 1 << n */
 	uint32_t log_rq_stride;		/* receive WQE = 16 << n bytes */
 	uint32_t user_index;		/* echoed in every CQE of this QP (cqe_version 1) */
+	uint64_t buf_offset;
 };
 
 struct cx4_create_qp_rsp {

@@ -4,7 +4,7 @@
  *
  * Debian installs no <infiniband/driver.h>, so these are the project's own declarations of the
  * structures libibverbs and a provider exchange, in the exact member order of rdma-core v44
- * libibverbs/driver.h (see ../shared/research/rdma-core.md §1.2). The layout is the contract:
+ * libibverbs/driver.h (struct verbs_context_ops, verbs_device_ops). The layout is the contract:
  * every structure carries static asserts on its size and on the offsets libibverbs reads.
  *
  * The private entry points are not linked: providers look them up with dlvsym() under the

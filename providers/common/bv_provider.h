@@ -84,7 +84,8 @@ static inline struct bv_context *to_bv_context(struct ibv_context *ibctx)
 /*
  * Allocate a context of ctx_size bytes (the provider's struct, starting with struct
  * bv_context) for ibdev: connect to the daemon, say HELLO, install the async fd, replace
- * cmd_fd with a read-only /dev/null (see research/rdma-core.md §3.1), set num_comp_vectors,
+ * cmd_fd with a read-only /dev/null (libibverbs' own commands then fail with EBADF/ENOTTY:
+ * rdma-core libibverbs/device.c verbs_open_device), set num_comp_vectors,
  * fetch the device attributes, and install the common ops. NULL and errno on failure, with a
  * message naming the daemon when it cannot be reached.
  */

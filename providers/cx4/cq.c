@@ -388,7 +388,7 @@ static uint64_t rd_completion_ts(struct ibv_cq_ex *ex) { return CQ_OF(ex)->cur_t
 
 /* ---- create / destroy ------------------------------------------------------------------------- */
 static struct cx4_cq *create(struct ibv_context *ibctx, int cqe, struct ibv_comp_channel *ch,
-			     int comp_vector, uint64_t wc_flags)
+			     int comp_vector, uint64_t wc_flags, struct ibv_pd *pdom)
 {
 	struct cx4_context *ctx = to_cx4_ctx(ibctx);
 	struct cx4_create_cq_req req = { 0 };
@@ -410,7 +410,7 @@ static struct cx4_cq *create(struct ibv_context *ibctx, int cqe, struct ibv_comp
 	cq->ncqe = 1u << cx4_ilog2_up((uint64_t)cqe + 1);
 	ring = (size_t)cq->ncqe * 64;
 	dbr = cx4_align(ring, 64);
-	err = cx4_buf_alloc(&cq->buf, dbr + 64, "cx4-cq");
+	err = cx4_buf_alloc_pd(&cq->buf, pdom, dbr + 64, CX4_RES_TYPE_CQ, "cx4-cq");
 	if (err)
 		goto fail;
 	cq->cqes = cq->buf.va;
@@ -422,6 +422,7 @@ static struct cx4_cq *create(struct ibv_context *ibctx, int cqe, struct ibv_comp
 
 	req.user_handle = (uintptr_t)&cq->vcq.cq;
 	req.buf_len = cq->buf.len;
+	req.buf_offset = cq->buf.off;
 	req.dbr_offset = dbr;
 	req.log_cq_size = cx4_ilog2_up(cq->ncqe);
 	req.cqe_size = 64;
@@ -453,17 +454,19 @@ fail:
 struct ibv_cq *cx4_create_cq(struct ibv_context *ctx, int cqe, struct ibv_comp_channel *channel,
 			     int comp_vector)
 {
-	struct cx4_cq *cq = create(ctx, cqe, channel, comp_vector, 0);
+	struct cx4_cq *cq = create(ctx, cqe, channel, comp_vector, 0, NULL);
 
 	return cq ? &cq->vcq.cq : NULL;
 }
 
 struct ibv_cq_ex *cx4_create_cq_ex(struct ibv_context *ctx, struct ibv_cq_init_attr_ex *attr)
 {
+	struct ibv_pd *pdom = NULL;
 	struct ibv_cq_ex *ex;
 	struct cx4_cq *cq;
 
-	if ((attr->comp_mask & ~IBV_CQ_INIT_ATTR_MASK_FLAGS) ||
+	if ((attr->comp_mask &
+	     ~(uint32_t)(IBV_CQ_INIT_ATTR_MASK_FLAGS | IBV_CQ_INIT_ATTR_MASK_PD)) ||
 	    ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
 	     (attr->flags & ~IBV_CREATE_CQ_ATTR_SINGLE_THREADED))) {
 		errno = EOPNOTSUPP;
@@ -478,7 +481,16 @@ struct ibv_cq_ex *cx4_create_cq_ex(struct ibv_context *ctx, struct ibv_cq_init_a
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
-	cq = create(ctx, (int)attr->cqe, attr->channel, (int)attr->comp_vector, attr->wc_flags);
+	/* the PD a CQ may name is a parent domain: its allocators give the ring (mlx5 too) */
+	if (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) {
+		pdom = attr->parent_domain;
+		if (!pdom || pdom->context != ctx || !to_cx4_pd(pdom)->protection) {
+			errno = EINVAL;
+			return NULL;
+		}
+	}
+	cq = create(ctx, (int)attr->cqe, attr->channel, (int)attr->comp_vector, attr->wc_flags,
+		    pdom);
 	if (!cq)
 		return NULL;
 	ex = &cq->vcq.cq_ex;
@@ -554,7 +566,8 @@ int cx4_resize_cq(struct ibv_cq *ibcq, int cqe)
 		pthread_spin_unlock(&cq->lock);
 		return 0;
 	}
-	err = cx4_buf_alloc(&nb, (size_t)n * 64, "cx4-cq");
+	err = cx4_buf_alloc_pd(&nb, cq->buf.pdom ? &cq->buf.pdom->ibv_pd : NULL, (size_t)n * 64,
+			       CX4_RES_TYPE_CQ, "cx4-cq");
 	if (err)
 		goto out;
 	for (unsigned int i = 0; i < n; i++)
@@ -562,6 +575,7 @@ int cx4_resize_cq(struct ibv_cq *ibcq, int cqe)
 		    MLX5_CQE_INVALID << 4;
 	req.log_cq_size = cx4_ilog2_up(n);
 	req.buf_len = nb.len;
+	req.buf_offset = nb.off;
 	err = cx4_call(ibcq->context, CX4_OP_RESIZE_CQ, &req, sizeof(req), &nb.fd, 1, NULL, 0);
 	if (err) {
 		cx4_buf_free(&nb);
@@ -576,8 +590,9 @@ int cx4_resize_cq(struct ibv_cq *ibcq, int cqe)
 			cq->cqn);
 	if (cq->ring.va) {
 		cx4_buf_free(&cq->ring);
-	} else {
-		/* the first buffer keeps the doorbell record: give back the pages of its ring */
+	} else if (!cq->buf.ext) {
+		/* the first buffer keeps the doorbell record: give back the pages of its ring
+		 * (an allocator's memory stays as the application gave it) */
 		size_t ring = cx4_align((size_t)cq->ncqe * 64, 64) & ~(size_t)(CX4_ADAPTER_PAGE_SIZE - 1);
 
 		if (ring)

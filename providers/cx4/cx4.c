@@ -51,6 +51,7 @@ static void cx4_free_context(struct ibv_context *ibctx)
 
 static const struct verbs_context_ops cx4_ctx_ops = {
 	.alloc_pd = cx4_alloc_pd,
+	.alloc_parent_domain = cx4_alloc_parent_domain,
 	.dealloc_pd = cx4_dealloc_pd,
 	.reg_mr = cx4_reg_mr,
 	.dereg_mr = cx4_dereg_mr,

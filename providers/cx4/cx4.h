@@ -5,8 +5,8 @@
  * One file per object kind:
  *
  *   cx4.c     registration, the device context (UAR page, BlueFlame registers), ops table
- *   buf.c     queue memory: memfds shared with the device
- *   pd.c      protection domains and memory regions
+ *   buf.c     queue memory: memfds shared with the device, or a parent domain's allocator's
+ *   pd.c      protection domains, parent domains and memory regions
  *   cq.c      completion queues: CQE polling with the ownership bit, arming, events, cq_ex
  *   qp.c      queue pairs: sizing, create, modify, query, destroy
  *   send.c    post_send: WQEs in the send queue, doorbell record, UAR doorbell / BlueFlame
@@ -48,6 +48,21 @@ struct cx4_buf {
 	void *va;
 	size_t len;
 	int fd;		/* closed once the daemon has it: the mapping stays */
+	uint64_t off;	/* where va's pages start in fd (the proto's buf_offset) */
+	struct cx4_pd *pdom;	/* the parent domain it was allocated on (held), or NULL */
+	bool ext;		/* va came from pdom's allocator */
+	uint64_t res_type;	/* what for (enum cx4_res_type) */
+};
+
+/*
+ * The resource_type a parent domain's allocator is called with: mlx5dv's values
+ * (MLX5DV_RES_TYPE_*), so that an allocator written for mlx5 sees what it expects. The doorbell
+ * record shares its queue's buffer here, so there is no DBR allocation.
+ */
+enum cx4_res_type {
+	CX4_RES_TYPE_QP = MLX5DV_RES_TYPE_QP,
+	CX4_RES_TYPE_SRQ = MLX5DV_RES_TYPE_SRQ,
+	CX4_RES_TYPE_CQ = MLX5DV_RES_TYPE_CQ,
 };
 
 /* A BlueFlame register: two halves used alternately (PRM; rdma-core bf->offset ^= size). */
@@ -88,6 +103,14 @@ static inline struct cx4_context *to_cx4_ctx(struct ibv_context *ibctx)
 struct cx4_pd {
 	struct ibv_pd ibv_pd;
 	uint32_t pdn;
+	/* A parent domain (ibv_alloc_parent_domain): the PD it stands for, whose handle its
+	 * ibv_pd carries, and the application's allocators (NULL: the provider's own). */
+	struct cx4_pd *protection;
+	void *(*alloc)(struct ibv_pd *pd, void *pd_context, size_t size, size_t alignment,
+		       uint64_t resource_type);
+	void (*free)(struct ibv_pd *pd, void *pd_context, void *ptr, uint64_t resource_type);
+	void *pd_context;
+	unsigned int users;	/* parent domains over a PD; queues on a parent domain (atomic) */
 };
 
 static inline struct cx4_pd *to_cx4_pd(struct ibv_pd *pd)
@@ -219,6 +242,9 @@ static inline struct cx4_ah *to_cx4_ah(struct ibv_ah *ah)
 
 /* buf.c */
 int cx4_buf_alloc(struct cx4_buf *b, size_t len, const char *name);
+/* From pd's allocator where pd is a parent domain with one, else cx4_buf_alloc. */
+int cx4_buf_alloc_pd(struct cx4_buf *b, struct ibv_pd *pd, size_t len, enum cx4_res_type type,
+		     const char *name);
 void cx4_buf_free(struct cx4_buf *b);
 size_t cx4_align(size_t v, size_t a);
 unsigned int cx4_ilog2_up(uint64_t v);
@@ -232,6 +258,8 @@ void cx4_wait_events(pthread_mutex_t *mutex, pthread_cond_t *cond, uint32_t *don
 /* pd.c */
 struct ibv_pd *cx4_alloc_pd(struct ibv_context *ctx);
 int cx4_dealloc_pd(struct ibv_pd *pd);
+struct ibv_pd *cx4_alloc_parent_domain(struct ibv_context *ctx,
+				       struct ibv_parent_domain_init_attr *attr);
 struct ibv_mr *cx4_reg_mr(struct ibv_pd *pd, void *addr, size_t length, uint64_t hca_va,
 			  int access);
 int cx4_dereg_mr(struct verbs_mr *vmr);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Protection domains and memory regions: control verbs answered by cx4d. */
+/* Protection domains, parent domains and memory regions: control verbs answered by cx4d. */
 #include <errno.h>
 #include <stdlib.h>
 
@@ -24,14 +24,67 @@ struct ibv_pd *cx4_alloc_pd(struct ibv_context *ctx)
 	return &pd->ibv_pd;
 }
 
+/*
+ * A parent domain (rdma-core mlx5_alloc_parent_domain): a PD of its own kind that stands for
+ * attr->pd - every command names that PD's handle - and whose queues take their memory from
+ * the application's allocators (buf.c). No command: the device never sees it. Thread domains
+ * are not offered (ibv_alloc_td: EOPNOTSUPP), so attr->td must be NULL.
+ */
+struct ibv_pd *cx4_alloc_parent_domain(struct ibv_context *ctx,
+				       struct ibv_parent_domain_init_attr *attr)
+{
+	struct cx4_pd *pd, *prot;
+
+	if (!attr->pd || attr->pd->context != ctx || attr->td ||
+	    (attr->comp_mask & ~(uint32_t)(IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS |
+					   IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT)) ||
+	    ((attr->comp_mask & IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS) &&
+	     (!attr->alloc || !attr->free))) {
+		errno = EINVAL;
+		return NULL;
+	}
+	prot = to_cx4_pd(attr->pd);
+	if (prot->protection) {
+		errno = EINVAL;	/* a parent domain over a parent domain */
+		return NULL;
+	}
+	pd = calloc(1, sizeof(*pd));
+	if (!pd) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	pd->protection = prot;
+	pd->pdn = prot->pdn;
+	pd->ibv_pd.context = ctx;
+	pd->ibv_pd.handle = prot->ibv_pd.handle;
+	if (attr->comp_mask & IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS) {
+		pd->alloc = attr->alloc;
+		pd->free = attr->free;
+	}
+	if (attr->comp_mask & IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT)
+		pd->pd_context = attr->pd_context;
+	__atomic_fetch_add(&prot->users, 1, __ATOMIC_RELAXED);
+	return &pd->ibv_pd;
+}
+
+/* A PD with parent domains over it, or a parent domain with queues on it, is busy (as mlx5). */
 int cx4_dealloc_pd(struct ibv_pd *ibpd)
 {
+	struct cx4_pd *pd = to_cx4_pd(ibpd);
 	struct cx4_handle_req req = {.handle = ibpd->handle};
-	int err = cx4_call(ibpd->context, CX4_OP_DEALLOC_PD, &req, sizeof(req), NULL, 0, NULL, 0);
+	int err;
 
+	if (__atomic_load_n(&pd->users, __ATOMIC_RELAXED))
+		return EBUSY;
+	if (pd->protection) {
+		__atomic_fetch_sub(&pd->protection->users, 1, __ATOMIC_RELAXED);
+		free(pd);
+		return 0;
+	}
+	err = cx4_call(ibpd->context, CX4_OP_DEALLOC_PD, &req, sizeof(req), NULL, 0, NULL, 0);
 	if (err)
 		return err;
-	free(to_cx4_pd(ibpd));
+	free(pd);
 	return 0;
 }
 

@@ -209,7 +209,7 @@ static struct ibv_qp *create(struct ibv_context *ibctx, struct ibv_qp_init_attr_
 	rq_bytes = qp->rq.wqe_cnt ? (size_t)qp->rq.wqe_cnt << qp->rq.wqe_shift : 0;
 	sq_bytes = (size_t)qp->sq.wqe_cnt * MLX5_SEND_WQE_BB;
 	dbr = cx4_align(rq_bytes + sq_bytes, 64);
-	err = cx4_buf_alloc(&qp->buf, dbr + 64, "cx4-qp");
+	err = cx4_buf_alloc_pd(&qp->buf, attr->pd, dbr + 64, CX4_RES_TYPE_QP, "cx4-qp");
 	if (err)
 		goto fail;
 	qp->rq.offset = 0;
@@ -224,6 +224,7 @@ static struct ibv_qp *create(struct ibv_context *ibctx, struct ibv_qp_init_attr_
 
 	req.user_handle = (uintptr_t)ibqp;
 	req.buf_len = qp->buf.len;
+	req.buf_offset = qp->buf.off;
 	req.dbr_offset = dbr;
 	req.qp_type = attr->qp_type;
 	req.pd_handle = attr->pd->handle;

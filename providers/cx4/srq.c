@@ -46,7 +46,8 @@ struct ibv_srq *cx4_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr
 	ring = (size_t)srq->wqe_cnt << srq->wqe_shift;
 	dbr = cx4_align(ring, 64);
 	srq->wrid = calloc(srq->wqe_cnt, sizeof(*srq->wrid));
-	err = srq->wrid ? cx4_buf_alloc(&srq->buf, dbr + 64, "cx4-srq") : ENOMEM;
+	err = srq->wrid ? cx4_buf_alloc_pd(&srq->buf, pd, dbr + 64, CX4_RES_TYPE_SRQ, "cx4-srq")
+			: ENOMEM;
 	if (err)
 		goto fail;
 	srq->wqes = srq->buf.va;
@@ -63,6 +64,7 @@ struct ibv_srq *cx4_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr
 
 	req.user_handle = (uintptr_t)&srq->vsrq.srq;
 	req.buf_len = srq->buf.len;
+	req.buf_offset = srq->buf.off;
 	req.dbr_offset = dbr;
 	req.pd_handle = pd->handle;
 	req.log_srq_size = cx4_ilog2_up(srq->wqe_cnt);

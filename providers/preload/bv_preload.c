@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * libbridgeverbs-preload.so: the two things a userspace provider cannot do from inside
- * libibverbs (see research/rdma-core.md §3.2), done by interposing exactly two symbols.
+ * libibverbs (rdma-core libibverbs/verbs.c ibv_create_comp_channel, libibverbs/ibdev_nl.c),
+ * done by interposing exactly two symbols.
  *
  * 1. ibv_create_comp_channel() is implemented inside libibverbs as a kernel write() on
  *    cmd_fd. For contexts of a bridgeverbs device we create the channel here: its fd is a

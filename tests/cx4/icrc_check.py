@@ -244,9 +244,11 @@ def run_wire_test(binary):
             return 1
         # RoCE v2 is dissected by default on UDP 4791.  The RPC-over-RDMA heuristic treats
         # arbitrary SEND payloads as RPC and calls them malformed: turn it off.
-        # The same for the Mellanox EoIB heuristic on UD payloads.
+        # The same for the Mellanox EoIB heuristic on UD payloads, and for the one that takes
+        # a payload's first two bytes for an Ethertype (random bytes 0x0908: LAPB, malformed).
         t = subprocess.run([tshark, "-n", "-r", cap, "--disable-protocol", "rpcordma",
                             "--disable-heuristic", "mellanox_eoib",
+                            "--disable-heuristic", "eth_over_ib",
                             "-T", "fields", "-e", "frame.number", "-e", "_ws.col.Protocol",
                             "-e", "_ws.malformed", "-e", "_ws.expert.severity"],
                            capture_output=True, text=True)

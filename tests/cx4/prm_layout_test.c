@@ -9,8 +9,8 @@
  *     of the 8-byte command header, and cx4_set/cx4_get round-trip random values while
  *     leaving every other bit alone (checked against a bit-by-bit reference);
  *  3. real commands from the Linux mlx5_core trace of a ConnectX-4 Lx (FW 14.12.1220,
- *     shared/data/mlx5_core-trace-cx4lx.txt.gz; vectors below are its non-zero dwords) are
- *     decoded with the accessors and compared with the values in research/cx4.md;
+ *     tests/cx4/data/mlx5_core-trace-cx4lx.txt.gz; vectors below are its non-zero dwords) are
+ *     decoded with the accessors and compared with tests/cx4/trace_decode.py's reading;
  *  4. cx4_trace_dump()/cx4_trace_dump_cmd() reproduce trace dumps byte for byte.
  *
  * Standalone build from the repository root:
@@ -722,7 +722,7 @@ static void check_rebasing(void)
 	CHECK_EQ(cx4_cmd_mailbox_count(0x210), 1);
 	CHECK_EQ(cx4_cmd_mailbox_count(0x211), 2);
 	CHECK_EQ(cx4_cmd_mailbox_count(0x1010), 8);
-	/* the trace's 12868-page MANAGE_PAGES: 202 blocks (research/cx4.md 1.8 says 201) */
+	/* the trace's 12868-page MANAGE_PAGES: 202 blocks (docs/cx4-prm.md, guess 14) */
 	CHECK_EQ(cx4_cmd_mailbox_count(0x19230), 202);
 }
 
@@ -853,7 +853,7 @@ static void check_general_caps(void)
 	load(cur, sizeof(cur), cap_gen_cur, N(cap_gen_cur));
 	load(set, sizeof(set), cap_gen_set, N(cap_gen_set));
 
-	/* research/cx4.md 2.11, "cur unless noted" */
+	/* the trace's QUERY_HCA_CAP general cur (docs/cx4-model.md, "Identity and capabilities") */
 	CHECK_EQ(cx4_get(cur, CX4_CAP_GEN_LOG_MAX_SRQ_SZ), 0xf);
 	CHECK_EQ(cx4_get(cur, CX4_CAP_GEN_LOG_MAX_QP_SZ), 0xf);
 	CHECK_EQ(cx4_get(cur, CX4_CAP_GEN_LOG_MAX_QP), 0xe);

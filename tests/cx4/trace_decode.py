@@ -27,7 +27,7 @@ Usage:
   trace_decode.py [-f TRACE] selftest        re-render every dump and compare with the trace
 
 TRACE defaults to $CX4_TRACE, else the project's copy tests/cx4/data/mlx5_core-trace-cx4lx.txt.gz
-(of shared/data/), else shared/data/ found above this file.
+(Snabb's src/apps/mellanox/trace-mlx5_core.txt.gz).
 """
 
 import argparse
@@ -323,20 +323,7 @@ def default_trace():
     env = os.environ.get('CX4_TRACE')
     if env:
         return env
-    d = os.path.dirname(os.path.abspath(__file__))
     # the project's copy (tests/cx4/data), so a clone needs nothing outside itself
-    cand = os.path.join(d, 'data', TRACE_NAME)
-    if os.path.exists(cand):
-        return cand
-    while True:
-        cand = os.path.join(d, 'shared', 'data', TRACE_NAME)
-        if os.path.exists(cand):
-            return cand
-        parent = os.path.dirname(d)
-        if parent == d:
-            break
-        d = parent
-    # none found: name the project's copy, so that the error says where it belongs
     return os.path.join(os.path.dirname(os.path.abspath(__file__)), 'data', TRACE_NAME)
 
 

@@ -92,7 +92,7 @@ static uint32_t ip4(const char *s)
 	return inet_addr(s);
 }
 
-/* ---- published packets (shared/research/cx4.md §4.5) ------------------------------------------
+/* ---- published packets (scapy test/contrib/roce.uts; docs/roce-wire.md) -----------------------
  */
 
 /* Real ConnectX-4 Lx CNP, from scapy test/contrib/roce.uts ("RoCE CNP captured on ConnectX-4

@@ -5,7 +5,8 @@
 #   - all on one device (cx4_0: the ranks' traffic goes through its loopback);
 #   - split over two network namespaces joined by a veth pair, one cx4d each (RoCE between
 #     them, through the veth), mpirun in the first, Open MPI's rsh launcher starting the other
-#     half in the second through `ip netns exec` (the agent script below).
+#     half in the second through `ip netns exec` (the agent script below); bvtraffic checks
+#     the RC and UD traffic between the two devices byte for byte first.
 # The settings Open MPI needs (docs/cx4-driver.md, "Open MPI"): --mca pml ucx --mca osc ucx
 # (UCX for messages and one-sided), --mca pml_ucx_devices any (pml ucx takes only devices
 # whose driver matches mlx* by default; ours is cx4d), UCX_TLS=rc_verbs,ud_verbs,self (no
@@ -66,6 +67,15 @@ ip netns exec $NA env BV_RUNDIR="$RA" "$BVCTL" --config "$RA/host.conf" up >/dev
 	bv_fail "bvctl up in $NA"
 ip netns exec $NB env BV_RUNDIR="$RB" "$BVCTL" --config "$RB/host.conf" up >/dev/null ||
 	bv_fail "bvctl up in $NB"
+
+# what every rank's traffic crosses, checked byte for byte by bvtraffic first (RC and UD)
+A() { ip netns exec $NA env BV_RUNDIR="$RA" "$@"; }
+B() { ip netns exec $NB env BV_RUNDIR="$RB" "$@"; }
+for t in rc ud; do
+	BV_PAIR_S=A BV_PAIR_C=B bv_traffic "bvt-$t" 18517 "-d cx4_0" "-d cx4_0 -t $t -n 32 $IPA" ||
+		bv_fail "bvtraffic $t between the namespaces"
+done
+echo "ok bvtraffic RC and UD between the namespaces"
 
 # Open MPI's rsh launcher runs AGENT HOST COMMAND...: the "host" $IPB is namespace B, where
 # the command (its orted) runs with that namespace's devices, as on another machine. $IPA is

@@ -7,7 +7,8 @@
 # to RTR" and each UD test at "failed to create address handle", with nothing else wrong.
 # On RoCE qperf runs with -cm1 (its connections through the RDMA CM, which picks the GID of
 # the address): then every test must report what it measures (a bandwidth, a latency, a rate)
-# with the server at cx4_0's address. qperf checks no data. -cm1 needs the
+# with the server at cx4_0's address. qperf checks no data: bvtraffic runs RC and UD between the
+# same devices after it, every byte checked. -cm1 needs the
 # project's rdma_cm (librdmacm-plugin); where it is not there yet the test says so and skips.
 . "$BV_SOURCE_DIR/tests/lib/harness.sh"
 bv_isolate_net "$@"
@@ -85,4 +86,7 @@ for t in $tests; do
 	grep -qE "$want" "$out" || { cat "$out"; bv_fail "qperf -cm1 $t: no /$want/"; }
 	echo "ok qperf -cm1 $t: $(grep -E "$want" "$out" | head -1 | tr -s ' ')"
 done
+# qperf checks no data: bvtraffic between the same devices, every byte checked
+cx4_traffic bvtraffic-rc "-d cx4_0" "-d cx4_1 -t rc -n 32 127.0.0.1"
+cx4_traffic bvtraffic-ud "-d cx4_0" "-d cx4_1 -t ud -n 32 127.0.0.1"
 echo "PASS"

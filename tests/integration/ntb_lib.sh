@@ -54,6 +54,14 @@ ntb_pair() {
 	bv_pair "$name" "$port" "$* -p $port -d ntb_0" "$* -p $port -d ntb_1 localhost"
 }
 
+# ntb_traffic NAME PORT SRV CLI ARGS...: a bvtraffic pair (every byte checked, tools/bvtraffic),
+# the server on device SRV, the client on CLI (the same device: loopback), client ARGS added
+ntb_traffic() {
+	local name=$1 port=$2 srv=$3 cli=$4
+	shift 4
+	bv_traffic "$name" "$port" "-d $srv" "-d $cli $* 127.0.0.1"
+}
+
 # ntb_check_counters WHAT [reads]: the model's counters on both ends (bvctl status): no read
 # across the link (the data path pushes everything) and no IOMMU fault (every placement was
 # checked against the peer's keys before it was made); with "reads", IOMMU faults are allowed

@@ -42,7 +42,7 @@ for prof in ${NTB_LOOPBACK_PROFILES:-intel-gen3 epf}; do
 	done
 	# the pingpongs check one byte a page and perftest none: bvtraffic, server and client on
 	# one device, checks every byte of every opcode, both directions
-	for t in "-t rc -q 3" "-t rc -S -e" "-t uc" "-t ud -S -e"; do
+	for t in "-t rc -q 3" "-t rc -q 8 -s 0-65536" "-t rc -S -e" "-t uc" "-t ud -S -e"; do
 		port=$((port + 1))
 		bv_traffic "lobvt$port" "$port" "-d ntb_0 -g $g" "-d ntb_0 -g $g -n 48 $t localhost" ||
 			bv_fail "$prof: bvtraffic $t on one device"

@@ -8,6 +8,9 @@
 #   UCX_NET_DEVICES=ntb_N:1 per rank (an MPMD command line puts ranks on either end);
 #   UCX_IB_GID_INDEX: the RoCE v2 IPv4 GID (UCX cannot tell GID types from our sysfs);
 #   --oversubscribe: 8 ranks on 2 cores.
+# Beside the 4-rank runs, bvtraffic (tools/bvtraffic, every byte checked) runs at the same time
+# on the same devices, RC across the link and UD in loopback: other clients' traffic on an end
+# neither disturbs nor is disturbed by MPI's.
 BV_TMO=${BV_TMO:-600}
 . "$BV_SOURCE_DIR/tests/lib/harness.sh"
 . "$BV_SOURCE_DIR/tests/integration/ntb_lib.sh"
@@ -39,9 +42,30 @@ run() {
 	: >"$BV_RUNDIR/ntb_1.log"
 	echo "ok $a + $b ranks: $(grep -E 'mpi_check: ' "$out" | head -1)"
 }
+# beside WHAT PORT SRV CLI ARGS...: bvtraffic for about as long as an MPI run, in the background
+beside() {
+	local what=$1
+	shift
+	local _
+	ntb_traffic "$what" "$@" -D 30 -W 120 &
+	bvt=$!
+	for _ in $(seq 600); do
+		[ -n "$(bv_checked "$BV_OUT/$what.cli" 2>/dev/null)" ] && return 0
+		bv_pid_alive "$bvt" || break
+		sleep 0.1
+	done
+	wait "$bvt"
+	bv_fail "$what: bvtraffic did not start"
+}
+beside_done() {
+	wait "$bvt" || bv_fail "bvtraffic beside MPI"
+}
 for n in 2 4 8; do
+	[ $n = 4 ] && beside bvt-rc 18601 ntb_0 ntb_1 -q 4 -s 0-65536
 	run $((n / 2)) $((n / 2))
+	[ $n = 4 ] && { beside_done; beside bvt-ud 18602 ntb_0 ntb_0 -t ud -q 4; }
 	run "$n" 0
+	[ $n = 4 ] && beside_done
 done
 run 0 2
 ntb_check_counters mpi

@@ -126,6 +126,7 @@ int main(void)
 
 		memcpy(t.gid.raw, "\0\0\0\0\0\0\0\0\0\0\xff\xff\x0a\x00\x00\x02", 16);
 		memcpy(t.peer.gid.raw, "\0\0\0\0\0\0\0\0\0\0\xff\xff\x0a\x00\x00\x01", 16);
+		t.ipv4_grh = true;
 		g[20] = 0x45;
 		g[29] = 17;
 		memcpy(g + 32, "\x0a\x00\x00\x01\x0a\x00\x00\x02", 8);
@@ -134,6 +135,21 @@ int main(void)
 		EXPECT(bvt_check_grh(&t, g, why, sizeof(why)));
 		g[35] = 1;
 		g[29] = 6; /* not UDP */
+		EXPECT(bvt_check_grh(&t, g, why, sizeof(why)));
+	}
+
+	/* RoCE v1 with IPv4-mapped GIDs: a real GRH (version 6, the GIDs), no IPv4 header */
+	{
+		uint8_t g[40] = {0x60};
+
+		t.ipv4_grh = false;
+		memcpy(g + 8, t.peer.gid.raw, 16);
+		memcpy(g + 24, t.gid.raw, 16);
+		EXPECT(!bvt_check_grh(&t, g, why, sizeof(why)));
+		g[39] = 3; /* to someone else */
+		EXPECT(bvt_check_grh(&t, g, why, sizeof(why)));
+		g[39] = 2;
+		g[0] = 0x45; /* not a GRH */
 		EXPECT(bvt_check_grh(&t, g, why, sizeof(why)));
 	}
 	free(t.buf);

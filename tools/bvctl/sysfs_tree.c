@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * The sysfs tree libibverbs 44 reads when RDMA netlink is absent (research/rdma-core.md §2.2),
+ * The sysfs tree libibverbs 44 reads when RDMA netlink is absent (rdma-core libibverbs/init.c
+ * find_sysfs_devs, setup_sysfs_dev; libibverbs/cmd_device.c query_sysfs_gid*),
  * written under <rundir>/sysfs and selected with $SYSFS_PATH (bvctl run also shows it at
  * /sys/class/infiniband, bvctl.c):
  *

@@ -114,6 +114,7 @@ struct bvt {
 	struct ibv_port_attr port;
 	union ibv_gid gid;
 	int gid_index;
+	bool ipv4_grh; /* RoCE v2 over IPv4: a UD receive's GRH holds the IPv4 header */
 	uint32_t psn[BVT_MAX_QP];
 	uint32_t rd_atom;
 	struct bvt_peer peer;

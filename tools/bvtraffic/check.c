@@ -100,21 +100,15 @@ int bvt_check_message(struct bvt *t, const struct win *w, uint32_t qp, uint64_t 
 	return 0;
 }
 
-static bool is_ipv4_mapped(const union ibv_gid *g)
-{
-	static const uint8_t pre[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-
-	return !memcmp(g->raw, pre, 12);
-}
-
 /*
  * For RoCE v2 over IPv4 the IPv4 header sits in the last 20 of the 40 bytes (IBTA A17.4.5.1;
- * Linux ib_get_rdma_header_version), else the IPv6 header or the IB GRH is all 40. Its
- * addresses must be the two ends' GIDs.
+ * Linux ib_get_rdma_header_version), else the IPv6 header or the IB GRH is all 40 (RoCE v1
+ * too when its GIDs are IPv4-mapped: the GID's type decides, t->ipv4_grh). Its addresses must
+ * be the two ends' GIDs.
  */
 int bvt_check_grh(struct bvt *t, const uint8_t *g, char *why, size_t len)
 {
-	if (is_ipv4_mapped(&t->gid)) {
+	if (t->ipv4_grh) {
 		const uint8_t *ip = g + 20;
 
 		if (ip[0] == 0x45 && ip[9] == 17 && !memcmp(ip + 12, t->peer.gid.raw + 12, 4) &&

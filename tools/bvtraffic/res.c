@@ -127,7 +127,9 @@ static int make_qps(struct bvt *t)
 int bvt_open(struct bvt *t)
 {
 	const struct bvt_cfg *c = &t->cfg;
+	static const uint8_t v4mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
 	struct ibv_device_attr da;
+	struct ibv_gid_entry ge;
 	int access = IBV_ACCESS_LOCAL_WRITE;
 
 	if (open_device(t))
@@ -138,10 +140,13 @@ int bvt_open(struct bvt *t)
 		return -1;
 	}
 	t->gid_index = pick_gid(t);
-	if (ibv_query_gid(t->ctx, (uint8_t)t->loc.ib_port, t->gid_index, &t->gid)) {
+	if (ibv_query_gid_ex(t->ctx, (uint32_t)t->loc.ib_port, (uint32_t)t->gid_index, &ge, 0)) {
 		fprintf(stderr, "bvtraffic: query_gid %d: %s\n", t->gid_index, strerror(errno));
 		return -1;
 	}
+	t->gid = ge.gid;
+	/* RoCE v1 carries a GRH whatever its GIDs are; only RoCE v2 uses IPv4 for mapped ones */
+	t->ipv4_grh = ge.gid_type == IBV_GID_TYPE_ROCE_V2 && !memcmp(ge.gid.raw, v4mapped, 12);
 	t->rd_atom = (uint32_t)(da.max_qp_rd_atom < 16 ? da.max_qp_rd_atom : 16);
 	if (da.max_qp_init_rd_atom < (int)t->rd_atom)
 		t->rd_atom = (uint32_t)da.max_qp_init_rd_atom;

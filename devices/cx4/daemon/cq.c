@@ -56,7 +56,7 @@ int cx4d_cq_create(struct cx4d *d, struct cx4d_client *cl, struct cx4d_req *q)
 	if (!cq)
 		return ENOMEM;
 	cq->channel_fd = -1;
-	err = cx4d_umem_map_fd(d, q->fds[0], req->buf_len, &cq->umem);
+	err = cx4d_umem_map_fd(d, q->fds[0], req->buf_offset, req->buf_len, &cq->umem);
 	if (err)
 		goto fail;
 	cq->eqn = d->eq_comp[req->comp_vector].eqn;
@@ -125,7 +125,7 @@ int cx4d_cq_resize(struct cx4d *d, struct cx4d_client *cl, struct cx4d_req *q)
 	bytes = 64ull << req->log_cq_size;
 	if (req->buf_len % CX4D_PAGE || req->buf_len < bytes)
 		return EINVAL;
-	err = cx4d_umem_map_fd(d, q->fds[0], req->buf_len, &ring);
+	err = cx4d_umem_map_fd(d, q->fds[0], req->buf_offset, req->buf_len, &ring);
 	if (err)
 		return err;
 	cx4d_cmd_set_header(in, CX4_CMD_OP_MODIFY_CQ, CX4_MODIFY_CQ_OPMOD_RESIZE);

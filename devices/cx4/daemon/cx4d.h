@@ -353,7 +353,7 @@ void cx4d_obj_remove(struct cx4d_client *cl, struct cx4d_obj *o);
 /* umem.c */
 /* fd is a regular file sealed against shrinking that holds off .. off + len. */
 bool cx4d_umem_fd_ok(int fd, uint64_t off, uint64_t len);
-int cx4d_umem_map_fd(struct cx4d *d, int fd, uint64_t len, struct cx4d_umem *u);
+int cx4d_umem_map_fd(struct cx4d *d, int fd, uint64_t off, uint64_t len, struct cx4d_umem *u);
 /* Registered memory: by pid + va, or (fd >= 0) the memfd holding those pages from fd_off on. */
 int cx4d_umem_map_va(struct cx4d *d, pid_t pid, int fd, uint64_t fd_off, uint64_t va,
 		     uint64_t len, uint64_t hca_va, unsigned int log_page, uint32_t perm,

@@ -23,6 +23,14 @@
 
 /* Smallest MTT page (>= 4 KB) for which the region needs at most this many entries. */
 #define MTT_MAX_ENTRIES 256
+/*
+ * The most entries one CREATE_MKEY carries: 512 KB of MTT, 1024 mailboxes; with 1 GB pages a
+ * region of 64 TB. Beyond it no client could have pinned the memory (Linux ib_umem_get fails
+ * first: EINVAL over 2^32 pages, else ENOMEM or EFAULT); without the bound a client's 64 PB
+ * registration made cx4d build a 32 MB command and keep 1 GB of mailbox memory
+ * (cx4d_proto_fuzz, tests/fuzz/cx4d/regress/reg-mr-64pb-mailbox-growth).
+ */
+#define MTT_CMD_MAX_ENTRIES 65536
 
 static unsigned int pick_log_page(uint64_t hca_va, uint64_t len)
 {
@@ -107,6 +115,8 @@ static int mr_create(struct cx4d *d, struct cx4d_client *cl, struct cx4d_mr *mr,
 	lp = pick_log_page(hca_va, length);
 	P = 1ull << lp;
 	n = ((hca_va & (P - 1)) + length + P - 1) >> lp;
+	if (n > MTT_CMD_MAX_ENTRIES)
+		return ENOMEM;
 	perm = CX4_DMA_READ;
 	mtt_bits = CX4_MTT_READ;
 	if (writable(access)) {

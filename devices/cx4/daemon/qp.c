@@ -212,7 +212,7 @@ int cx4d_qp_create(struct cx4d *d, struct cx4d_client *cl, struct cx4d_req *q)
 	qp = calloc(1, sizeof(*qp));
 	if (!qp)
 		return ENOMEM;
-	err = cx4d_umem_map_fd(d, q->fds[0], req->buf_len, &qp->umem);
+	err = cx4d_umem_map_fd(d, q->fds[0], req->buf_offset, req->buf_len, &qp->umem);
 	if (err)
 		goto fail;
 	cx4d_cmd_set_header(in, CX4_CMD_OP_CREATE_QP, 0);

@@ -60,7 +60,7 @@ int cx4d_srq_create(struct cx4d *d, struct cx4d_client *cl, struct cx4d_req *q)
 	srq = calloc(1, sizeof(*srq));
 	if (!srq)
 		return ENOMEM;
-	err = cx4d_umem_map_fd(d, q->fds[0], req->buf_len, &srq->umem);
+	err = cx4d_umem_map_fd(d, q->fds[0], req->buf_offset, req->buf_len, &srq->umem);
 	if (err)
 		goto fail;
 	cx4d_cmd_set_header(in, CX4_CMD_OP_CREATE_SRQ, 0);

@@ -3,9 +3,11 @@
  * Client memory mapped for device DMA: the role of the kernel's ib_umem (pin + IOMMU map).
  *
  *  - Queue buffers (CQ, QP, SRQ and their doorbell records) come as a memfd from the
- *    provider; the whole fd is mapped at an IOVA aligned to its power-of-two size, so one PAS
- *    entry with a large log_page_size describes it (PRM: a PAS page is 4 KB << log_page_size;
- *    Linux does the same for its contiguous EQ buffers, Snabb for every queue).
+ *    provider: its own, or for a parent domain's allocator the bv_shadow memfd holding the
+ *    application's pages, from a page-aligned offset. The buffer is mapped at an IOVA
+ *    aligned to its power-of-two size, so one PAS entry with a large log_page_size
+ *    describes it (PRM: a PAS page is 4 KB << log_page_size; Linux does the same for its
+ *    contiguous EQ buffers, Snabb for every queue).
  *
  *  - Registered memory is mapped by pid + VA (the device reaches the client's pages where
  *    they are, as an IOMMU maps pinned pages), or, when the provider moved the region's pages
@@ -55,20 +57,23 @@ bool cx4d_umem_fd_ok(int fd, uint64_t off, uint64_t len)
 	       (uint64_t)st.st_size >= off + len;
 }
 
-int cx4d_umem_map_fd(struct cx4d *d, int fd, uint64_t len, struct cx4d_umem *u)
+int cx4d_umem_map_fd(struct cx4d *d, int fd, uint64_t off, uint64_t len, struct cx4d_umem *u)
 {
 	struct cx4_dma_map map;
 	uint64_t iova;
 	int err;
 
 	memset(u, 0, sizeof(*u));
-	if (!len || len % CX4D_PAGE || len > (1ull << 32) || !cx4d_umem_fd_ok(fd, 0, len))
+	if (!len || len % CX4D_PAGE || len > (1ull << 32) || !cx4d_umem_fd_ok(fd, off, len))
 		return EINVAL;
 	iova = cx4d_iova_alloc(d, len, 1ull << cx4d_log2_up(len));
 	if (!iova)
 		return ENOMEM;
-	map = (struct cx4_dma_map){
-	    .iova = iova, .len = len, .perm = CX4_DMA_READ | CX4_DMA_WRITE, .fd = fd};
+	map = (struct cx4_dma_map){.iova = iova,
+				   .len = len,
+				   .perm = CX4_DMA_READ | CX4_DMA_WRITE,
+				   .fd = fd,
+				   .fd_offset = off};
 	err = d->bus->ops->dma_map(d->bus, &map);
 	if (err)
 		return err < 0 ? -err : err;

@@ -11,7 +11,7 @@
  *   page 0:   0x10 cmdq_addr_h, 0x14 cmdq_addr_l_sz (latches the queue; nic_interface),
  *             0x18 command doorbell (1 << slot)                      [dev.h] mlx5_init_seg
  *   UAR page: 0x20 CQ arm (64 bit), 0x40 EQ doorbell + arm, 0x48 EQ doorbell,
- *             0x800..0xFFF send doorbell / BlueFlame                 [dv], research note 3.1
+ *             0x800..0xFFF send doorbell / BlueFlame      [dv], rdma-core mlx5.h MLX5_BF_OFFSET
  *
  * Only UAR pages that ALLOC_UAR handed out are drained; writes to other pages go nowhere,
  * as on a card where those pages are not backed.

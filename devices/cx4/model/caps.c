@@ -3,7 +3,7 @@
  * HCA capabilities (QUERY_HCA_CAP / SET_HCA_CAP; [ifc] cmd_hca_cap, atomic_caps, roce_cap).
  *
  * The values start from the real ConnectX-4 Lx FW 14.12.1220 answers in the Linux trace
- * (research note 2.11; tests/cx4/trace_decode.py show 6/7/16/18) and differ where the model
+ * (its QUERY_HCA_CAP outputs: tests/cx4/trace_decode.py show 6/7/16/18) and differ where the model
  * does not implement a feature: a capability bit is set only if the model does what it
  * promises. docs/cx4-model.md lists every difference from the trace. One table per type:
  * field, maximum, current default, and whether SET_HCA_CAP may change it.
@@ -97,7 +97,7 @@ static const struct capf roce[] = {
 static const struct capf atomic[] = {
     /*
      * Mode 0: 8-byte atomic responses are written big-endian; mode 1: in host order
-     * (research note 2.11). The [trace] FW supports only 0; the model also offers 1, which
+     * ([ifc] atomic_caps). The [trace] FW supports only 0; the model also offers 1, which
      * upstream mlx5_ib needs to report IB_ATOMIC_HCA.
      */
     {CX4_CAP_ATOMIC_REQ_8B_ENDIANNESS_MODE, 1, 0, 1},

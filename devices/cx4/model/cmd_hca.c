@@ -7,8 +7,8 @@
  * The states: after reset the function is disabled; ENABLE_HCA enables it; the boot pages
  * make the capability pages exist (QUERY/SET_HCA_CAP); INIT_HCA, given the init pages, makes
  * the resource commands available; TEARDOWN_HCA returns to "enabled", every object gone and
- * every page returnable. The Linux order ([trace], research note 1.8) and the rdma-core VFIO
- * order (research note 1.9) both work.
+ * every page returnable. The Linux order ([trace]) and the rdma-core VFIO order
+ * (providers/mlx5/mlx5_vfio.c mlx5_vfio_setup_function) both work.
  */
 #include <errno.h>
 #include <string.h>

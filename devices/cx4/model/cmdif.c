@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * The command interface ([PRM] "Command Interface"; [dev.h] mlx5_cmd_layout and
- * mlx5_cmd_prot_block; research note 2.3-2.6).
+ * mlx5_cmd_prot_block; [cmd.c] delivery status and signatures).
  *
  * A driver fills a 64-byte entry of the command queue (type 7, input/output lengths, 16
  * inline bytes each way, mailbox pointers, token, ownership = 1) and rings 0x18 with

@@ -469,7 +469,7 @@ static void on_atomic_ack(struct mdev *d, struct mqp *qp, const struct roce_pkt 
 			return;
 	}
 	orig = roce_atmack_orig(ack);
-	/* atomic_req_8B_endianness_mode: 1 = host order, 0 = big-endian (research note 2.11) */
+	/* atomic_req_8B_endianness_mode: 1 = host order, 0 = big-endian ([ifc] atomic_caps) */
 	if (cx4_get(d->cap_cur[1], CX4_CAP_ATOMIC_REQ_8B_ENDIANNESS_MODE) == 1 &&
 	    d->host_endianness == CX4_HOST_ENDIANNESS_LE)
 		memcpy(buf, &orig, 8);

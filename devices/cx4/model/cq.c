@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * Completion queues ([PRM] "Completion Queues"; [ifc] cqc; [dv] mlx5_cqe64; research notes
- * 3.2, 3.5, 3.6): CREATE_CQ, DESTROY_CQ, QUERY_CQ, MODIFY_CQ, CQE writing, arming, events.
+ * Completion queues ([PRM] "Completion Queues"; [ifc] cqc; [dv] mlx5_cqe64; rdma-core mlx5
+ * cq.c mlx5_arm_cq): CREATE_CQ, DESTROY_CQ, QUERY_CQ, MODIFY_CQ, CQE writing, arming, events.
  *
  * CQEs are queued during an engine pass and written at its end, after the data they report
  * has been written (responder DMA is batched; a CQE must never be visible before its data).

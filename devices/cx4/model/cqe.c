@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Building CQE64s ([dv] struct mlx5_cqe64 / mlx5_err_cqe; research note 3.5). The owner bit
+ * Building CQE64s ([dv] struct mlx5_cqe64 / mlx5_err_cqe). The owner bit
  * and the timestamp are filled when the CQE is written (cq.c).
  *
  *   requester:  op_own opcode 0 (REQ), sop_drop_qpn = WQE opcode << 24 | qpn, wqe_counter =

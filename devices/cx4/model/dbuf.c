@@ -2,7 +2,7 @@
 /*
  * Queue buffers (EQ, CQ, QP, SRQ) described the PRM way: a list of physical address entries
  * (PAS, 8 bytes each, one per page), a page size of 4 KB << log_page_size and a page_offset
- * in 64-byte units for the first page ([ifc] eqc/cqc/qpc/srqc, research note 2.9). The
+ * in 64-byte units for the first page ([ifc] eqc/cqc/qpc/srqc). The
  * physical addresses are IOVAs: every access goes through the IOMMU. When the whole buffer
  * turns out to be one fd-backed run of our memory (the common case: one memfd chunk), the
  * device keeps a direct pointer to it, revalidated when the IOMMU changes.

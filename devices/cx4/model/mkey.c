@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Memory keys ([PRM] "Memory Region"; [ifc] mkc, create_mkey_in; research note 3.7):
+ * Memory keys ([PRM] "Memory Region"; [ifc] mkc, create_mkey_in; [dv] MLX5_INVALID_LKEY):
  * CREATE_MKEY, DESTROY_MKEY, QUERY_MKEY and the translation every data access goes through.
  *
  * Three access modes are modelled: PA (addresses are bus addresses, i.e. IOVAs), MTT (the

@@ -33,7 +33,7 @@ static const struct mprofile profiles[] = {
 	{
 	    .name = "ConnectX-4",
 	    .pci_device = CX4_PCI_DEVICE_CX4,
-	    /* Snabb's benchmark card (research note 1.7): FW 12.16.1020, MT_2180110032 */
+	    /* Snabb's benchmark card (snabbco/snabb issue #1004): FW 12.16.1020, MT_2180110032 */
 	    .fw_major = 12,
 	    .fw_minor = 16,
 	    .fw_sub = 1020,

@@ -47,12 +47,12 @@ struct msrq;
 struct mmkey;
 
 /* ---- BAR0 geometry ------------------------------------------------------------------------ */
-/* 32 MB: 2^uar_sz MB with uar_sz = 5 ([trace] cmd_hca_cap; research note 2.1). */
+/* 32 MB: 2^uar_sz MB with uar_sz = 5 ([trace] cmd_hca_cap; a guess, docs/cx4-model.md). */
 #define MDEV_BAR0_SIZE (32u << 20)
 #define MDEV_UAR_PAGES (MDEV_BAR0_SIZE / CX4_UAR_PAGE_SIZE)
 /* The [trace] FW hands out UAR 0x10 first: pages 0..15 hold the init segment. */
 #define MDEV_UAR_FIRST 16
-#define MDEV_LOG_CMDQ_SIZE 5   /* 32 entries (research note 2.2) */
+#define MDEV_LOG_CMDQ_SIZE 5   /* 32 entries: MLX5_MAX_COMMANDS, the most a driver accepts */
 #define MDEV_LOG_CMDQ_STRIDE 6 /* 64 bytes each */
 
 /* ---- time --------------------------------------------------------------------------------- */
@@ -909,7 +909,7 @@ void cable_rx_done(struct mdev *d);
 void cable_sleeping(struct mdev *d, bool sleeping);
 void cable_drain_wake(struct mdev *d);
 
-/* Pick the source-port socket for a QP (per-QP entropy, research note 4.1). */
+/* Pick the source-port socket for a QP (per-QP entropy; docs/cx4-model.md, "The wire"). */
 uint16_t net_sport_for(struct mdev *d, uint32_t qpn, uint16_t want, bool av, int *sock);
 
 /* The network type of a valid GID table entry (its roce_version and l3_type). */

@@ -2,7 +2,7 @@
 /*
  * Send WQE fetch and parse ([dv] mlx5_wqe_ctrl_seg, mlx5_wqe_raddr_seg, mlx5_wqe_atomic_seg,
  * mlx5_wqe_datagram_seg/av, mlx5_wqe_data_seg, mlx5_wqe_inl_data_seg; rdma-core mlx5
- * _mlx5_post_send for the segment order; research note 3.3).
+ * _mlx5_post_send for the segment order).
  *
  * A WQE is ds 16-byte units starting at its WQEBB (64 bytes) in the SQ; it may wrap around the
  * end of the SQ. Segment order: ctrl; UD: datagram (48 B); RDMA: raddr; atomics: raddr +

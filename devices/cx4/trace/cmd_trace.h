@@ -2,7 +2,7 @@
 /*
  * cx4 command trace: print ConnectX-4 commands exactly as Linux mlx5_core's debug output
  * does (drivers/net/ethernet/mellanox/mlx5/core/cmd.c dump_command()/dump_buf(), Linux 4.4,
- * the kernel of shared/data/mlx5_core-trace-cx4lx.txt.gz), so a cx4d run can be diffed
+ * the kernel of tests/cx4/data/mlx5_core-trace-cx4lx.txt.gz), so a cx4d run can be diffed
  * against that trace line by line.
  *
  * Output, per dump (mlx5_core_dbg lines get opts->dbg_prefix, the kernel's

@@ -2,7 +2,7 @@
 /*
  * Opening a ConnectX-4 PCI function through VFIO and the bus operations reset and close.
  *
- * The sequence is rdma-core's mlx5_vfio.c (research/rdma-core.md §5, research/cx4.md §1.9)
+ * The sequence is rdma-core's mlx5_vfio.c (mlx5_vfio_open_fds, mlx5_vfio_setup_function)
  * with the kernel's own checks made explicit, using linux/vfio.h:
  *
  *   sysfs        /sys/bus/pci/devices/<bdf>/{vendor,device} is 0x15b3:ConnectX-4 (is_mlx5_pci),
@@ -36,7 +36,7 @@
 
 #define REGION_INFO_MAX 4096u /* a BAR's capability chain is a few dozen bytes */
 
-/* The smallest BAR0 we accept: the initialization segment spans pages 0-2 (research/cx4.md §2.1).
+/* The smallest BAR0 we accept: the initialization segment spans pages 0-2 ([dev.h] mlx5_init_seg).
  */
 #define BAR0_MIN 0x3000u
 

@@ -2,7 +2,7 @@
 /*
  * The VFIO backend of the ConnectX-4 bus (cx4_bus.h): a real ConnectX-4 / ConnectX-4 Lx PCI
  * function bound to vfio-pci, reached through /dev/vfio the way rdma-core's mlx5_vfio.c
- * reaches it (research/rdma-core.md §5): a container with the type1v2 IOMMU, the device's
+ * reaches it (mlx5_vfio_open_fds): a container with the type1v2 IOMMU, the device's
  * group, the device fd; BAR0 mmapped from the device fd, PCI COMMAND memory + bus master
  * enabled through the config region, one eventfd per MSI-X vector (VFIO_DEVICE_SET_IRQS),
  * DMA mappings with VFIO_IOMMU_MAP_DMA, reset by VFIO_DEVICE_RESET (FLR).
@@ -105,7 +105,7 @@ int cx4_vfio_client_dma_map(const struct cx4_vfio_sys *sys, int container_fd, co
 int cx4_vfio_client_dma_unmap(const struct cx4_vfio_sys *sys, int container_fd, uint64_t iova,
 			      uint64_t len);
 
-/* The PCI IDs this backend accepts (research/cx4.md §2.1, rdma-core mlx5.c hca_table). */
+/* The PCI IDs this backend accepts (rdma-core providers/mlx5/mlx5.c mlx5_hca_table). */
 #define CX4_PCI_VENDOR_MELLANOX 0x15b3
 #define CX4_PCI_DEVICE_CX4 0x1013
 #define CX4_PCI_DEVICE_CX4_VF 0x1014

@@ -20,7 +20,7 @@
  *   BTH, with byte 4 (FECN, BECN, resv6a) = 0xFF
  *   every extension header, the payload and the pad bytes
  * and is carried in the last 4 bytes of the UDP payload, least significant byte first
- * (shared/research/cx4.md §0.6, §4.5: verified against a real ConnectX-4 Lx capture).
+ * (docs/roce-wire.md: verified against a real ConnectX-4 Lx capture, scapy test/contrib/roce.uts).
  * Every other IPv4 field is covered, including the Identification (see roce_pkt.h for what that
  * means for a sender using a kernel UDP socket, and roce_icrc_solve_ipv4_id for receivers).
  */

@@ -14,7 +14,7 @@
  *   Linux drivers/infiniband/sw/rxe/rxe_hdr.h (struct rxe_bth, rxe_reth, rxe_atmeth, rxe_aeth,
  *   rxe_atmack, rxe_immdt, rxe_ieth, rxe_deth) and include/rdma/ib_pack.h.
  *   Wireshark epan/dissectors/packet-infiniband.c (AtomicETH field order), see
- *   shared/research/cx4.md §4.2-4.3 and §0.7 (roce-sim has Compare/Swap swapped: do not follow it).
+ *   IBTA vol. 1 §9.3, AtomicETH (datenlord/roce-sim has Compare/Swap swapped: do not follow it).
  */
 #ifndef BV_ROCE_HDR_H
 #define BV_ROCE_HDR_H

@@ -17,7 +17,7 @@
  * The ICRC covers the IPv4 and UDP headers, so a sender in the UDP form must know the exact
  * header the kernel will put in front of its datagram.  A Linux UDP socket produces a
  * deterministic header only when it is unconnected and has IP_MTU_DISCOVER = IP_PMTUDISC_DO:
- * then every datagram leaves with IP ID 0 and DF set (shared/research/cx4.md §4.8, and the
+ * then every datagram leaves with IP ID 0 and DF set (docs/roce-wire.md, measured; and the
  * kernel's ip_select_ident_segs: DF set and no connected destination -> id = 0).  udp_port.c opens
  * sockets exactly like that, with SO_NO_CHECK (UDP checksum 0, the RoCE convention); TTL and TOS
  * are free because the ICRC masks them.  roce_ipv4_udp_hdr() produces that same header.

@@ -5,7 +5,7 @@
  * Each modelled port owns one IPv4 address (on loopback: its own 127.x.y.z) and binds UDP 4791
  * on it, and one socket per IPv6 address of its GID table (roce_udp_port_open6: link-local ones
  * with the interface as scope).  The socket is set up so that the kernel's IPv4/UDP header is predictable, because the
- * ICRC covers it (see roce_pkt.h, shared/research/cx4.md §4.8):
+ * ICRC covers it (see roce_pkt.h and docs/roce-wire.md):
  *   - never connect()ed, and IP_MTU_DISCOVER = IP_PMTUDISC_DO: DF set and IP ID 0 on every
  *     datagram (Linux ip_select_ident_segs); also means oversize datagrams fail with EMSGSIZE
  *     instead of being fragmented (RoCE never fragments: the path MTU must fit the device MTU);

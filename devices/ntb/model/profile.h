@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Hardware profiles: the limits of the NTB devices Linux v6.12 drives, as their drivers
- * report them (research/ntb.md §1.10; drivers/ntb/hw/{intel,amd,idt,mscc,epf}).
+ * report them (drivers/ntb/hw/{intel,amd,idt,mscc,epf}; docs/ntb-model.md).
  */
 #ifndef NTB_PROFILE_H
 #define NTB_PROFILE_H

@@ -2,7 +2,9 @@
 /*
  * The verbs test kit (vt.h) and the test program's main:
  *
- *   cx4_verbs_test [-a DEV] [-b DEV] [-g GID_INDEX] [-v] data|errors|xverbs|all
+ *   cx4_verbs_test [-a DEV] [-b DEV] [-g GID_INDEX] [-v] data|errors|xverbs|pdom|all
+ *
+ * xverbs includes pdom (parent domains).
  *
  * DEV defaults: cx4_0 and cx4_1; give the same device twice for loopback. Exit status 0 only
  * when every check passed.
@@ -151,6 +153,16 @@ int vt_open(struct vt_end *e, const char *dev, const struct vt_qp_params *p)
 		return -1;
 	}
 	e->pd = ibv_alloc_pd(e->ctx);
+	if (e->pd && p->pdom) {
+		struct ibv_parent_domain_init_attr pa = *p->pdom;
+
+		pa.pd = e->pd;
+		e->pdom = ibv_alloc_parent_domain(e->ctx, &pa);
+		if (!e->pdom) {
+			VT_FAIL("%s: alloc_parent_domain: %s", dev, strerror(errno));
+			return -1;
+		}
+	}
 	if (p->cq_ex) {
 		struct ibv_device_attr_ex ax;
 		struct ibv_cq_init_attr_ex ca = {
@@ -167,6 +179,10 @@ int vt_open(struct vt_end *e, const char *dev, const struct vt_qp_params *p)
 			e->cq_ts = true;
 		}
 
+		if (e->pdom) {
+			ca.comp_mask |= IBV_CQ_INIT_ATTR_MASK_PD;
+			ca.parent_domain = e->pdom;
+		}
 		e->cqx = ibv_create_cq_ex(e->ctx, &ca);
 		e->cq = e->cqx ? ibv_cq_ex_to_cq(e->cqx) : NULL;
 	} else {
@@ -178,7 +194,7 @@ int vt_open(struct vt_end *e, const char *dev, const struct vt_qp_params *p)
 		return -1;
 	}
 	memset(e->buf, 0, VT_BUF);
-	e->mr = ibv_reg_mr(e->pd, e->buf, VT_BUF, p->mr_access);
+	e->mr = ibv_reg_mr(e->pdom ? e->pdom : e->pd, e->buf, VT_BUF, p->mr_access);
 	if (!e->mr) {
 		VT_FAIL("%s: reg_mr: %s", dev, strerror(errno));
 		return -1;
@@ -186,7 +202,7 @@ int vt_open(struct vt_end *e, const char *dev, const struct vt_qp_params *p)
 	if (p->use_srq) {
 		struct ibv_srq_init_attr sa = { .attr = { .max_wr = p->max_recv_wr, .max_sge = 2 } };
 
-		e->srq = ibv_create_srq(e->pd, &sa);
+		e->srq = ibv_create_srq(e->pdom ? e->pdom : e->pd, &sa);
 		if (!e->srq) {
 			VT_FAIL("%s: create_srq: %s", dev, strerror(errno));
 			return -1;
@@ -204,14 +220,14 @@ int vt_open(struct vt_end *e, const char *dev, const struct vt_qp_params *p)
 	if (p->send_ops) {
 		struct ibv_qp_init_attr_ex x = {
 			.send_cq = ia.send_cq, .recv_cq = ia.recv_cq, .srq = ia.srq,
-			.qp_type = ia.qp_type, .cap = ia.cap, .pd = e->pd,
+			.qp_type = ia.qp_type, .cap = ia.cap, .pd = e->pdom ? e->pdom : e->pd,
 			.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
 			.send_ops_flags = p->send_ops,
 		};
 
 		e->qp = ibv_create_qp_ex(e->ctx, &x);
 	} else {
-		e->qp = ibv_create_qp(e->pd, &ia);
+		e->qp = ibv_create_qp(e->pdom ? e->pdom : e->pd, &ia);
 	}
 	if (p->expect_create_errno) {
 		if (e->qp || errno != p->expect_create_errno)
@@ -237,6 +253,8 @@ void vt_close(struct vt_end *e)
 		VT_FAIL("dereg_mr");
 	if (e->cq && ibv_destroy_cq(e->cq))
 		VT_FAIL("destroy_cq");
+	if (e->pdom && ibv_dealloc_pd(e->pdom))
+		VT_FAIL("dealloc_pd (parent domain)");
 	if (e->pd && ibv_dealloc_pd(e->pd))
 		VT_FAIL("dealloc_pd");
 	if (e->ctx && ibv_close_device(e->ctx))
@@ -355,7 +373,7 @@ struct ibv_ah *vt_ah(struct vt_end *from, struct vt_end *to)
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: cx4_verbs_test [-a DEV] [-b DEV] [-g GID] [-v] data|errors|xverbs|all\n");
+		"usage: cx4_verbs_test [-a DEV] [-b DEV] [-g GID] [-v] data|errors|xverbs|pdom|all\n");
 	exit(2);
 }
 
@@ -375,6 +393,7 @@ int main(int argc, char **argv)
 	if (optind != argc - 1)
 		usage();
 	if (strcmp(argv[optind], "data") && strcmp(argv[optind], "errors") &&
+	    strcmp(argv[optind], "xverbs") && strcmp(argv[optind], "pdom") &&
 	    strcmp(argv[optind], "all")) {
 		fprintf(stderr, "cx4_verbs_test: no test group '%s'\n", argv[optind]);
 		usage();
@@ -383,8 +402,12 @@ int main(int argc, char **argv)
 		vt_data_tests();
 	if (!strcmp(argv[optind], "errors") || !strcmp(argv[optind], "all"))
 		vt_error_tests();
-	if (!strcmp(argv[optind], "xverbs") || !strcmp(argv[optind], "all"))
+	if (!strcmp(argv[optind], "xverbs") || !strcmp(argv[optind], "all")) {
 		vt_xverbs_tests();
+		vt_pdom_tests();
+	} else if (!strcmp(argv[optind], "pdom")) {
+		vt_pdom_tests();
+	}
 	printf("%s: %d failure%s\n", vt_failures ? "FAIL" : "PASS", vt_failures,
 	       vt_failures == 1 ? "" : "s");
 	return vt_failures ? 1 : 0;

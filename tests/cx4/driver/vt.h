@@ -34,6 +34,7 @@ struct vt_end {
 	uint32_t psn;
 	struct ibv_port_attr port;
 	enum ibv_qp_type type;
+	struct ibv_pd *pdom;		/* the parent domain over pd everything is made on */
 	struct ibv_cq_ex *cqx;		/* when created with ibv_create_cq_ex */
 	bool cq_ts;			/* ... with completion timestamps (the device has a clock) */
 };
@@ -48,6 +49,9 @@ struct vt_qp_params {
 	bool cq_ex;			/* the CQ comes from ibv_create_cq_ex */
 	uint64_t send_ops;		/* ibv_create_qp_ex with these send_ops_flags */
 	int expect_create_errno;	/* the QP's creation must fail with this */
+	/* a parent domain over the PD with these allocators (its pd is filled in): the CQ
+	 * (when cq_ex), SRQ, QP and MR are made on it */
+	const struct ibv_parent_domain_init_attr *pdom;
 };
 
 extern struct vt_opts vt_opt;
@@ -79,5 +83,6 @@ bool vt_check_const(const uint8_t *p, size_t n, uint8_t v, const char *what);
 void vt_data_tests(void);
 void vt_error_tests(void);
 void vt_xverbs_tests(void);
+void vt_pdom_tests(void);
 
 #endif

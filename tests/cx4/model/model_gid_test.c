@@ -514,21 +514,27 @@ static void test_veth(void)
 		snprintf(ifn[k], sizeof(ifn[k]), "bvg%c%d", 'a' + k, (int)getpid() % 100000);
 	}
 	atexit(ns_cleanup);
-	/* no duplicate address detection: the link-local addresses are usable at once */
+	/*
+	 * no duplicate address detection: the link-local addresses are usable at once (plain
+	 * conversions, each argument in its place: cppcheck misreads %n$)
+	 */
 	snprintf(cmd, sizeof(cmd),
-		 "ip netns add %1$s && ip netns add %2$s && "
-		 "ip -n %1$s link set lo up && ip -n %2$s link set lo up && "
-		 "ip netns exec %1$s sysctl -qw net.ipv6.conf.all.accept_dad=0 "
+		 "ip netns add %s && ip netns add %s && "
+		 "ip -n %s link set lo up && ip -n %s link set lo up && "
+		 "ip netns exec %s sysctl -qw net.ipv6.conf.all.accept_dad=0 "
 		 "net.ipv6.conf.default.accept_dad=0 && "
-		 "ip netns exec %2$s sysctl -qw net.ipv6.conf.all.accept_dad=0 "
+		 "ip netns exec %s sysctl -qw net.ipv6.conf.all.accept_dad=0 "
 		 "net.ipv6.conf.default.accept_dad=0 && "
-		 "ip link add %3$s netns %1$s type veth peer name %4$s netns %2$s && "
-		 "ip -n %1$s link set %3$s addrgenmode eui64 && "
-		 "ip -n %2$s link set %4$s addrgenmode eui64 && "
-		 "ip -n %1$s addr add 10.78.%5$u.1/24 dev %3$s && "
-		 "ip -n %2$s addr add 10.78.%5$u.2/24 dev %4$s && "
-		 "ip -n %1$s link set %3$s up && ip -n %2$s link set %4$s up",
-		 ns_name[0], ns_name[1], ifn[0], ifn[1], id);
+		 "ip link add %s netns %s type veth peer name %s netns %s && "
+		 "ip -n %s link set %s addrgenmode eui64 && "
+		 "ip -n %s link set %s addrgenmode eui64 && "
+		 "ip -n %s addr add 10.78.%u.1/24 dev %s && "
+		 "ip -n %s addr add 10.78.%u.2/24 dev %s && "
+		 "ip -n %s link set %s up && ip -n %s link set %s up",
+		 ns_name[0], ns_name[1], ns_name[0], ns_name[1], ns_name[0], ns_name[1],
+		 ifn[0], ns_name[0], ifn[1], ns_name[1], ns_name[0], ifn[0], ns_name[1], ifn[1],
+		 ns_name[0], id, ifn[0], ns_name[1], id, ifn[1],
+		 ns_name[0], ifn[0], ns_name[1], ifn[1]);
 	if (run(cmd)) {
 		printf("  skipped: cannot build the veth pair\n");
 		return;

@@ -5,7 +5,7 @@
 # ports, both directions), then
 #   - tests/cx4/icrc_check.py re-verifies every ICRC with its own CRC code (zlib), and
 #   - tshark dissects every frame as InfiniBand over UDP 4791 without a malformed packet
-#     (RPC-over-RDMA heuristics off: they misread arbitrary SEND payloads, research note 4.6).
+#     (RPC-over-RDMA heuristics off: they misread arbitrary SEND payloads as RPCoRDMA).
 # Usage: model_pcap_test.sh <cx4_model_data_test> <icrc_check.py> [<cx4_model_mkey_test>]
 # (the memory-key tests add SEND_WITH_INV to the wire)
 set -eu

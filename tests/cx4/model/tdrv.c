@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * Test driver for the ConnectX-4 model: command queue, mailboxes, firmware pages, an EQ.
- * Follows the Linux mlx5_core bring-up order (research note 1.8) through the bus only.
+ * Follows the Linux mlx5_core bring-up order (tests/cx4/data/mlx5_core-trace-cx4lx.txt.gz)
+ * through the bus only.
  */
 #include <arpa/inet.h>
 #include <errno.h>

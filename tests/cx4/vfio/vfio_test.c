@@ -534,7 +534,7 @@ static void test_bar0(void)
 		free(f);
 		return;
 	}
-	/* the device's registers are big-endian (init segment, research/cx4.md §2.2) */
+	/* the device's registers are big-endian (Linux device.h struct mlx5_init_seg) */
 	memcpy(f->bar, "\x00\x0c\x00\x0e\x00\x05\x04\xc4", 8);
 	EXPECT_EQ(cx4_mmio_read32(&bus->bar0, 0x0), 0x000c000e); /* fw 14.12 */
 	EXPECT_EQ(cx4_mmio_read32(&bus->bar0, 0x4) >> 16, 5);	 /* cmdif_rev */
@@ -561,7 +561,7 @@ static void test_bar0(void)
 		cx4_mmio_write32(&bus->bar0, 4 * 4096 + o, __builtin_bswap32(be));
 	}
 	EXPECT(!memcmp(f->bar + 4 * 4096, pat, sizeof(pat)));
-	/* UAR doorbell (64-bit) and BlueFlame in UAR page 5 (research/cx4.md §3.1) */
+	/* UAR doorbell (64-bit) and BlueFlame in UAR page 5 (MLX5_CQ_DOORBELL, MLX5_BF_OFFSET) */
 	cx4_mmio_write64_be(&bus->bar0, 5 * 4096 + 0x20, 0x0123456789abcdefull);
 	EXPECT(!memcmp(f->bar + 5 * 4096 + 0x20, "\xef\xcd\xab\x89\x67\x45\x23\x01", 8));
 	rnd_fill(bf, sizeof(bf));

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * Every hardware profile through the HAL: counts and limits as the Linux drivers report them
- * (research/ntb.md §1.10), the EINVALs of their set_trans checks, and link-gated queries.
+ * (drivers/ntb/hw/; docs/ntb-model.md), the EINVALs of their set_trans checks, and link-gated
+ * queries.
  */
 #include "ntbt.h"
 

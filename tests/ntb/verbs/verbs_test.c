@@ -1891,7 +1891,8 @@ static int t_rereg(void)
 	if (connect_pair(&c, &RC, &RC) || buf_new(&A, &sa, 8192, ALL_ACCESS) ||
 	    buf_new(&B, &tb, 8192, ALL_ACCESS))
 		FAIL("setup");
-	other = aligned_alloc(4096, 8192 + 2 * GUARD);
+	/* aligned_alloc's size must be a multiple of the alignment (C11 7.22.3.1; ASan checks) */
+	other = aligned_alloc(4096, (8192 + 2 * GUARD + 4095) & ~(size_t)4095);
 	CHECK(other, "malloc");
 	for (size_t i = 0; i < 8192 + 2 * GUARD; i++)
 		other[i] = pat(41, i);
