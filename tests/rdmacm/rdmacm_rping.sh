@@ -1,8 +1,9 @@
 #!/bin/bash
 # rdmacm-utils' rping, unmodified, through bvctl run: connections made by the daemons' CM
-# over IB CM MADs on the GSI QP (cx4), data verified (-V) over 100 ping round trips, then
-# DISCONNECTED on both sides. Between the two cx4 ports both ways, to a wildcard listen, to a
-# device's own address (loopback on one device) and to 127.0.0.1 (the first device).
+# over IB CM MADs (cx4: UD on the GSI QP; ntb: the link's control channel), data verified
+# (-V) over 100 ping round trips, then DISCONNECTED on both sides. Between the two cx4 ports
+# both ways, to a wildcard listen, to a device's own address (loopback on one device), to
+# 127.0.0.1 (the first device); between the two ends of the ntb link both ways.
 . "$BV_SOURCE_DIR/tests/lib/harness.sh"
 bv_isolate_net "$@"
 . "$BV_SOURCE_DIR/tests/rdmacm/rdmacm_lib.sh"
@@ -25,8 +26,11 @@ run cx4_0-to-cx4_1 127.0.1.2 "127.0.1.2 -I 127.0.1.1"
 run wildcard-listen 0.0.0.0 "127.0.1.1 -I 127.0.1.2"
 run own-address 127.0.1.1 "127.0.1.1"
 run loopback-127.0.0.1 0.0.0.0 "127.0.0.1"
+run ntb_1-to-ntb_0 127.0.2.1 "127.0.2.1 -I 127.0.2.2"
+run ntb_0-to-ntb_1 127.0.2.2 "127.0.2.2 -I 127.0.2.1"
+run ntb-wildcard-listen 0.0.0.0 "127.0.2.1 -I 127.0.2.2"
 # every MAD was a well-formed one: nothing dropped
-for dev in cx4_0 cx4_1; do
+for dev in cx4_0 cx4_1 ntb_0 ntb_1; do
 	m=$(rdmacm_cm_stat $dev malformed)
 	[ "$m" = 0 ] || { "$BVCTL" status; bv_fail "$dev: $m malformed MADs"; }
 done
