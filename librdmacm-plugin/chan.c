@@ -63,14 +63,25 @@ RCM_EXPORT void rdma_destroy_event_channel(struct rdma_event_channel *channel)
 
 	if (!c)
 		return;
+	/*
+	 * A thread may still wait in rdma_get_cm_event() on this channel (rping's CM thread
+	 * does when main returns). Closing a kernel rdma_cm file does not wake it; neither may
+	 * this: every source leaves the epoll set first, so the daemons closing their ends
+	 * below wakes nobody.
+	 */
+	epoll_ctl(c->ch.fd, EPOLL_CTL_DEL, c->efd, NULL);
+	for (int i = 0; i < RCM_MAX_DEVS; i++)
+		if (c->member[i] >= 0)
+			epoll_ctl(c->ch.fd, EPOLL_CTL_DEL, c->member[i], NULL);
 	for (int i = 0; i < RCM_MAX_DEVS; i++) {
+		struct bv_cm_detach_req req;
+
 		if (c->member[i] < 0)
 			continue;
 		/* closing a channel ends its ids, as closing an rdma_cm file does */
-		struct bv_cm_detach_req req = { .chan = c->handle[i] };
-
-		rcm_call(rcm_dev_at(i), BV_OP_CM_DETACH, &req, sizeof(req), NULL, 0, NULL, 0);
+		req.chan = c->handle[i];
 		close(c->member[i]);
+		rcm_call(rcm_dev_at(i), BV_OP_CM_DETACH, &req, sizeof(req), NULL, 0, NULL, 0);
 	}
 	while (c->local_head) {
 		struct rcm_event *e = c->local_head;
