@@ -8,11 +8,16 @@
  *                               ports, channels, UD, IPv6, AF_IB (prints "ok ..." per check)
  *   cm_probe expect SRV CLI PORT EVENT [STATUS]
  *                               connect from CLI to SRV:PORT; the first event after the
- *                               route must be EVENT (with STATUS): UNREACHABLE -110, ...
- *   cm_probe serve SRV PORT     accept connections for ever, print their events
- *   cm_probe hold SRV CLI PORT EVENT...
+ *                               route must be EVENT (with STATUS): UNREACHABLE -110, ...;
+ *                               EVENT ERRNO: a call must fail, with errno STATUS
+ *   cm_probe serve SRV PORT     accept connections, print their events, answer a
+ *                               DISCONNECTED with rdma_disconnect; on DEVICE_REMOVAL destroy
+ *                               the id, and once the listener is gone exit (0)
+ *   cm_probe hold SRV CLI PORT EVENT[:STATUS]...
  *                               connect, print "established", then wait for each EVENT in
- *                               turn (DISCONNECTED, DEVICE_REMOVAL...) and print it
+ *                               turn (DISCONNECTED, DEVICE_REMOVAL...) and print it; SIGUSR1
+ *                               makes it call rdma_disconnect (a peer that went silent);
+ *                               no EVENT: hold until killed
  *
  * Exit status 0 when every check passed; a failed check says what it expected.
  */
@@ -23,6 +28,7 @@
 #include <poll.h>
 #include <stdbool.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -763,9 +769,11 @@ static int cmd_api(const char *srv, const char *cli)
 
 /* ---- expect, serve, hold -------------------------------------------------------------------- */
 
+/* A connect from cli_ip to srv_ip:port up to the first event after rdma_connect (*evp); a
+ * call that fails leaves *evp NULL and its errno in *err. */
 static int connect_until(const char *srv_ip, const char *cli_ip, uint16_t port,
 			 struct rdma_event_channel **chp, struct rdma_cm_id **idp,
-			 struct rdma_cm_event **evp)
+			 struct rdma_cm_event **evp, int *err)
 {
 	struct sockaddr_in s = in4(srv_ip, port), c = in4(cli_ip, 0);
 	struct rdma_conn_param cp = { .retry_count = 7, .rnr_retry_count = 7 };
@@ -774,32 +782,57 @@ static int connect_until(const char *srv_ip, const char *cli_ip, uint16_t port,
 	struct rdma_cm_id *id;
 	struct ibv_cq *cq;
 
-	if (!ch || rdma_create_id(ch, &id, NULL, RDMA_PS_TCP) ||
-	    rdma_resolve_addr(id, (struct sockaddr *)&c, (struct sockaddr *)&s, 2000))
-		return -1;
+	*evp = NULL;
+	*err = 0;
+	if (!ch || rdma_create_id(ch, &id, NULL, RDMA_PS_TCP))
+		goto sync;
+	if (rdma_resolve_addr(id, (struct sockaddr *)&c, (struct sockaddr *)&s, 2000)) {
+		printf("rdma_resolve_addr: errno %d\n", errno);
+		goto sync;
+	}
 	if (!(ev = wait_event(ch, RDMA_CM_EVENT_ADDR_RESOLVED, 5000)))
 		return -1;
 	rdma_ack_cm_event(ev);
-	if (rdma_resolve_route(id, 2000) ||
-	    !(ev = wait_event(ch, RDMA_CM_EVENT_ROUTE_RESOLVED, 5000)))
+	if (rdma_resolve_route(id, 2000)) {
+		printf("rdma_resolve_route: errno %d\n", errno);
+		goto sync;
+	}
+	if (!(ev = wait_event(ch, RDMA_CM_EVENT_ROUTE_RESOLVED, 5000)))
 		return -1;
 	rdma_ack_cm_event(ev);
-	if (make_qp(id, &cq, IBV_QPT_RC) || rdma_connect(id, &cp))
-		return -1;
+	if (make_qp(id, &cq, IBV_QPT_RC))
+		goto sync;
+	if (rdma_connect(id, &cp)) {
+		printf("rdma_connect: errno %d\n", errno);
+		goto sync;
+	}
 	*evp = next_event(ch, 600000);
 	*chp = ch;
 	*idp = id;
 	return *evp ? 0 : -1;
+sync:
+	*err = errno;
+	return -1;
 }
 
+/* EVENT "ERRNO": a call of the connect must fail with errno STATUS */
 static int cmd_expect(const char *srv, const char *cli, uint16_t port, const char *event,
 		      const char *status)
 {
 	struct rdma_event_channel *ch;
 	struct rdma_cm_event *ev;
 	struct rdma_cm_id *id;
+	int err;
 
-	if (connect_until(srv, cli, port, &ch, &id, &ev)) {
+	if (!strcmp(event, "ERRNO")) {
+		if (!connect_until(srv, cli, port, &ch, &id, &ev, &err) || !err ||
+		    (status && err != atoi(status))) {
+			fail("wanted a call failing with errno %s", status ? status : "(any)");
+			return 1;
+		}
+		return 0;
+	}
+	if (connect_until(srv, cli, port, &ch, &id, &ev, &err)) {
 		fail("no event after the connect");
 		return 1;
 	}
@@ -817,6 +850,7 @@ static int cmd_serve(const char *srv, uint16_t port)
 	struct rdma_event_channel *ch = rdma_create_event_channel();
 	struct rdma_cm_id *l;
 	struct rdma_cm_event *ev;
+	bool listening = true;
 
 	if (!ch || rdma_create_id(ch, &l, NULL, RDMA_PS_TCP) ||
 	    rdma_bind_addr(l, (struct sockaddr *)&s) || rdma_listen(l, 16)) {
@@ -824,51 +858,88 @@ static int cmd_serve(const char *srv, uint16_t port)
 		return 1;
 	}
 	printf("listening\n");
-	fflush(stdout);
-	while ((ev = next_event(ch, -1))) {
-		printf("event %s status %d\n", rdma_event_str(ev->event), ev->status);
-		fflush(stdout);
-		if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST) {
-			struct rdma_cm_id *id = ev->id;
+	/* once the listener is removed, the other ids' removals follow at once */
+	while ((ev = next_event(ch, listening ? -1 : 2000))) {
+		struct rdma_cm_id *id = ev->id;
+		enum rdma_cm_event_type e = ev->event;
+
+		printf("event %s status %d%s\n", rdma_event_str(e), ev->status,
+		       id == l ? " (listener)" : "");
+		rdma_ack_cm_event(ev);
+		if (e == RDMA_CM_EVENT_CONNECT_REQUEST) {
 			struct rdma_conn_param cp = { .retry_count = 7, .rnr_retry_count = 7 };
 			struct ibv_cq *cq;
 
-			rdma_ack_cm_event(ev);
 			if (make_qp(id, &cq, IBV_QPT_RC) || rdma_accept(id, &cp))
 				perror("accept");
-			continue;
+		} else if (e == RDMA_CM_EVENT_DISCONNECTED) {
+			rdma_disconnect(id);
+		} else if (e == RDMA_CM_EVENT_DEVICE_REMOVAL) {
+			if (id == l)
+				listening = false;
+			if (id->qp) {
+				struct ibv_cq *cq = id->qp->send_cq;
+
+				rdma_destroy_qp(id);
+				ibv_destroy_cq(cq);
+			}
+			if (rdma_destroy_id(id))
+				perror("rdma_destroy_id after DEVICE_REMOVAL");
 		}
-		rdma_ack_cm_event(ev);
 	}
+	if (listening)
+		return 1;
+	rdma_destroy_event_channel(ch);
+	printf("removed\n");
 	return 0;
+}
+
+static volatile sig_atomic_t want_disconnect;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	want_disconnect = 1;
 }
 
 static int cmd_hold(const char *srv, const char *cli, uint16_t port, int nev, char **events)
 {
+	struct sigaction sa = { .sa_handler = on_usr1 };
 	struct rdma_event_channel *ch;
 	struct rdma_cm_event *ev;
 	struct rdma_cm_id *id;
+	int waited = 0;
 
-	if (connect_until(srv, cli, port, &ch, &id, &ev) ||
+	sigaction(SIGUSR1, &sa, NULL);
+	if (connect_until(srv, cli, port, &ch, &id, &ev, &waited) ||
 	    ev->event != RDMA_CM_EVENT_ESTABLISHED) {
 		fail("not established");
 		return 1;
 	}
 	rdma_ack_cm_event(ev);
 	printf("established\n");
-	fflush(stdout);
+	waited = 0;
+	/* no EVENT: hold the connection until killed */
+	while (!nev && (ev = next_event(ch, -1))) {
+		printf("event %s status %d\n", rdma_event_str(ev->event), ev->status);
+		rdma_ack_cm_event(ev);
+	}
 	for (int i = 0; i < nev; i++) {
 		char *want = events[i], *st = strchr(want, ':');
 
 		if (st)
 			*st++ = 0;
-		ev = next_event(ch, 600000);
+		/* slices of 50 ms, for SIGUSR1; 600 s in all */
+		while (!(ev = next_event(ch, 50)) && waited++ < 12000)
+			if (want_disconnect) {
+				want_disconnect = 0;
+				printf("rdma_disconnect: %d\n", rdma_disconnect(id) ? -errno : 0);
+			}
 		if (!ev) {
 			fail("no %s", want);
 			return 1;
 		}
 		printf("event %s status %d\n", rdma_event_str(ev->event), ev->status);
-		fflush(stdout);
 		if ((int)ev->event != event_by_name(want) || (st && ev->status != atoi(st))) {
 			fail("wanted %s", want);
 			return 1;
