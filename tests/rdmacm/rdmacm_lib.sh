@@ -18,7 +18,9 @@ rdmacm_wait_listen() {
 }
 
 # rdmacm_pair NAME PORT "SERVER CMD" "CLIENT CMD" [PS]: both through bvctl run, the server
-# first; both must exit 0. Outputs in $RDMACM_OUT/NAME.{srv,cli}, shown on failure.
+# first; both must exit 0. Outputs in $RDMACM_OUT/NAME.{srv,cli}, shown on failure. With
+# RDMACM_SERVER_STAYS=1 the server serves for ever (cmtime): it is stopped once the client
+# succeeded, and must still be running then.
 rdmacm_pair() {
 	local name=$1 port=$2 srv=$3 cli=$4 ps=${5:-0x0106} out="$RDMACM_OUT/$1" sp crc src
 	# shellcheck disable=SC2086
@@ -33,9 +35,16 @@ rdmacm_pair() {
 	# shellcheck disable=SC2086
 	${BV_PAIR_C:-} timeout -k 5 "$BV_TMO" "$BVCTL" run -- $cli >"$out.cli" 2>&1
 	crc=$?
-	[ $crc = 0 ] || kill "$sp" 2>/dev/null
-	wait "$sp"
-	src=$?
+	if [ "${RDMACM_SERVER_STAYS:-0}" = 1 ]; then
+		src=0
+		bv_pid_alive "$sp" || src="exited early"
+		kill "$sp" 2>/dev/null
+		wait "$sp"
+	else
+		[ $crc = 0 ] || kill "$sp" 2>/dev/null
+		wait "$sp"
+		src=$?
+	fi
 	if [ $crc != 0 ] || [ $src != 0 ]; then
 		echo "--- $name server (rc $src): $srv" >&2
 		bv_show "$out.srv" >&2
