@@ -487,7 +487,7 @@ static int bind_wildcard(struct rcm_id *id, const struct sockaddr *addr)
 /* The errno of a bind to an address no device has: a host address without RDMA: ENODEV. */
 static int not_ours(const struct sockaddr *addr)
 {
-	int s = socket(addr->sa_family, SOCK_DGRAM | SOCK_CLOEXEC, 0), err = EADDRNOTAVAIL;
+	int s = rcm_sys_socket(addr->sa_family, SOCK_DGRAM | SOCK_CLOEXEC), err = EADDRNOTAVAIL;
 	struct sockaddr_storage a;
 
 	if (s < 0)
@@ -495,9 +495,9 @@ static int not_ours(const struct sockaddr *addr)
 	memset(&a, 0, sizeof(a));
 	memcpy(&a, addr, rcm_addrlen(addr));
 	set_port(&a, 0);
-	if (!bind(s, (struct sockaddr *)&a, rcm_addrlen(addr)))
+	if (!rcm_sys_bind(s, (struct sockaddr *)&a, rcm_addrlen(addr)))
 		err = ENODEV;
-	close(s);
+	rcm_sys_close(s);
 	return err;
 }
 
