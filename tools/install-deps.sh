@@ -4,7 +4,7 @@
 set -e
 PKGS="build-essential cmake pkg-config python3 iproute2 util-linux procps valgrind \
 libibverbs-dev librdmacm-dev libibverbs1 ibverbs-providers ibverbs-utils rdmacm-utils \
-perftest tshark libpcap-dev cppcheck clang-format"
+perftest tshark libpcap-dev cppcheck clang-format libfabric-bin ucx-utils libucx-dev"
 
 missing=""
 for p in $PKGS; do
