@@ -16,6 +16,7 @@
  * ERR; and rdma_ack_cm_event() lets rdma_destroy_id() go on.
  */
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -436,6 +437,9 @@ RCM_EXPORT int rdma_get_cm_event(struct rdma_event_channel *channel,
 		pthread_mutex_lock(&e->id->mut);
 		e->id->events_reported++;
 		pthread_mutex_unlock(&e->id->mut);
+		if (rcm_debug())
+			fprintf(stderr, "librdmacm-plugin: %s, status %d (id %p)\n",
+				rdma_event_str(e->event.event), e->event.status, (void *)e->event.id);
 		*event = &e->event;
 		return 0;
 	}

@@ -25,6 +25,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -64,6 +65,16 @@ static inline int rcm_sys_getsockname(int s, struct sockaddr *sa, socklen_t *len
 static inline void rcm_sys_close(int fd)
 {
 	syscall(SYS_close, fd);
+}
+
+/* BV_RCM_DEBUG set: every event the application gets is printed on stderr. */
+static inline bool rcm_debug(void)
+{
+	static int on = -1;
+
+	if (on < 0)
+		on = getenv("BV_RCM_DEBUG") != NULL;
+	return on;
 }
 
 /* librdmacm's convention: -1 with errno set. */
