@@ -141,6 +141,7 @@ struct rcm_chan {
 	int efd;			/* eventfd: local events are queued */
 	pthread_mutex_t lock;
 	struct rcm_event *local_head, *local_tail;
+	pthread_mutex_t attach[RCM_MAX_DEVS];	/* one attach at a time per daemon, not per channel */
 	int member[RCM_MAX_DEVS];	/* our end of the socket pair per daemon, -1: none */
 	uint32_t handle[RCM_MAX_DEVS];	/* the daemon's name for the channel */
 };
