@@ -2,50 +2,59 @@
 # Communication libraries whose RDMA connections go through librdmacm (ours, under bvctl run):
 #   libfabric  fi_pingpong -p verbs -e msg (rdma_cm endpoints) and -e rdm (ofi_rxm over them),
 #              data checked (-c); fi_pingpong's client names no source address, so it connects
-#              to the server's device from that very device (cx4 loopback)
+#              to the server's device from that very device (loopback on one cx4 port, on
+#              one ntb end)
 #   UCX        tests/rdmacm/ucx_sockaddr.c: a UCP listener and a client endpoint on a socket
 #              address (UCX's rdmacm connection manager), 100 echoed and checked messages on
-#              a UCP stream over rc_verbs, on cx4
-# (on ntb both would need QP loopback on one end or a client source address; docs/rdmacm.md)
+#              a UCP stream over rc_verbs
+# UCX on cx4 and on ntb, libfabric on cx4
 . "$BV_SOURCE_DIR/tests/lib/harness.sh"
 bv_isolate_net "$@"
 . "$BV_SOURCE_DIR/tests/rdmacm/rdmacm_lib.sh"
 bv_up
 
 command -v fi_pingpong >/dev/null || bv_fail "no fi_pingpong (libfabric-bin: tools/install-deps.sh)"
-# fi_pingpong's servers listen on a TCP control port (47592) before any rdma_cm listen
-for ep in msg rdm; do
-	name=fi_pingpong-$ep
-	bv_run fi_pingpong -p verbs -e $ep -d cx4_0 -I 100 -S 4096 -c >"$RDMACM_OUT/$name.srv" 2>&1 &
-	sp=$!
-	bv_wait_listen 47592 || { kill $sp; bv_show "$RDMACM_OUT/$name.srv"; bv_fail "$name: no server"; }
-	bv_run fi_pingpong -p verbs -e $ep -I 100 -S 4096 -c 127.0.1.1 >"$RDMACM_OUT/$name.cli" 2>&1
-	crc=$?
-	[ $crc = 0 ] || kill $sp 2>/dev/null
-	wait $sp
-	src=$?
-	if [ $crc != 0 ] || [ $src != 0 ]; then
-		bv_show "$RDMACM_OUT/$name.srv"
-		bv_show "$RDMACM_OUT/$name.cli"
-		bv_fail "$name: server $src, client $crc"
-	fi
-	rdmacm_expect "$RDMACM_OUT/$name.cli" "^4k +100 +=100 " "$name"
-	echo "ok fi_pingpong -p verbs -e $ep: $(grep "^4k" "$RDMACM_OUT/$name.cli" | tr -s ' ')"
-done
-
 ucx=$BV_BUILD_DIR/bin/ucx_sockaddr
-if [ -x "$ucx" ]; then
-	export UCX_IB_GID_INDEX=3 UCX_WARN_UNUSED_ENV_VARS=n UCX_TLS=rc_verbs \
-		UCX_NET_DEVICES=cx4_0:1,cx4_1:1
-	rdmacm_pair ucx-sockaddr 13400 "$ucx server 127.0.1.1 13400" \
-		"$ucx client 127.0.1.1 13400 100 4096"
-	for f in srv cli; do
-		rdmacm_expect "$RDMACM_OUT/ucx-sockaddr.$f" "lane\[0\]: +cm rdmacm" "ucx $f: CM"
-		rdmacm_expect "$RDMACM_OUT/ucx-sockaddr.$f" "rc_verbs/cx4_" "ucx $f: rc_verbs"
-		rdmacm_expect "$RDMACM_OUT/ucx-sockaddr.$f" "^PASS" "ucx $f"
+[ -x "$ucx" ] || bv_fail "no $ucx (libucx-dev: tools/install-deps.sh)"
+export UCX_IB_GID_INDEX=3 UCX_WARN_UNUSED_ENV_VARS=n UCX_TLS=rc_verbs
+port=13400
+for d in "cx4 127.0.1.1" "ntb 127.0.2.1"; do
+	set -- $d
+	kind=$1 ip=$2
+	# fi_pingpong's servers listen on a TCP control port (47592) before any rdma_cm listen.
+	# Not on ntb yet: its client's fi_getinfo finds no match for 127.0.2.1 (-61) although
+	# fi_info lists the ntb domains (docs/rdmacm.md "Open")
+	[ $kind = ntb ] && ep_list="" || ep_list="msg rdm"
+	for ep in $ep_list; do
+		name=fi_pingpong-$kind-$ep
+		bv_run fi_pingpong -p verbs -e $ep -d ${kind}_0 -I 100 -S 4096 -c \
+			>"$RDMACM_OUT/$name.srv" 2>&1 &
+		sp=$!
+		bv_wait_listen 47592 ||
+			{ kill $sp; bv_show "$RDMACM_OUT/$name.srv"; bv_fail "$name: no server"; }
+		bv_run fi_pingpong -p verbs -e $ep -I 100 -S 4096 -c $ip >"$RDMACM_OUT/$name.cli" 2>&1
+		crc=$?
+		[ $crc = 0 ] || kill $sp 2>/dev/null
+		wait $sp
+		src=$?
+		if [ $crc != 0 ] || [ $src != 0 ]; then
+			bv_show "$RDMACM_OUT/$name.srv"
+			bv_show "$RDMACM_OUT/$name.cli"
+			bv_fail "$name: server $src, client $crc"
+		fi
+		rdmacm_expect "$RDMACM_OUT/$name.cli" "^4k +100 +=100 " "$name"
+		echo "ok fi_pingpong -p verbs -e $ep on $kind: $(grep "^4k" "$RDMACM_OUT/$name.cli" | tr -s ' ')"
 	done
-	echo "ok UCX sockaddr: $(grep "echoed" "$RDMACM_OUT/ucx-sockaddr.cli")"
-else
-	echo "skip UCX sockaddr: not built (no libucx-dev)"
-fi
+
+	port=$((port + 1))
+	name=ucx-sockaddr-$kind
+	UCX_NET_DEVICES=${kind}_0:1,${kind}_1:1 rdmacm_pair $name $port "$ucx server $ip $port" \
+		"$ucx client $ip $port 100 4096"
+	for f in srv cli; do
+		rdmacm_expect "$RDMACM_OUT/$name.$f" "lane\[0\]: +cm rdmacm" "ucx $kind $f: CM"
+		rdmacm_expect "$RDMACM_OUT/$name.$f" "rc_verbs/${kind}_" "ucx $kind $f: rc_verbs"
+		rdmacm_expect "$RDMACM_OUT/$name.$f" "^PASS" "ucx $kind $f"
+	done
+	echo "ok UCX sockaddr on $kind: $(grep "echoed" "$RDMACM_OUT/$name.cli")"
+done
 echo "PASS"
