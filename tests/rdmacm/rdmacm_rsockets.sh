@@ -2,13 +2,13 @@
 # rsockets (librdmacm-plugin/rsocket.c, docs/rdmacm.md "rsockets") with the unmodified
 # rdmacm-utils programs, through bvctl run:
 #   rstream    SOCK_STREAM: data verified (-T v), blocking (-T b), async through rpoll (-T a),
-#              4 KiB and 1 MB transfers, each direction on cx4 and on ntb
-#   riostream  riomap/riowrite into the peer's memory, verified, on cx4 (its client names no
-#              source: on ntb that needs loopback on one end, refused by the provider today)
+#              nonblocking (-T n), 4 KiB and 1 MB transfers, each direction on cx4 and on ntb
+#   riostream  riomap/riowrite into the peer's memory, verified, each direction on cx4 and on
+#              ntb
 #   rcopy      a 3 MB file copied and compared
 #   udpong     SOCK_DGRAM over UD (the first datagram to a peer over UDP, as rdma-core's):
-#              100 datagrams and the final exchange, cx4 (its client names no source, so on
-#              ntb it would need loopback on one ntb end: refused by the ntb provider today)
+#              100 datagrams and the final exchange, on cx4 and on ntb (its client names no
+#              source: loopback on one port, on one end)
 #   librspreload  Debian's LD_PRELOAD library turns rstream -T s's plain sockets into ours
 . "$BV_SOURCE_DIR/tests/lib/harness.sh"
 bv_isolate_net "$@"
@@ -26,16 +26,14 @@ ntb_0-to-ntb_1 127.0.2.2 127.0.2.1"
 
 port=7700
 while read -r name srv cli; do
-	for t in "-S 4096 -C 1000 -T v" "-S 1000000 -C 20 -T b" "-S 1000 -C 1000 -T a"; do
+	for t in "-S 4096 -C 1000 -T v" "-S 1000000 -C 20 -T b" "-S 1000 -C 1000 -T a" \
+		 "-S 10000 -C 200 -T n"; do
 		port=$((port + 1))
 		rdmacm_pair "rstream-$name-$port" $port "rstream -b $srv -p $port $t" \
 			"rstream -s $srv -b $cli -p $port $t"
 		rdmacm_expect "$RDMACM_OUT/rstream-$name-$port.cli" "^custom " "rstream $t $name"
 		ok "rstream $t $name: $(grep "^custom" "$RDMACM_OUT/rstream-$name-$port.cli" | tr -s ' ')"
 	done
-	# riostream's client binds no source ("TODO" in rdma-core): on ntb that is loopback on
-	# one end, which the ntb provider refuses today
-	case $name in ntb*) continue ;; esac
 	port=$((port + 1))
 	rdmacm_pair "riostream-$name" $port "riostream -b $srv -p $port -S 65536 -C 100 -T v" \
 		"riostream -s $srv -b $cli -p $port -S 65536 -C 100 -T v"
@@ -51,10 +49,14 @@ cmp "$RDMACM_OUT/rcopy.src" "$RDMACM_OUT/rcopy.dst" || bv_fail "rcopy: the copy 
 ok "rcopy: 3 MB, same bytes"
 
 # udpong: its server serves for ever
-RDMACM_SERVER_STAYS=1 rdmacm_pair udpong 7801 "udpong -b 127.0.1.1 -p 7801" \
-	"udpong -s 127.0.1.1 -p 7801 -C 100 -S 100" udp
-rdmacm_expect "$RDMACM_OUT/udpong.cli" "^custom +100 +100 " "udpong"
-ok "udpong -C 100 -S 100: $(grep "^custom" "$RDMACM_OUT/udpong.cli" | tr -s ' ')"
+port=7801
+for ip in 127.0.1.1 127.0.2.1; do
+	port=$((port + 1))
+	RDMACM_SERVER_STAYS=1 rdmacm_pair "udpong-$ip" $port "udpong -b $ip -p $port" \
+		"udpong -s $ip -p $port -C 100 -S 100" udp
+	rdmacm_expect "$RDMACM_OUT/udpong-$ip.cli" "^custom +100 +100 " "udpong $ip"
+	ok "udpong -C 100 -S 100 on $ip: $(grep "^custom" "$RDMACM_OUT/udpong-$ip.cli" | tr -s ' ')"
+done
 
 # librspreload: ahead of bvctl's own preload (as "LD_PRELOAD=... bvctl run" puts it)
 pre=/usr/lib/x86_64-linux-gnu/rsocket/librspreload.so
