@@ -7,7 +7,8 @@ ASAN_BUILD ?= build-asan
 JOBS       ?= 2
 CMAKE_ARGS ?=
 
-.PHONY: all deps build demo test asan interop soak soak-ntb bench fuzz fuzz-merge format lint clean
+.PHONY: all deps build demo test asan interop soak soak-ntb bench fuzz fuzz-merge package-test\
+	format lint clean
 
 all: build
 
@@ -52,9 +53,11 @@ soak: build
 soak-ntb: build
 	BV_BUILD_DIR=$(CURDIR)/$(BUILD) BV_SOURCE_DIR=$(CURDIR) tests/integration/ntb_soak.sh
 
-# The performance targets of the cx4 issue, on the binaries just built (bench/cx4_bench.sh).
+# Every transport against the machine's baselines, on the binaries just built (bench/bench.sh:
+# report, JSON, CSV and plots in $(BUILD)/bench; docs/performance.md). BENCH_QUICK=1: ~3 min.
 bench: build
-	bench/cx4_bench.sh $(BUILD)
+	tools/install-deps.sh bench
+	bench/bench.sh $(BUILD)
 
 # Every libFuzzer target for FUZZ_TIME seconds (default 600), one at a time, at the lowest CPU
 # priority; the figures end up in $(BUILD)/fuzz/summary.txt (docs/reliability.md, "Fuzzing").
@@ -65,6 +68,12 @@ fuzz: build
 
 fuzz-merge: build
 	nice -n 19 cmake --build $(BUILD) --target fuzz-merge
+
+# The Debian packages: built, lintian-checked, installed into a fresh Debian 12 root and used
+# there, then purged (tests/package/package-test.sh; the first run downloads the root).
+package-test:
+	@tools/install-deps.sh package
+	tests/package/package-test.sh
 
 format: $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) --target format

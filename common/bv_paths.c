@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "bv_paths.h"
@@ -9,11 +10,12 @@ const char *bv_rundir(void)
 {
 	static char dir[BV_PATH_MAX];
 	const char *env = getenv("BV_RUNDIR");
+	struct stat st;
 
 	if (env && *env) {
 		snprintf(dir, sizeof(dir), "%s", env);
-	} else if (geteuid() == 0) {
-		snprintf(dir, sizeof(dir), "/run/bridgeverbs");
+	} else if (geteuid() == 0 || (!stat(BV_SYSTEM_RUNDIR, &st) && S_ISDIR(st.st_mode))) {
+		snprintf(dir, sizeof(dir), BV_SYSTEM_RUNDIR);
 	} else if ((env = getenv("XDG_RUNTIME_DIR")) && *env) {
 		snprintf(dir, sizeof(dir), "%s/bridgeverbs", env);
 	} else {

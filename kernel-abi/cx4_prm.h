@@ -11,6 +11,7 @@
  *   cx4_prm_eqe.h   event queue entry and event types
  *   cx4_prm_reg.h   ACCESS_REGISTER registers: PAOS, PTYS, PMTU, HOST_ENDIANNESS
  *   cx4_prm_qp.h    QP states, service types, transition optional-parameter masks
+ *   cx4_prm_umr.h   the UMR WQE's control segment and mkey mask (memory windows, rereg)
  *
  * Data-path structures (WQE segments, CQE64, doorbell records, WQE/CQE opcodes) are not
  * redefined here: use rdma-core's <infiniband/mlx5dv.h> (struct mlx5_wqe_ctrl_seg,
@@ -28,5 +29,6 @@
 #include "cx4_prm_eqe.h"
 #include "cx4_prm_reg.h"
 #include "cx4_prm_qp.h"
+#include "cx4_prm_umr.h"
 
 #endif /* CX4_PRM_H */

@@ -29,6 +29,7 @@
 #define CX4_CAP_QOS			0xc
 
 /* ---- General device capabilities ([ifc] cmd_hca_cap) ------------------------------------- */
+#define CX4_CAP_GEN_QP_DATA_IN_ORDER		CX4_FLD(0x0c, 29, 1)	/* newer devices */
 #define CX4_CAP_GEN_LOG_MAX_SRQ_SZ		CX4_FLD(0x10, 24, 8)
 #define CX4_CAP_GEN_LOG_MAX_QP_SZ		CX4_FLD(0x10, 16, 8)
 #define CX4_CAP_GEN_LOG_MAX_QP			CX4_FLD(0x10, 0, 5)

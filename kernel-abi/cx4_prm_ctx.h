@@ -64,6 +64,7 @@
 #define CX4_QPC_LOG_RQ_STRIDE		CX4_FLD(0x08, 16, 3)	/* RQ WQE = 16 << n bytes */
 #define CX4_QPC_NO_SQ			CX4_FLD(0x08, 15, 1)
 #define CX4_QPC_LOG_SQ_SIZE		CX4_FLD(0x08, 11, 4)	/* log2 send WQEBBs (64 B) */
+#define CX4_QPC_DATA_IN_ORDER		CX4_FLD(0x08, 5, 1)	/* [ifc] data lands in order */
 #define CX4_QPC_RLKY			CX4_FLD(0x08, 4, 1)	/* reserved lkey allowed */
 #define CX4_QPC_ULP_STATELESS_OFFLOAD_MODE CX4_FLD(0x08, 0, 4)
 #define CX4_QPC_COUNTER_SET_ID		CX4_FLD(0x0c, 24, 8)

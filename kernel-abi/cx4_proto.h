@@ -47,6 +47,10 @@ enum cx4_op {
 	CX4_OP_QUERY_QP,
 	CX4_OP_DESTROY_QP,
 	CX4_OP_RESOLVE_AH,	/* the kernel's part of mlx5 create_ah: validate + L2 address */
+	CX4_OP_ALLOC_MW,
+	CX4_OP_DEALLOC_MW,
+	CX4_OP_RESIZE_CQ,	/* fds: the new buffer memfd */
+	CX4_OP_REREG_MR,	/* fds: as REG_MR, when the translation changes */
 	CX4_OP_MAX,
 };
 
@@ -57,6 +61,7 @@ enum cx4_uctx_flags {
 	CX4_UCTX_BF = 1 << 0,		/* BlueFlame registers usable (cap bf) */
 	CX4_UCTX_KICK = 1 << 1,		/* fds[1] kick page memfd, fds[2] kick eventfd follow */
 	CX4_UCTX_ATOMIC_HOST_ORDER = 1 << 2,	/* 8-byte atomic replies in host order */
+	CX4_UCTX_QP_DATA_IN_ORDER = 1 << 3,	/* cap qp_data_in_order: QPs may report it */
 };
 
 struct cx4_alloc_ucontext_rsp {
@@ -121,6 +126,45 @@ struct cx4_reg_mr_rsp {
 	uint32_t reserved;
 };
 
+/* ---- MW ---------------------------------------------------------------------------------- */
+/*
+ * A memory window: a memory key created free (unusable until a UMR WQE binds it), UMR-enabled,
+ * in KLM mode, with remote invalidation allowed for type 2 (Linux mlx5_ib_alloc_mw).
+ * DEALLOC_MW takes a struct cx4_handle_req.
+ */
+struct cx4_alloc_mw_req {
+	uint32_t pd_handle;
+	uint32_t type;			/* IBV_MW_TYPE_1 or IBV_MW_TYPE_2 */
+};
+
+struct cx4_alloc_mw_rsp {
+	uint32_t handle;
+	uint32_t rkey;			/* index << 8 | key byte */
+};
+
+/* ---- REREG_MR ---------------------------------------------------------------------------- */
+/*
+ * ibv_rereg_mr (Linux mlx5_ib_rereg_user_mr): a new PD or access flags change the memory key
+ * in place (a UMR WQE on cx4d's own UMR QP: lkey and rkey stay); a new translation (address,
+ * length) registers anew (new keys), with a memfd attached as for REG_MR. The fields not
+ * named by flags are ignored.
+ */
+struct cx4_rereg_mr_req {
+	uint32_t handle;
+	uint32_t flags;			/* IBV_REREG_MR_CHANGE_{TRANSLATION,PD,ACCESS} */
+	uint32_t pd_handle;
+	uint32_t access;
+	uint64_t addr;
+	uint64_t length;
+	uint64_t hca_va;
+	uint64_t fd_off;
+};
+
+struct cx4_rereg_mr_rsp {
+	uint32_t lkey;
+	uint32_t rkey;
+};
+
 /* ---- CQ ---------------------------------------------------------------------------------- */
 enum cx4_cq_flags {
 	CX4_CQ_CHANNEL = 1 << 0,	/* fds[1] is the completion channel */
@@ -139,6 +183,18 @@ struct cx4_create_cq_req {
 struct cx4_create_cq_rsp {
 	uint32_t handle;
 	uint32_t cqn;
+};
+
+/*
+ * ibv_resize_cq (Linux mlx5_ib_resize_cq, user CQ): MODIFY_CQ with the resize op on a new ring
+ * in the attached memfd (same doorbell record, which stays in the old memfd). The device
+ * finishes the old ring with a RESIZE CQE and continues in the new one; the provider copies
+ * the CQEs before it across (rdma-core mlx5_cq_resize_copy_cqes).
+ */
+struct cx4_resize_cq_req {
+	uint32_t handle;
+	uint32_t log_cq_size;
+	uint64_t buf_len;
 };
 
 /* ---- SRQ --------------------------------------------------------------------------------- */
@@ -259,7 +315,8 @@ struct cx4_query_qp_rsp {
 	uint8_t retry_cnt;
 	uint8_t rnr_retry;
 	uint8_t sq_draining;
-	uint16_t reserved;
+	uint8_t data_in_order;		/* qpc.data_in_order (ibv_query_qp_data_in_order) */
+	uint8_t reserved;
 	struct cx4_ah_attr ah;
 };
 

@@ -128,6 +128,12 @@ struct verbs_mr {
 	int access;
 };
 
+/* driver.h verbs_get_mr(): the ibv_mr is the first member */
+static inline struct verbs_mr *verbs_get_mr(struct ibv_mr *mr)
+{
+	return (struct verbs_mr *)mr;
+}
+
 enum { VERBS_QP_XRCD = 1 << 0, VERBS_QP_EX = 1 << 1 };
 
 struct verbs_qp {

@@ -1,12 +1,23 @@
 #!/bin/sh
 # Install the Debian 12 packages bridgeverbs builds and tests with, if any is missing.
-# Used by 'make demo' and 'make test'; needs root (or sudo) only when something is missing.
+# Used by 'make demo' and 'make test'; 'install-deps.sh package' adds what building the Debian
+# packages and the package test need (make package-test), 'install-deps.sh docs' what renders
+# the documentation's diagrams (graphviz), 'install-deps.sh bench' what make bench uses.
+# Needs root (or sudo) only when something is missing.
 set -e
 PKGS="build-essential cmake pkg-config python3 iproute2 util-linux procps valgrind \
 libibverbs-dev librdmacm-dev libibverbs1 ibverbs-providers ibverbs-utils rdmacm-utils \
 perftest tshark libpcap-dev cppcheck clang-format ethtool clang libclang-rt-14-dev strace \
 libnl-3-dev libnl-route-3-dev qperf ucx-utils openmpi-bin libopenmpi-dev infiniband-diags \
-libfabric-bin libucx-dev"
+python3-pyverbs libfabric-bin libucx-dev"
+for extra in "$@"; do
+	case $extra in
+	package) PKGS="$PKGS dpkg-dev debhelper lintian debootstrap qemu-system-x86 e2fsprogs" ;;
+	docs) PKGS="$PKGS graphviz" ;;
+	bench) PKGS="$PKGS gnuplot-nox" ;;
+	*) echo "install-deps: unknown set '$extra' (package, docs, bench)" >&2; exit 2 ;;
+	esac
+done
 
 missing=""
 for p in $PKGS; do

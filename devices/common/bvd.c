@@ -402,7 +402,11 @@ static int listen_on(struct bvd *d, const char *path)
 		close(s);
 		return -1;
 	}
-	chmod(path, 0666);	/* any local user may open the device, as /dev/infiniband */
+	if (bvd_socket_access(d, path)) {
+		close(s);
+		unlink(path);
+		return -1;
+	}
 	return s;
 }
 
@@ -415,7 +419,7 @@ static void usage(FILE *f, const char *prog, const char *kind)
 		"  --config FILE   configuration (default: RUNDIR/config, else the built-in one)\n"
 		"  --rundir DIR    run directory (default: $BV_RUNDIR or %s)\n"
 		"Normally started by 'bvctl up'.\n",
-		prog, kind, "/run/bridgeverbs");
+		prog, kind, BV_SYSTEM_RUNDIR);
 }
 
 int bvd_main(int argc, char **argv, const struct bvd_kind_ops *ops)
@@ -511,6 +515,7 @@ int bvd_main(int argc, char **argv, const struct bvd_kind_ops *ops)
 		fclose(pf);
 	}
 	bvd_log(d, "%s daemon ready (pid %d)", ops->kind, (int)getpid());
+	bvd_notify("READY=1");
 
 	while (!d->stop) {
 		if (bvd_poll(d, -1) < 0) {
@@ -520,6 +525,7 @@ int bvd_main(int argc, char **argv, const struct bvd_kind_ops *ops)
 		}
 	}
 
+	bvd_notify("STOPPING=1");
 	while (d->clients)
 		client_free(d, d->clients);
 	if (!bv_run_path(path, sizeof(path), d->conf->name, ".sock"))

@@ -115,4 +115,8 @@ int bvd_poll(struct bvd *d, int timeout_ms);
 /* Parse arguments, bring the device up, serve until SIGTERM. Returns the exit status. */
 int bvd_main(int argc, char **argv, const struct bvd_kind_ops *ops);
 
+/* bvd_service.c: the device socket's access (socket_group), readiness for systemd. */
+int bvd_socket_access(struct bvd *d, const char *path);
+void bvd_notify(const char *state);
+
 #endif

@@ -122,6 +122,13 @@ struct bv_context *bv_open_context(struct ibv_device *ibdev, int cmd_fd, size_t 
 	ctx->conn.sock = -1;
 
 	sock = connect_daemon(dev);
+	if (sock == -EACCES) {
+		fprintf(stderr,
+			"bridgeverbs: cannot open %s: no permission on its daemon's socket %s "
+			"(its socket_group, bridgeverbs.conf(5))\n", dev->ibdev, dev->sock_path);
+		err = EACCES;
+		goto fail;
+	}
 	if (sock < 0) {
 		fprintf(stderr,
 			"bridgeverbs: cannot open %s: its daemon %s is not running (%s: %s); "

@@ -102,8 +102,9 @@ int bv_query_device_ex(struct ibv_context *context, const struct ibv_query_devic
 		       struct ibv_device_attr_ex *attr, size_t attr_size);
 int bv_query_port(struct ibv_context *context, uint8_t port_num, struct ibv_port_attr *attr);
 
-/* Which verbs opcodes each transport carries (IBTA: UD sends only, UC no reads or atomics);
- * send with invalidate, memory windows, TSO: on no bridgeverbs device. */
+/* Which verbs opcodes each transport carries (IBTA: UD sends only, UC no reads or atomics),
+ * without send with invalidate, memory windows and TSO (the ntb device; cx4 adds the first
+ * two: providers/cx4/send.c cx4_opcode_ok). */
 static inline bool bv_opcode_ok(enum ibv_qp_type t, enum ibv_wr_opcode op)
 {
 	switch (op) {

@@ -12,11 +12,15 @@
  *    a completion event, which cx4d turns into a record on the completion channel;
  *  - requester CQEs carry the index of the completed WQE (everything before it in the send
  *    queue is complete too); responder CQEs complete the oldest receive WQE, or for an SRQ
- *    the WQE whose index they carry.
+ *    the WQE whose index they carry;
+ *  - resize: cx4d moves the CQ to a new ring (MODIFY_CQ resize); the device ends the old ring
+ *    with a RESIZE CQE and the CQEs before it are copied across (rdma-core mlx5_resize_cq).
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -110,6 +114,10 @@ static int parse_cqe(struct cx4_cq *cq, struct mlx5_cqe64 *cqe, struct ibv_wc *w
 		case MLX5_OPCODE_ATOMIC_FA:
 			wc->opcode = IBV_WC_FETCH_ADD;
 			wc->byte_len = 8;
+			break;
+		case MLX5_OPCODE_UMR:
+			/* bind or local invalidate: what the WQE was (rdma-core wr_data) */
+			wc->opcode = qp->sq.wr_data[wqe_ctr & (qp->sq.wqe_cnt - 1)];
 			break;
 		}
 		complete_send(qp, wqe_ctr, wc);
@@ -398,6 +406,7 @@ static struct cx4_cq *create(struct ibv_context *ibctx, int cqe, struct ibv_comp
 	if (!cq)
 		return NULL;
 	cq->buf.fd = -1;
+	cq->ring.fd = -1;
 	cq->ncqe = 1u << cx4_ilog2_up((uint64_t)cqe + 1);
 	ring = (size_t)cq->ncqe * 64;
 	dbr = cx4_align(ring, 64);
@@ -498,6 +507,93 @@ struct ibv_cq_ex *cx4_create_cq_ex(struct ibv_context *ctx, struct ibv_cq_init_a
 	return ex;
 }
 
+/* ---- resize ------------------------------------------------------------------------------------ */
+
+/*
+ * Copy the CQEs between the consumer index and the device's RESIZE CQE from the old ring to
+ * the same indexes + 1 of the new one, with the new ring's owner bits; the RESIZE CQE took an
+ * index, so the consumer index moves past it (rdma-core mlx5_cq_resize_copy_cqes).
+ */
+static int copy_cqes(struct cx4_cq *cq, uint8_t *nring, unsigned int n)
+{
+	uint32_t i = cq->cons_index;
+
+	for (unsigned int k = 0; k <= cq->ncqe; k++, i++) {
+		struct mlx5_cqe64 *s = get_sw_cqe(cq, i), *d;
+
+		if (!s)
+			return EIO;	/* the device did not finish the old ring */
+		udma_from_device_barrier();
+		if ((s->op_own >> 4) == MLX5_CQE_RESIZE_CQ) {
+			/* the copies start one index on: so does the consumer */
+			cq->cons_index++;
+			return 0;
+		}
+		d = (struct mlx5_cqe64 *)(nring + (size_t)((i + 1) & (n - 1)) * 64);
+		memcpy(d, s, sizeof(*d));
+		d->op_own = (uint8_t)((s->op_own & ~MLX5_CQE_OWNER_MASK) | !!((i + 1) & n));
+	}
+	return EIO;
+}
+
+int cx4_resize_cq(struct ibv_cq *ibcq, int cqe)
+{
+	struct cx4_cq *cq = to_cx4_cq(ibcq);
+	struct cx4_context *ctx = to_cx4_ctx(ibcq->context);
+	struct cx4_resize_cq_req req = { .handle = cq->handle };
+	struct cx4_buf nb = { .fd = -1 };
+	unsigned int n;
+	int err;
+
+	if (cqe < 1 || (uint32_t)cqe >= ctx->caps.max_cqes)
+		return EINVAL;
+	n = 1u << cx4_ilog2_up((uint64_t)cqe + 1);
+	/* pollers wait while the CQ moves (rdma-core holds the CQ lock across the command) */
+	pthread_spin_lock(&cq->lock);
+	if (n == cq->ncqe) {
+		pthread_spin_unlock(&cq->lock);
+		return 0;
+	}
+	err = cx4_buf_alloc(&nb, (size_t)n * 64, "cx4-cq");
+	if (err)
+		goto out;
+	for (unsigned int i = 0; i < n; i++)
+		((struct mlx5_cqe64 *)((uint8_t *)nb.va + (size_t)i * 64))->op_own =
+		    MLX5_CQE_INVALID << 4;
+	req.log_cq_size = cx4_ilog2_up(n);
+	req.buf_len = nb.len;
+	err = cx4_call(ibcq->context, CX4_OP_RESIZE_CQ, &req, sizeof(req), &nb.fd, 1, NULL, 0);
+	if (err) {
+		cx4_buf_free(&nb);
+		goto out;
+	}
+	close(nb.fd);
+	nb.fd = -1;
+	/* from here on the device writes the new ring: whatever happens, it is the one */
+	err = copy_cqes(cq, nb.va, n);
+	if (err)
+		fprintf(stderr, "bridgeverbs: cx4 CQ 0x%x resize: no RESIZE CQE in the old ring\n",
+			cq->cqn);
+	if (cq->ring.va) {
+		cx4_buf_free(&cq->ring);
+	} else {
+		/* the first buffer keeps the doorbell record: give back the pages of its ring */
+		size_t ring = cx4_align((size_t)cq->ncqe * 64, 64) & ~(size_t)(CX4_ADAPTER_PAGE_SIZE - 1);
+
+		if (ring)
+			madvise(cq->buf.va, ring, MADV_REMOVE);
+	}
+	cq->ring = nb;
+	cq->cqes = nb.va;
+	cq->ncqe = n;
+	ibcq->cqe = (int)n - 1;
+	udma_to_device_barrier();
+	update_cons_index(cq);
+out:
+	pthread_spin_unlock(&cq->lock);
+	return err;
+}
+
 /*
  * Completion records the daemon sent for this CQ that the application has not read yet:
  * take them out of the channel (the kernel drops a destroyed CQ's queued events too), put
@@ -549,6 +645,7 @@ int cx4_destroy_cq(struct ibv_cq *ibcq)
 	sent = (uint32_t)rsp.comp_events - drop_pending_events(ibcq);
 	/* ibv_cmd_destroy_cq(): wait until every delivered event was acknowledged */
 	cx4_wait_events(&ibcq->mutex, &ibcq->cond, &ibcq->comp_events_completed, sent);
+	cx4_buf_free(&cq->ring);
 	cx4_buf_free(&cq->buf);
 	pthread_spin_destroy(&cq->lock);
 	free(cq);

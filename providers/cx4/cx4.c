@@ -74,6 +74,12 @@ static const struct verbs_context_ops cx4_ctx_ops = {
 	.post_srq_recv = cx4_post_srq_recv,
 	.create_ah = cx4_create_ah,
 	.destroy_ah = cx4_destroy_ah,
+	.resize_cq = cx4_resize_cq,
+	.rereg_mr = cx4_rereg_mr,
+	.query_qp_data_in_order = cx4_query_qp_data_in_order,
+	.alloc_mw = cx4_alloc_mw,
+	.dealloc_mw = cx4_dealloc_mw,
+	.bind_mw = cx4_bind_mw,
 	.free_context = cx4_free_context,
 };
 

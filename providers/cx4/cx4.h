@@ -10,6 +10,9 @@
  *   cq.c      completion queues: CQE polling with the ownership bit, arming, events, cq_ex
  *   qp.c      queue pairs: sizing, create, modify, query, destroy
  *   send.c    post_send: WQEs in the send queue, doorbell record, UAR doorbell / BlueFlame
+ *   wr.c      the ibv_wr_* post-send API: the same WQEs, one call at a time
+ *   wqe.h     the WQE segments both build
+ *   mw.c      memory windows: alloc, bind and invalidate (UMR WQEs)
  *   recv.c    post_recv and post_srq_recv
  *   srq.c     shared receive queues
  *   ah.c      address handles (UD address vectors)
@@ -97,9 +100,15 @@ struct cx4_mr {
 	bool shadow; /* its pages were moved into a memfd the device maps (bv_shadow.c) */
 };
 
+static inline struct cx4_mr *to_cx4_mr(struct ibv_mr *mr)
+{
+	return (struct cx4_mr *)mr;
+}
+
 struct cx4_cq {
 	struct verbs_cq vcq;
-	struct cx4_buf buf;
+	struct cx4_buf buf;		/* the ring (until a resize) and the doorbell record */
+	struct cx4_buf ring;		/* after a resize: the ring in use */
 	uint8_t *cqes;
 	unsigned int ncqe;		/* power of two */
 	volatile __be32 *dbrec;
@@ -147,6 +156,7 @@ static inline struct cx4_srq *to_cx4_srq(struct ibv_srq *srq)
 struct cx4_wq {
 	uint64_t *wrid;
 	unsigned int *wqe_head;		/* SQ: head (WR count) when the WQE was posted */
+	uint8_t *wr_data;		/* SQ: the ibv_wc_opcode of a UMR WQE (bind, invalidate) */
 	unsigned int wqe_cnt;		/* SQ: WQEBBs; RQ: WQEs */
 	unsigned int max_post;		/* WRs that always fit */
 	unsigned int head, tail;	/* WRs posted / completed */
@@ -171,6 +181,25 @@ struct cx4_qp {
 	uint8_t fm_cache;
 	unsigned int sq_wqe_size;	/* max bytes of one send WQE */
 	struct ibv_qp_cap cap;
+	uint64_t send_ops;		/* IBV_QP_EX_WITH_*: what the SQ was sized for */
+	bool rq_ready, sq_ready;	/* posting allowed: since INIT / RTS, until RESET */
+	/* ibv_wr_* (wr.c): the batch between wr_start and wr_complete, under sq.lock */
+	struct {
+		struct mlx5_wqe_ctrl_seg *ctrl;	/* the WQE being built, NULL between WQEs */
+		uint8_t *data;			/* where its next segment goes */
+		uint8_t *ud_av;			/* UD: its address vector */
+		unsigned int ds;		/* its size so far, 16-byte units */
+		unsigned int setters;		/* UD: address and data both given */
+		uint8_t wc_op;
+		bool atomic, scatter, wqe_inl;
+		unsigned int nreq;
+		struct mlx5_wqe_ctrl_seg *last;	/* the batch's last WQE: the doorbell */
+		unsigned int last_ds;
+		bool inl;
+		unsigned int cur_post_rb;	/* where the batch began */
+		uint8_t fm_cache_rb;
+		int err;
+	} wr;
 };
 
 static inline struct cx4_qp *to_cx4_qp(struct ibv_qp *qp)
@@ -206,12 +235,15 @@ int cx4_dealloc_pd(struct ibv_pd *pd);
 struct ibv_mr *cx4_reg_mr(struct ibv_pd *pd, void *addr, size_t length, uint64_t hca_va,
 			  int access);
 int cx4_dereg_mr(struct verbs_mr *vmr);
+int cx4_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd, void *addr, size_t length,
+		 int access);
 
 /* cq.c */
 struct ibv_cq *cx4_create_cq(struct ibv_context *ctx, int cqe, struct ibv_comp_channel *channel,
 			     int comp_vector);
 struct ibv_cq_ex *cx4_create_cq_ex(struct ibv_context *ctx, struct ibv_cq_init_attr_ex *attr);
 int cx4_destroy_cq(struct ibv_cq *cq);
+int cx4_resize_cq(struct ibv_cq *cq, int cqe);
 int cx4_poll_cq(struct ibv_cq *cq, int ne, struct ibv_wc *wc);
 int cx4_arm_cq(struct ibv_cq *cq, int solicited);
 void cx4_cq_event(struct ibv_cq *cq);
@@ -224,13 +256,30 @@ int cx4_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask);
 int cx4_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask,
 		 struct ibv_qp_init_attr *init);
 int cx4_destroy_qp(struct ibv_qp *qp);
+int cx4_query_qp_data_in_order(struct ibv_qp *qp, enum ibv_wr_opcode op, uint32_t flags);
 struct cx4_qp *cx4_find_qp(struct cx4_context *ctx, uint32_t qpn);
 
 /* send.c / recv.c */
 int cx4_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
+int cx4_post_send_locked(struct cx4_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad,
+			 bool bind_type1);
+bool cx4_opcode_ok(enum ibv_qp_type t, enum ibv_wr_opcode op);
+void cx4_sq_doorbell(struct cx4_qp *qp, unsigned int nreq, bool inl, unsigned int ds, void *ctrl);
 int cx4_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
 int cx4_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
 void cx4_free_srq_wqe(struct cx4_srq *srq, unsigned int ind);
+
+/* wr.c */
+uint64_t cx4_send_ops_supported(enum ibv_qp_type type);
+void cx4_qp_init_wr_ops(struct cx4_qp *qp);
+
+/* mw.c */
+struct ibv_mw *cx4_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
+int cx4_dealloc_mw(struct ibv_mw *mw);
+int cx4_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *mw_bind);
+/* The UMR segments of a bind (bi->length > 0) or an invalidation; *segp, *ds advance. */
+int cx4_umr_bind_segs(struct cx4_qp *qp, enum ibv_mw_type type, uint32_t new_rkey,
+		      const struct ibv_mw_bind_info *bi, uint8_t **segp, unsigned int *ds);
 
 /* srq.c */
 struct ibv_srq *cx4_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr);

@@ -89,6 +89,50 @@ struct ibv_mr *cx4_reg_mr(struct ibv_pd *pd, void *addr, size_t length, uint64_t
 	return &mr->vmr.ibv_mr;
 }
 
+/*
+ * ibv_rereg_mr: a new PD or access changes the key in place (cx4d's UMR QP: the keys stay); a
+ * new translation registers the new range (new keys) and lets the old one go. libibverbs
+ * updates addr, length and pd of the ibv_mr after us.
+ */
+int cx4_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd, void *addr, size_t length,
+		 int access)
+{
+	struct cx4_mr *mr = (struct cx4_mr *)vmr;
+	struct cx4_rereg_mr_req req = {.handle = vmr->ibv_mr.handle,
+				       .flags = (uint32_t)flags,
+				       .pd_handle = pd ? pd->handle : 0,
+				       .access = (uint32_t)access,
+				       .addr = (uintptr_t)addr,
+				       .length = length,
+				       .hca_va = (uintptr_t)addr};
+	struct cx4_rereg_mr_rsp rsp;
+	bool trans = flags & IBV_REREG_MR_CHANGE_TRANSLATION, shadow = false;
+	int err, fd = -1;
+
+	if ((flags & IBV_REREG_MR_CHANGE_PD) && (!pd || pd->context != vmr->ibv_mr.context))
+		return EINVAL;
+	if (trans)
+		shadow = shadow_enabled() && !bv_shadow_get(req.addr, length, &fd, &req.fd_off);
+	err = cx4_call(vmr->ibv_mr.context, CX4_OP_REREG_MR, &req, sizeof(req), shadow ? &fd : NULL,
+		       shadow ? 1 : 0, &rsp, sizeof(rsp));
+	if (err) {
+		if (shadow)
+			bv_shadow_put(req.addr, length);
+		errno = err;
+		return err;
+	}
+	if (trans) {
+		if (mr->shadow)
+			bv_shadow_put((uintptr_t)vmr->ibv_mr.addr, vmr->ibv_mr.length);
+		mr->shadow = shadow;
+	}
+	vmr->ibv_mr.lkey = rsp.lkey;
+	vmr->ibv_mr.rkey = rsp.rkey;
+	if (flags & IBV_REREG_MR_CHANGE_ACCESS)
+		vmr->access = access;
+	return 0;
+}
+
 int cx4_dereg_mr(struct verbs_mr *vmr)
 {
 	struct cx4_handle_req req = {.handle = vmr->ibv_mr.handle};

@@ -60,24 +60,34 @@ static void clear_qp(struct cx4_context *ctx, uint32_t qpn)
 }
 
 /* ---- sizing ------------------------------------------------------------------------------------ */
-/* rdma-core sq_overhead(): control segment + the largest transport segment of the type */
-static size_t sq_overhead(enum ibv_qp_type type)
+/*
+ * rdma-core _sq_overhead(): the control segment and the largest of what the operations the QP
+ * may post put before their data (remote address, atomic operands, a whole UMR WQE for binds
+ * and local invalidation), plus the UD address vector.
+ */
+static size_t sq_overhead(enum ibv_qp_type type, uint64_t ops)
 {
-	switch (type) {
-	case IBV_QPT_RC:
-		return sizeof(struct mlx5_wqe_ctrl_seg) + sizeof(struct mlx5_wqe_raddr_seg) +
-		       sizeof(struct mlx5_wqe_atomic_seg);
-	case IBV_QPT_UC:
-		return sizeof(struct mlx5_wqe_ctrl_seg) + sizeof(struct mlx5_wqe_raddr_seg);
-	default:
-		return sizeof(struct mlx5_wqe_ctrl_seg) + sizeof(struct mlx5_wqe_datagram_seg);
-	}
+	size_t ctrl = sizeof(struct mlx5_wqe_ctrl_seg), size = ctrl;
+
+	if (ops & (IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
+		   IBV_QP_EX_WITH_RDMA_READ) &&
+	    size < ctrl + sizeof(struct mlx5_wqe_raddr_seg))
+		size = ctrl + sizeof(struct mlx5_wqe_raddr_seg);
+	if (ops & (IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD) &&
+	    size < ctrl + sizeof(struct mlx5_wqe_raddr_seg) + sizeof(struct mlx5_wqe_atomic_seg))
+		size = ctrl + sizeof(struct mlx5_wqe_raddr_seg) + sizeof(struct mlx5_wqe_atomic_seg);
+	if (ops & (IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_LOCAL_INV))
+		size = ctrl + sizeof(struct mlx5_wqe_umr_ctrl_seg) +
+		       sizeof(struct mlx5_wqe_mkey_context_seg) + 64 /* one KLM, padded */;
+	if (type == IBV_QPT_UD)
+		size += sizeof(struct mlx5_wqe_datagram_seg);
+	return size;
 }
 
 static int calc_sq(struct cx4_context *ctx, struct ibv_qp_cap *cap, enum ibv_qp_type type,
 		   struct cx4_qp *qp)
 {
-	size_t ovh = sq_overhead(type), inl, data, wqe, wq;
+	size_t ovh = sq_overhead(type, qp->send_ops), inl, data, wqe, wq;
 
 	if (cap->max_send_sge > (uint32_t)to_bv_context(qp->vqp.qp.context)->attr.max_sge)
 		return EINVAL;
@@ -178,6 +188,10 @@ static struct ibv_qp *create(struct ibv_context *ibctx, struct ibv_qp_init_attr_
 	ibqp = &qp->vqp.qp;
 	ibqp->context = ibctx;
 	ibqp->srq = attr->srq;
+	/* post_send may use every operation of the transport (rdma-core sq_overhead) */
+	qp->send_ops = (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
+			       ? attr->send_ops_flags
+			       : cx4_send_ops_supported(attr->qp_type);
 	err = calc_sq(ctx, &attr->cap, attr->qp_type, qp);
 	if (!err)
 		err = calc_rq(ctx, &attr->cap, qp);
@@ -186,8 +200,9 @@ static struct ibv_qp *create(struct ibv_context *ibctx, struct ibv_qp_init_attr_
 	qp->cap = attr->cap;
 	qp->sq.wrid = calloc(qp->sq.wqe_cnt ? qp->sq.wqe_cnt : 1, sizeof(uint64_t));
 	qp->sq.wqe_head = calloc(qp->sq.wqe_cnt ? qp->sq.wqe_cnt : 1, sizeof(unsigned int));
+	qp->sq.wr_data = calloc(qp->sq.wqe_cnt ? qp->sq.wqe_cnt : 1, 1);
 	qp->rq.wrid = calloc(qp->rq.wqe_cnt ? qp->rq.wqe_cnt : 1, sizeof(uint64_t));
-	if (!qp->sq.wrid || !qp->sq.wqe_head || !qp->rq.wrid) {
+	if (!qp->sq.wrid || !qp->sq.wqe_head || !qp->sq.wr_data || !qp->rq.wrid) {
 		err = ENOMEM;
 		goto fail;
 	}
@@ -258,11 +273,17 @@ static struct ibv_qp *create(struct ibv_context *ibctx, struct ibv_qp_init_attr_
 	pthread_cond_init(&ibqp->cond, NULL);
 	ibqp->events_completed = 0;
 	qp->vqp.comp_mask = 0;
+	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
+		/* ibv_qp_to_qp_ex() finds the ibv_wr_* calls */
+		qp->vqp.comp_mask |= VERBS_QP_EX;
+		cx4_qp_init_wr_ops(qp);
+	}
 	return ibqp;
 fail:
 	cx4_buf_free(&qp->buf);
 	free(qp->sq.wrid);
 	free(qp->sq.wqe_head);
+	free(qp->sq.wr_data);
 	free(qp->rq.wrid);
 	free(qp);
 	errno = err;
@@ -291,10 +312,19 @@ struct ibv_qp *cx4_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 
 struct ibv_qp *cx4_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *attr)
 {
-	/* new post-send API (ibv_wr_*), XRC, RSS, TSO: not on this device */
-	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) ||
-	    (attr->comp_mask & ~(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS)) ||
+	const uint32_t known = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS |
+			       IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+
+	/* XRC, RSS, TSO, create flags (scatter FCS, CVLAN stripping, ...): not on this device */
+	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || (attr->comp_mask & ~known) ||
 	    ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) && attr->create_flags)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	/* the ibv_wr_* operations the transport has: the RoCE ones of mlx5 without TSO and
+	 * atomic write (ConnectX-4 has neither) */
+	if ((attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
+	    (attr->send_ops_flags & ~cx4_send_ops_supported(attr->qp_type))) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -351,6 +381,15 @@ int cx4_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
 	err = cx4_call(ibqp->context, CX4_OP_MODIFY_QP, &req, sizeof(req), NULL, 0, NULL, 0);
 	if (err)
 		return err;
+	/* which queues take work requests now (rdma-core set_qp_operational_state) */
+	if (mask & IBV_QP_STATE) {
+		if (attr->qp_state == IBV_QPS_RESET)
+			qp->rq_ready = qp->sq_ready = false;
+		else if (attr->qp_state == IBV_QPS_INIT)
+			qp->rq_ready = true;
+		else if (attr->qp_state == IBV_QPS_RTS)
+			qp->sq_ready = true;
+	}
 	if ((mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RESET) {
 		/* the device forgot the queues: forget their CQEs and start over (mlx5) */
 		cx4_cq_clean(to_cx4_cq(ibqp->recv_cq), qp->qpn,
@@ -419,6 +458,26 @@ int cx4_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask,
 	return 0;
 }
 
+/*
+ * rdma-core mlx5_query_qp_data_in_order: only a device with the qp_data_in_order capability
+ * (newer than ConnectX-4) writes a QP's data in order, and says so in the QP's context.
+ */
+int cx4_query_qp_data_in_order(struct ibv_qp *ibqp, enum ibv_wr_opcode op, uint32_t flags)
+{
+	struct cx4_context *ctx = to_cx4_ctx(ibqp->context);
+	struct cx4_handle_req req = { .handle = to_cx4_qp(ibqp)->handle };
+	struct cx4_query_qp_rsp rsp;
+
+	(void)op;
+	if (flags || !(ctx->caps.flags & CX4_UCTX_QP_DATA_IN_ORDER) ||
+	    ibqp->state != IBV_QPS_RTS)
+		return 0;
+	if (cx4_call(ibqp->context, CX4_OP_QUERY_QP, &req, sizeof(req), NULL, 0, &rsp,
+		     sizeof(rsp)))
+		return 0;
+	return rsp.data_in_order;
+}
+
 int cx4_destroy_qp(struct ibv_qp *ibqp)
 {
 	struct cx4_qp *qp = to_cx4_qp(ibqp);
@@ -441,6 +500,7 @@ int cx4_destroy_qp(struct ibv_qp *ibqp)
 	pthread_spin_destroy(&qp->rq.lock);
 	free(qp->sq.wrid);
 	free(qp->sq.wqe_head);
+	free(qp->sq.wr_data);
 	free(qp->rq.wrid);
 	free(qp);
 	return 0;

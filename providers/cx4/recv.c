@@ -59,7 +59,8 @@ int cx4_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_w
 			err = ENOMEM;
 			break;
 		}
-		if (wr->num_sge < 0 || wr->num_sge > qp->rq.max_gs) {
+		/* a QP in RESET takes no receives (rdma-core qp_state_max_gs) */
+		if (wr->num_sge < 0 || wr->num_sge > qp->rq.max_gs || !qp->rq_ready) {
 			err = EINVAL;
 			break;
 		}

@@ -4,10 +4,12 @@
  * (providers/mlx5/qp.c _mlx5_post_send / post_send_db):
  *
  *   control segment   opcode, WQE index, QPN, size in 16-byte units (ds), fence, completion
- *                     request (CQ update), solicited event, immediate data
+ *                     request (CQ update), solicited event, immediate data (SEND_WITH_INV:
+ *                     the key to invalidate; UMR: the memory key it changes)
  *   RC/UC RDMA        remote address segment (VA, rkey)
  *   RC atomic         remote address + atomic segment (swap/add, compare), one 8-byte data
  *                     segment for the result
+ *   RC/UC bind, local invalidate: a UMR WQE (mw.c)
  *   UD                the AH's 48-byte address vector with the remote QPN and Q_Key
  *   data              data segments (byte count, lkey, address), or inline data (byte count
  *                     | 0x80000000, the bytes, padded to 16)
@@ -21,7 +23,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "cx4.h"
+#include "wqe.h"
 
 static const uint8_t wr_opcode[] = {
 	[IBV_WR_RDMA_WRITE] = MLX5_OPCODE_RDMA_WRITE,
@@ -31,65 +33,52 @@ static const uint8_t wr_opcode[] = {
 	[IBV_WR_RDMA_READ] = MLX5_OPCODE_RDMA_READ,
 	[IBV_WR_ATOMIC_CMP_AND_SWP] = MLX5_OPCODE_ATOMIC_CS,
 	[IBV_WR_ATOMIC_FETCH_AND_ADD] = MLX5_OPCODE_ATOMIC_FA,
+	[IBV_WR_LOCAL_INV] = MLX5_OPCODE_UMR,
+	[IBV_WR_BIND_MW] = MLX5_OPCODE_UMR,
+	[IBV_WR_SEND_WITH_INV] = MLX5_OPCODE_SEND_INVAL,
 };
 
-static inline uint8_t *send_wqe(struct cx4_qp *qp, unsigned int idx)
+bool cx4_opcode_ok(enum ibv_qp_type t, enum ibv_wr_opcode op)
 {
-	return qp->sq_start + ((size_t)idx << MLX5_SEND_WQE_SHIFT);
-}
-
-/* rdma-core mlx5_wq_overflow(): the CQ lock orders us with the poller moving tail */
-static bool wq_overflow(struct cx4_wq *wq, unsigned int nreq, struct cx4_cq *cq)
-{
-	unsigned int cur = wq->head - wq->tail;
-
-	if (cur + nreq < wq->max_post)
+	switch (op) {
+	case IBV_WR_SEND:
+	case IBV_WR_SEND_WITH_IMM:
+		return true;
+	case IBV_WR_RDMA_WRITE:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+	case IBV_WR_LOCAL_INV:
+	case IBV_WR_BIND_MW:
+		return t == IBV_QPT_RC || t == IBV_QPT_UC;
+	case IBV_WR_RDMA_READ:
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+	case IBV_WR_SEND_WITH_INV:
+		return t == IBV_QPT_RC;
+	default:
 		return false;
-	pthread_spin_lock(&cq->lock);
-	cur = wq->head - wq->tail;
-	pthread_spin_unlock(&cq->lock);
-	return cur + nreq >= wq->max_post;
-}
-
-static inline void set_data_seg(struct mlx5_wqe_data_seg *d, uint32_t len, uint32_t lkey,
-				uint64_t addr)
-{
-	d->byte_count = htobe32(len);
-	d->lkey = htobe32(lkey);
-	d->addr = htobe64(addr);
+	}
 }
 
 /* Inline data, wrapping at the end of the send queue; *ds gets its size in 16-byte units. */
-static int set_inline(struct cx4_qp *qp, struct ibv_send_wr *wr, uint8_t *seg, int *ds)
+static int set_inline(struct cx4_qp *qp, struct ibv_send_wr *wr, uint8_t *seg, unsigned int *ds)
 {
 	struct mlx5_wqe_inl_data_seg *inl = (struct mlx5_wqe_inl_data_seg *)seg;
 	uint8_t *p = seg + sizeof(*inl);
 	size_t total = 0;
 
 	for (int i = 0; i < wr->num_sge; i++) {
-		const uint8_t *src = (const uint8_t *)(uintptr_t)wr->sg_list[i].addr;
-		size_t len = wr->sg_list[i].length;
-
-		total += len;
+		total += wr->sg_list[i].length;
 		if (total > (size_t)qp->max_inline)
 			return ENOMEM;
-		if (p + len > qp->sq_end) {
-			size_t n = (size_t)(qp->sq_end - p);
-
-			memcpy(p, src, n);
-			src += n;
-			len -= n;
-			p = qp->sq_start;
-		}
-		memcpy(p, src, len);
-		p += len;
+		p = cx4_sq_copy(qp, p, (const void *)(uintptr_t)wr->sg_list[i].addr,
+				wr->sg_list[i].length);
 	}
 	if (!total) {
 		*ds = 0;
 		return 0;
 	}
 	inl->byte_count = htobe32((uint32_t)total | MLX5_INLINE_SEG);
-	*ds = (int)(cx4_align(total + sizeof(*inl), 16) / 16);
+	*ds = (unsigned int)(cx4_align(total + sizeof(*inl), 16) / 16);
 	return 0;
 }
 
@@ -112,7 +101,7 @@ static void bf_copy(struct cx4_context *ctx, struct cx4_qp *qp, size_t off, cons
 	cx4_mmio_bf_copy(&ctx->uar, off, src, bytes);
 }
 
-static void ring_doorbell(struct cx4_qp *qp, unsigned int nreq, bool inl, int ds, void *ctrl)
+void cx4_sq_doorbell(struct cx4_qp *qp, unsigned int nreq, bool inl, unsigned int ds, void *ctrl)
 {
 	struct cx4_context *ctx = to_cx4_ctx(qp->vqp.qp.context);
 	struct cx4_bf *bf = qp->bf;
@@ -131,143 +120,164 @@ static void ring_doorbell(struct cx4_qp *qp, unsigned int nreq, bool inl, int ds
 	pthread_spin_unlock(&bf->lock);
 }
 
-int cx4_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
+static int check_wr(struct cx4_qp *qp, const struct ibv_send_wr *wr, unsigned int nreq,
+		    bool bind_type1)
 {
-	struct cx4_qp *qp = to_cx4_qp(ibqp);
-	struct mlx5_wqe_ctrl_seg *ctrl = NULL, *last = NULL;
-	unsigned int nreq;
+	struct ibv_qp *ibqp = &qp->vqp.qp;
+	bool atomic = wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
+		      wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD;
+
+	if (!qp->sq.wqe_cnt || (unsigned int)wr->opcode >= sizeof(wr_opcode) ||
+	    !cx4_opcode_ok(ibqp->qp_type, wr->opcode) || wr->num_sge < 0)
+		return EINVAL;
+	/* before RTS the send queue takes nothing (rdma-core qp_state_max_gs: ENOMEM) */
+	if (cx4_sq_overflow(qp, nreq) || wr->num_sge > qp->sq.max_gs || !qp->sq_ready)
+		return ENOMEM;
+	if (atomic && (wr->num_sge != 1 || wr->sg_list[0].length < 8))
+		return EINVAL;
+	if ((wr->send_flags & IBV_SEND_INLINE) && (atomic || wr->opcode == IBV_WR_RDMA_READ))
+		return EINVAL;
+	if (ibqp->qp_type == IBV_QPT_UD &&
+	    (!wr->wr.ud.ah || wr->wr.ud.ah->context != ibqp->context))
+		return EINVAL;
+	if (wr->opcode == IBV_WR_BIND_MW &&
+	    (!wr->bind_mw.mw || wr->bind_mw.mw->context != ibqp->context ||
+	     wr->bind_mw.mw->type != (bind_type1 ? IBV_MW_TYPE_1 : IBV_MW_TYPE_2)))
+		return EINVAL;	/* type 1 windows are bound by ibv_bind_mw only (mw.c) */
+	return 0;
+}
+
+/* The transport segments of a WQE after its control segment. 0 or an errno. */
+static int set_transport(struct cx4_qp *qp, struct ibv_send_wr *wr,
+			 struct mlx5_wqe_ctrl_seg *ctrl, uint8_t **segp, unsigned int *ds,
+			 uint8_t *wc_op, uint8_t *next_fence)
+{
+	uint8_t *seg = *segp;
+
+	switch (wr->opcode) {
+	case IBV_WR_RDMA_WRITE:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+	case IBV_WR_RDMA_READ:
+		cx4_set_raddr_seg(seg, wr->wr.rdma.remote_addr, wr->wr.rdma.rkey);
+		seg += sizeof(struct mlx5_wqe_raddr_seg);
+		*ds += sizeof(struct mlx5_wqe_raddr_seg) / 16;
+		break;
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		cx4_set_raddr_seg(seg, wr->wr.atomic.remote_addr, wr->wr.atomic.rkey);
+		if (wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP)
+			cx4_set_atomic_seg(seg + sizeof(struct mlx5_wqe_raddr_seg), true,
+					   wr->wr.atomic.swap, wr->wr.atomic.compare_add);
+		else
+			cx4_set_atomic_seg(seg + sizeof(struct mlx5_wqe_raddr_seg), false,
+					   wr->wr.atomic.compare_add, 0);
+		seg += sizeof(struct mlx5_wqe_raddr_seg) + sizeof(struct mlx5_wqe_atomic_seg);
+		*ds += (sizeof(struct mlx5_wqe_raddr_seg) + sizeof(struct mlx5_wqe_atomic_seg)) / 16;
+		break;
+	case IBV_WR_BIND_MW: {
+		int err;
+
+		ctrl->imm = htobe32(wr->bind_mw.mw->rkey);
+		err = cx4_umr_bind_segs(qp, wr->bind_mw.mw->type, wr->bind_mw.rkey,
+					&wr->bind_mw.bind_info, &seg, ds);
+		if (err)
+			return err;
+		*wc_op = IBV_WC_BIND_MW;
+		*next_fence = MLX5_WQE_CTRL_INITIATOR_SMALL_FENCE;
+		break;
+	}
+	case IBV_WR_LOCAL_INV: {
+		static const struct ibv_mw_bind_info none;
+
+		ctrl->imm = htobe32(wr->invalidate_rkey);
+		cx4_umr_bind_segs(qp, IBV_MW_TYPE_2, 0, &none, &seg, ds);
+		*wc_op = IBV_WC_LOCAL_INV;
+		*next_fence = MLX5_WQE_CTRL_INITIATOR_SMALL_FENCE;
+		break;
+	}
+	default:
+		break;
+	}
+	if (qp->vqp.qp.qp_type == IBV_QPT_UD) {
+		cx4_set_datagram_seg(seg, to_cx4_ah(wr->wr.ud.ah), wr->wr.ud.remote_qpn,
+				     wr->wr.ud.remote_qkey);
+		seg += sizeof(struct mlx5_wqe_datagram_seg);
+		*ds += sizeof(struct mlx5_wqe_datagram_seg) / 16;
+	}
+	*segp = cx4_sq_next(qp, seg);
+	return 0;
+}
+
+static __be32 wr_imm(const struct ibv_send_wr *wr)
+{
+	switch (wr->opcode) {
+	case IBV_WR_SEND_WITH_IMM:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+		return wr->imm_data;
+	case IBV_WR_SEND_WITH_INV:
+		return htobe32(wr->invalidate_rkey);
+	default:
+		return 0;
+	}
+}
+
+/* post_send's loop, with the SQ lock held; ibv_bind_mw posts its type 1 binds here (mw.c). */
+int cx4_post_send_locked(struct cx4_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad,
+			 bool bind_type1)
+{
+	struct mlx5_wqe_ctrl_seg *ctrl, *last = NULL;
+	unsigned int nreq, ds = 0, last_ds = 0;
 	uint8_t fence, next_fence;
 	bool inl = false, last_inl = false;
-	int err = 0, ds = 0, last_ds = 0;
+	int err = 0;
 
-	pthread_spin_lock(&qp->sq.lock);
 	next_fence = qp->fm_cache;
 	for (nreq = 0; wr; nreq++, wr = wr->next) {
-		uint8_t *seg;
-		unsigned int idx;
-		bool atomic;
+		uint8_t *seg, wc_op = 0;
 
 		inl = false;
-		if (!qp->sq.wqe_cnt || (unsigned int)wr->opcode >= sizeof(wr_opcode) ||
-		    !bv_opcode_ok(ibqp->qp_type, wr->opcode) || wr->num_sge < 0) {
-			err = EINVAL;
+		err = check_wr(qp, wr, nreq, bind_type1);
+		if (err)
 			break;
-		}
-		if (wq_overflow(&qp->sq, nreq, to_cx4_cq(ibqp->send_cq))) {
-			err = ENOMEM;
-			break;
-		}
-		if (wr->num_sge > qp->sq.max_gs) {
-			err = ENOMEM;
-			break;
-		}
-		atomic = wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
-			 wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD;
-		if (atomic && (wr->num_sge != 1 || wr->sg_list[0].length < 8)) {
-			err = EINVAL;
-			break;
-		}
-		if ((wr->send_flags & IBV_SEND_INLINE) &&
-		    (atomic || wr->opcode == IBV_WR_RDMA_READ)) {
-			err = EINVAL;
-			break;
-		}
-		if (ibqp->qp_type == IBV_QPT_UD && (!wr->wr.ud.ah ||
-						    wr->wr.ud.ah->context != ibqp->context)) {
-			err = EINVAL;
-			break;
-		}
-
 		fence = (wr->send_flags & IBV_SEND_FENCE) ? MLX5_WQE_CTRL_FENCE : next_fence;
 		next_fence = 0;
-		idx = qp->sq.cur_post & (qp->sq.wqe_cnt - 1);
-		ctrl = (struct mlx5_wqe_ctrl_seg *)send_wqe(qp, idx);
+		ctrl = cx4_wqe_begin(qp, wr_opcode[wr->opcode],
+				     cx4_fm_ce_se(qp, wr->send_flags, fence));
+		ctrl->imm = wr_imm(wr);
 		seg = (uint8_t *)ctrl + sizeof(*ctrl);
 		ds = sizeof(*ctrl) / 16;
-		*(uint32_t *)((uint8_t *)ctrl + 8) = 0;
-		ctrl->imm = (wr->opcode == IBV_WR_SEND_WITH_IMM ||
-			     wr->opcode == IBV_WR_RDMA_WRITE_WITH_IMM) ? wr->imm_data : 0;
-		ctrl->fm_ce_se = qp->sq_signal_bits | fence |
-				 (wr->send_flags & IBV_SEND_SIGNALED ? MLX5_WQE_CTRL_CQ_UPDATE : 0) |
-				 (wr->send_flags & IBV_SEND_SOLICITED ? MLX5_WQE_CTRL_SOLICITED : 0);
-
-		switch (wr->opcode) {
-		case IBV_WR_RDMA_WRITE:
-		case IBV_WR_RDMA_WRITE_WITH_IMM:
-		case IBV_WR_RDMA_READ: {
-			struct mlx5_wqe_raddr_seg *r = (struct mlx5_wqe_raddr_seg *)seg;
-
-			r->raddr = htobe64(wr->wr.rdma.remote_addr);
-			r->rkey = htobe32(wr->wr.rdma.rkey);
-			r->reserved = 0;
-			seg += sizeof(*r);
-			ds += sizeof(*r) / 16;
+		err = set_transport(qp, wr, ctrl, &seg, &ds, &wc_op, &next_fence);
+		if (err)
 			break;
-		}
-		case IBV_WR_ATOMIC_CMP_AND_SWP:
-		case IBV_WR_ATOMIC_FETCH_AND_ADD: {
-			struct mlx5_wqe_raddr_seg *r = (struct mlx5_wqe_raddr_seg *)seg;
-			struct mlx5_wqe_atomic_seg *a = (struct mlx5_wqe_atomic_seg *)(r + 1);
-
-			r->raddr = htobe64(wr->wr.atomic.remote_addr);
-			r->rkey = htobe32(wr->wr.atomic.rkey);
-			r->reserved = 0;
-			if (wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP) {
-				a->swap_add = htobe64(wr->wr.atomic.swap);
-				a->compare = htobe64(wr->wr.atomic.compare_add);
-			} else {
-				a->swap_add = htobe64(wr->wr.atomic.compare_add);
-				a->compare = 0;
-			}
-			seg += sizeof(*r) + sizeof(*a);
-			ds += (sizeof(*r) + sizeof(*a)) / 16;
-			break;
-		}
-		default:
-			break;
-		}
-		if (ibqp->qp_type == IBV_QPT_UD) {
-			struct mlx5_wqe_datagram_seg *dg = (struct mlx5_wqe_datagram_seg *)seg;
-
-			memcpy(&dg->av, &to_cx4_ah(wr->wr.ud.ah)->av, sizeof(dg->av));
-			dg->av.dqp_dct = htobe32(wr->wr.ud.remote_qpn | MLX5_EXTENDED_UD_AV);
-			dg->av.key.qkey.qkey = htobe32(wr->wr.ud.remote_qkey);
-			seg += sizeof(*dg);
-			ds += sizeof(*dg) / 16;
-			if (seg == qp->sq_end)
-				seg = qp->sq_start;
-		}
-
 		if ((wr->send_flags & IBV_SEND_INLINE) && wr->num_sge) {
-			int sz;
+			unsigned int sz;
 
 			err = set_inline(qp, wr, seg, &sz);
 			if (err)
 				break;
 			inl = true;
 			ds += sz;
-		} else {
+		} else if (wc_op != IBV_WC_BIND_MW && wc_op != IBV_WC_LOCAL_INV) {
+			bool atomic = wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
+				      wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD;
+
 			for (int i = 0; i < wr->num_sge; i++) {
 				const struct ibv_sge *sg = &wr->sg_list[i];
 
-				if (seg == qp->sq_end)
-					seg = qp->sq_start;
+				seg = cx4_sq_next(qp, seg);
 				if (!sg->length)
 					continue;
-				set_data_seg((struct mlx5_wqe_data_seg *)seg, atomic ? 8 : sg->length,
-					     sg->lkey, sg->addr);
+				cx4_set_data_seg(seg, atomic ? 8 : sg->length, sg->lkey, sg->addr);
 				seg += sizeof(struct mlx5_wqe_data_seg);
 				ds++;
 			}
 		}
-
-		ctrl->opmod_idx_opcode = htobe32(((qp->sq.cur_post & 0xffff) << 8) |
-						 wr_opcode[wr->opcode]);
-		ctrl->qpn_ds = htobe32((uint32_t)ds | (ibqp->qp_num << 8));
-		qp->sq.wrid[idx] = wr->wr_id;
-		qp->sq.wqe_head[idx] = qp->sq.head + nreq;
-		qp->sq.cur_post += (unsigned int)(cx4_align((size_t)ds * 16, MLX5_SEND_WQE_BB) /
-						  MLX5_SEND_WQE_BB);
+		/* a WQE never outgrows the slot the queue was sized for (qp.c calc_sq) */
+		if (ds * 16 > qp->sq_wqe_size) {
+			err = EINVAL;
+			break;
+		}
+		cx4_wqe_finish(qp, ctrl, ds, wr->wr_id, qp->sq.head + nreq, wc_op);
 		/* the doorbell carries the last complete WQE, never a half-built one */
 		last = ctrl;
 		last_ds = ds;
@@ -276,8 +286,18 @@ int cx4_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_w
 	if (err)
 		*bad = wr;
 	qp->fm_cache = next_fence;
-	if (nreq)
-		ring_doorbell(qp, nreq, last_inl, last_ds, last);
+	if (nreq && last)
+		cx4_sq_doorbell(qp, nreq, last_inl, last_ds, last);
+	return err;
+}
+
+int cx4_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
+{
+	struct cx4_qp *qp = to_cx4_qp(ibqp);
+	int err;
+
+	pthread_spin_lock(&qp->sq.lock);
+	err = cx4_post_send_locked(qp, wr, bad, false);
 	pthread_spin_unlock(&qp->sq.lock);
 	return err;
 }

@@ -93,7 +93,7 @@ static int failures;
 	X(CX4_QPC_LATENCY_SENSITIVE, S) X(CX4_QPC_DRAIN_SIGERR, S) X(CX4_QPC_PD, S) \
 	X(CX4_QPC_MTU, S) X(CX4_QPC_LOG_MSG_MAX, S) X(CX4_QPC_LOG_RQ_SIZE, S) \
 	X(CX4_QPC_LOG_RQ_STRIDE, S) X(CX4_QPC_NO_SQ, S) X(CX4_QPC_LOG_SQ_SIZE, S) \
-	X(CX4_QPC_RLKY, S) X(CX4_QPC_ULP_STATELESS_OFFLOAD_MODE, S) X(CX4_QPC_COUNTER_SET_ID, S) \
+	X(CX4_QPC_DATA_IN_ORDER, S) X(CX4_QPC_RLKY, S) X(CX4_QPC_ULP_STATELESS_OFFLOAD_MODE, S) X(CX4_QPC_COUNTER_SET_ID, S) \
 	X(CX4_QPC_UAR_PAGE, S) X(CX4_QPC_USER_INDEX, S) X(CX4_QPC_LOG_PAGE_SIZE, S) \
 	X(CX4_QPC_REMOTE_QPN, S) X(CX4_QPC_LOG_ACK_REQ_FREQ, S) X(CX4_QPC_LOG_SRA_MAX, S) \
 	X(CX4_QPC_RETRY_COUNT, S) X(CX4_QPC_RNR_RETRY, S) X(CX4_QPC_FRE, S) \
@@ -126,6 +126,11 @@ static int failures;
 	X(CX4_MKC_EN_RINVAL, S) X(CX4_MKC_PD, S) X(CX4_MKC_START_ADDR, S) X(CX4_MKC_LEN, S) \
 	X(CX4_MKC_BSF_OCTWORD_SIZE, S) X(CX4_MKC_TRANSLATIONS_OCTWORD_SIZE, S) \
 	X(CX4_MKC_LOG_PAGE_SIZE, S)
+#define FLDS_UMR_CTRL(X, S) X(CX4_UMR_CTRL_INLINE, S) X(CX4_UMR_CTRL_CHECK_FREE_STATE, S) \
+	X(CX4_UMR_CTRL_TRANSLATION_OFFSET_EN, S) X(CX4_UMR_CTRL_CHECK_QPN, S) \
+	X(CX4_UMR_CTRL_XLT_OCTOWORDS, S) X(CX4_UMR_CTRL_XLT_OFFSET, S) \
+	X(CX4_UMR_CTRL_MKEY_MASK, S)
+#define FLDS_KLM(X, S) X(CX4_KLM_BYTE_COUNT, S) X(CX4_KLM_MKEY, S) X(CX4_KLM_ADDRESS, S)
 #define FLDS_SRQC(X, S) X(CX4_SRQC_STATE, S) X(CX4_SRQC_LOG_SRQ_SIZE, S) \
 	X(CX4_SRQC_WQ_SIGNATURE, S) X(CX4_SRQC_CONT_SRQ, S) X(CX4_SRQC_RLKY, S) \
 	X(CX4_SRQC_LOG_RQ_STRIDE, S) X(CX4_SRQC_XRCD, S) X(CX4_SRQC_PAGE_OFFSET, S) \
@@ -156,7 +161,7 @@ static int failures;
 #define FLDS_ROCE_ADDR(X, S) X(CX4_ROCE_ADDR_VLAN_VALID, S) X(CX4_ROCE_ADDR_VLAN_ID, S) \
 	X(CX4_ROCE_ADDR_SOURCE_MAC_47_32, S) X(CX4_ROCE_ADDR_SOURCE_MAC_31_0, S) \
 	X(CX4_ROCE_ADDR_ROCE_L3_TYPE, S) X(CX4_ROCE_ADDR_ROCE_VERSION, S)
-#define FLDS_CAP_GEN(X, S) X(CX4_CAP_GEN_LOG_MAX_SRQ_SZ, S) \
+#define FLDS_CAP_GEN(X, S) X(CX4_CAP_GEN_QP_DATA_IN_ORDER, S) X(CX4_CAP_GEN_LOG_MAX_SRQ_SZ, S) \
 	X(CX4_CAP_GEN_LOG_MAX_QP_SZ, S) X(CX4_CAP_GEN_LOG_MAX_QP, S) \
 	X(CX4_CAP_GEN_LOG_MAX_SRQ, S) X(CX4_CAP_GEN_LOG_MAX_CQ_SZ, S) \
 	X(CX4_CAP_GEN_LOG_MAX_CQ, S) X(CX4_CAP_GEN_LOG_MAX_EQ_SZ, S) \
@@ -352,6 +357,8 @@ static int failures;
 	G(FLDS_CQC, CX4_CQC_SIZE) \
 	G(FLDS_EQC, CX4_EQC_SIZE) \
 	G(FLDS_MKC, CX4_MKC_SIZE) \
+	G(FLDS_UMR_CTRL, CX4_UMR_CTRL_SIZE) \
+	G(FLDS_KLM, CX4_KLM_SIZE) \
 	G(FLDS_SRQC, CX4_SRQC_SIZE) \
 	G(FLDS_NIC_VPORT, CX4_NIC_VPORT_CTX_SIZE) \
 	G(FLDS_HCA_VPORT, CX4_HCA_VPORT_CTX_SIZE) \
@@ -487,6 +494,45 @@ _Static_assert(CX4_UAR_CQ_DOORBELL == MLX5_CQ_DOORBELL, "CQ doorbell offset");
 _Static_assert(CX4_CQ_DB_REQ_NOT_SOL == MLX5_CQ_DB_REQ_NOT_SOL &&
 	       CX4_CQ_DB_REQ_NOT == MLX5_CQ_DB_REQ_NOT, "CQ arm commands");
 _Static_assert(CX4_EQE_SIZE == sizeof(struct mlx5_cqe64), "64-byte queue entries");
+/* The UMR WQE: [qp] descriptors against [dv] structures and flags (byte 0 of the control
+ * segment is bits 31..24 of its first big-endian dword). */
+_Static_assert(CX4_UMR_CTRL_SIZE == sizeof(struct mlx5_wqe_umr_ctrl_seg) &&
+	       CX4_UMR_MKEY_SEG_SIZE == sizeof(struct mlx5_wqe_mkey_context_seg) &&
+	       CX4_KLM_SIZE == sizeof(struct mlx5_wqe_umr_klm_seg), "UMR segment sizes");
+_Static_assert(1u << (CX4_FLD_SHIFT(CX4_UMR_CTRL_INLINE) - 24) == MLX5_WQE_UMR_CTRL_FLAG_INLINE &&
+	       CX4_UMR_CHECK_FAIL_IF_NOT_FREE << (CX4_FLD_SHIFT(CX4_UMR_CTRL_CHECK_FREE_STATE) - 24) ==
+		       MLX5_WQE_UMR_CTRL_FLAG_CHECK_FREE &&
+	       1u << (CX4_FLD_SHIFT(CX4_UMR_CTRL_TRANSLATION_OFFSET_EN) - 24) ==
+		       MLX5_WQE_UMR_CTRL_FLAG_TRNSLATION_OFFSET &&
+	       1u << (CX4_FLD_SHIFT(CX4_UMR_CTRL_CHECK_QPN) - 24) == MLX5_WQE_UMR_CTRL_FLAG_CHECK_QPN,
+	       "UMR control flags");
+_Static_assert(CX4_FLD_OFF(CX4_UMR_CTRL_XLT_OCTOWORDS) ==
+		       offsetof(struct mlx5_wqe_umr_ctrl_seg, klm_octowords) &&
+	       CX4_FLD_OFF(CX4_UMR_CTRL_MKEY_MASK) == offsetof(struct mlx5_wqe_umr_ctrl_seg, mkey_mask) &&
+	       CX4_FLD_OFF(CX4_KLM_MKEY) == offsetof(struct mlx5_wqe_umr_klm_seg, mkey) &&
+	       CX4_FLD_OFF(CX4_KLM_ADDRESS) == offsetof(struct mlx5_wqe_umr_klm_seg, address),
+	       "UMR segment fields");
+_Static_assert(CX4_UMR_MKEY_MASK_LEN == MLX5_WQE_UMR_CTRL_MKEY_MASK_LEN &&
+	       CX4_UMR_MKEY_MASK_START_ADDR == MLX5_WQE_UMR_CTRL_MKEY_MASK_START_ADDR &&
+	       CX4_UMR_MKEY_MASK_KEY == MLX5_WQE_UMR_CTRL_MKEY_MASK_MKEY &&
+	       CX4_UMR_MKEY_MASK_QPN == MLX5_WQE_UMR_CTRL_MKEY_MASK_QPN &&
+	       CX4_UMR_MKEY_MASK_LW == MLX5_WQE_UMR_CTRL_MKEY_MASK_ACCESS_LOCAL_WRITE &&
+	       CX4_UMR_MKEY_MASK_RR == MLX5_WQE_UMR_CTRL_MKEY_MASK_ACCESS_REMOTE_READ &&
+	       CX4_UMR_MKEY_MASK_RW == MLX5_WQE_UMR_CTRL_MKEY_MASK_ACCESS_REMOTE_WRITE &&
+	       CX4_UMR_MKEY_MASK_A == MLX5_WQE_UMR_CTRL_MKEY_MASK_ACCESS_ATOMIC &&
+	       CX4_UMR_MKEY_MASK_FREE == MLX5_WQE_UMR_CTRL_MKEY_MASK_FREE, "UMR mkey mask");
+/* The mkey context segment is the mkc: the [dv] bytes the provider writes are mkc fields. */
+_Static_assert(CX4_FLD_OFF(CX4_MKC_FREE) == offsetof(struct mlx5_wqe_mkey_context_seg, free) &&
+	       CX4_FLD_SHIFT(CX4_MKC_FREE) - 24 == 6 /* MLX5_WQE_MKEY_CONTEXT_FREE */ &&
+	       CX4_FLD_SHIFT(CX4_MKC_A) - 8 == 6 && CX4_FLD_SHIFT(CX4_MKC_RW) - 8 == 5 &&
+	       CX4_FLD_SHIFT(CX4_MKC_RR) - 8 == 4 && CX4_FLD_SHIFT(CX4_MKC_LW) - 8 == 3 &&
+	       CX4_FLD_SHIFT(CX4_MKC_LR) - 8 == 2 /* access_flags is byte 2 */ &&
+	       CX4_FLD_OFF(CX4_MKC_QPN) == offsetof(struct mlx5_wqe_mkey_context_seg, qpn_mkey) &&
+	       CX4_FLD_OFF(CX4_MKC_PD) == offsetof(struct mlx5_wqe_mkey_context_seg, flags_pd) &&
+	       CX4_FLD_OFF(CX4_MKC_START_ADDR) ==
+		       offsetof(struct mlx5_wqe_mkey_context_seg, start_addr) &&
+	       CX4_FLD_OFF(CX4_MKC_LEN) == offsetof(struct mlx5_wqe_mkey_context_seg, len),
+	       "mkey context segment = mkc");
 _Static_assert(offsetof(struct mlx5_cqe64, op_own) == 0x3f && MLX5_SEND_WQE_BB == 64,
 	       "data-path layouts come from mlx5dv.h");
 

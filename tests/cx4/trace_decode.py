@@ -27,7 +27,7 @@ Usage:
   trace_decode.py [-f TRACE] selftest        re-render every dump and compare with the trace
 
 TRACE defaults to $CX4_TRACE, else the project's copy tests/cx4/data/mlx5_core-trace-cx4lx.txt.gz
-(of shared/data/), else shared/data/ found above this file, else /work/shared/data/.
+(of shared/data/), else shared/data/ found above this file.
 """
 
 import argparse
@@ -336,7 +336,8 @@ def default_trace():
         if parent == d:
             break
         d = parent
-    return os.path.join('/work/shared/data', TRACE_NAME)
+    # none found: name the project's copy, so that the error says where it belongs
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), 'data', TRACE_NAME)
 
 
 def hexlines(buf):

@@ -4,7 +4,9 @@
  * (cx4d_ops, the model backend). A provider opens with ALLOC_UCONTEXT; queue buffers come as a
  * memfd of buf_len bytes. Nothing left behind: the model holds as many PDs, CQs, memory keys,
  * QPs, SRQs and mappings of client memory by pid as after the daemon's own bring-up (the
- * harness looks at the model, as a test may: the daemon's accounting is what is checked).
+ * harness looks at the model, as a test may: the daemon's accounting is what is checked), and
+ * cx4d itself counts no object of a client and no mapping of client memory (what `bvctl status`
+ * shows as "clients hold").
  */
 #include <arpa/inet.h>
 #include <pthread.h>
@@ -122,6 +124,20 @@ void fuzz_kind_canary(struct fclient *c)
 		fuzz_die("canary: DEALLOC_PD failed (%d)", st);
 }
 
+/* cx4d's own accounting: no object, no mapping of client memory (queue buffers included) */
+static void cx4d_check_idle(const struct cx4d *d)
+{
+	unsigned int objs = 0;
+
+	for (size_t i = 0; i < sizeof(d->nobj) / sizeof(d->nobj[0]); i++)
+		objs += d->nobj[i];
+	if (objs || d->numem || d->umem_bytes)
+		fuzz_die("the clients left, cx4d still counts %u objects and %u mappings of client "
+			 "memory (%llu bytes)", objs, d->numem, (unsigned long long)d->umem_bytes);
+	if (d->dead)
+		fuzz_die("the device is dead after the input");
+}
+
 void fuzz_kind_check_idle(void)
 {
 	uint32_t pds, cqs, mkeys, qps, srqs;
@@ -134,6 +150,5 @@ void fuzz_kind_check_idle(void)
 			 "mkeys %u (%u), QPs %u (%u), SRQs %u (%u), mappings by pid %zu (%zu)",
 			 pds, base.pds, cqs, base.cqs, mkeys, base.mkeys, qps, base.qps, srqs,
 			 base.srqs, maps, base.maps);
-	if (cx4d_of(dmn)->dead)
-		fuzz_die("the device is dead after the input");
+	cx4d_check_idle(cx4d_of(dmn));
 }

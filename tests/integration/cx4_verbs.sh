@@ -2,8 +2,9 @@
 # The project's verbs test: every opcode of RC, UC and UD moves many message sizes, every byte
 # checked (and the bytes after each message), then the error cases: bad rkey, out of bounds,
 # MR without remote access, bad lkey, short receive buffer, RNR retries exhausted, peer gone
-# (transport retries exhausted within the configured timeout), flushes. Between cx4_0 and
-# cx4_1, and in loopback on one device.
+# (transport retries exhausted within the configured timeout), flushes; and the extended verbs
+# (ibv_wr_*, cq_ex readers, memory windows, rereg_mr, resize_cq, the ex queries:
+# tests/cx4/driver/xverbs_test.c). Between cx4_0 and cx4_1, and in loopback on one device.
 . "$BV_SOURCE_DIR/tests/lib/harness.sh"
 bv_isolate_net "$@"
 . "$BV_SOURCE_DIR/tests/integration/cx4_lib.sh"

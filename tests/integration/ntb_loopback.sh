@@ -40,6 +40,13 @@ for prof in ${NTB_LOOPBACK_PROFILES:-intel-gen3 epf}; do
 		grep -A1 '#bytes' "$BV_OUT/lo$port.cli" | tail -n1 | grep -Eq '^ *[0-9]+ +[0-9]+ ' ||
 			{ cat "$BV_OUT/lo$port.cli" >&2; bv_fail "$prof: $t: no result"; }
 	done
+	# the pingpongs check one byte a page and perftest none: bvtraffic, server and client on
+	# one device, checks every byte of every opcode, both directions
+	for t in "-t rc -q 3" "-t rc -S -e" "-t uc" "-t ud -S -e"; do
+		port=$((port + 1))
+		bv_traffic "lobvt$port" "$port" "-d ntb_0 -g $g" "-d ntb_0 -g $g -n 48 $t localhost" ||
+			bv_fail "$prof: bvtraffic $t on one device"
+	done
 	ntb_check_counters "$prof"
 	bv_note "$prof: loopback ok"
 done

@@ -7,7 +7,8 @@
 # to RTR" and each UD test at "failed to create address handle", nothing else wrong. With the
 # RDMA CM (-cm1, the server at ntb_0's address), which gives the QPs a GRH, every test must
 # report what it measures; -cm1 needs the project's rdma_cm (librdmacm-plugin) and skips where
-# it is not there. qperf checks no data (the ntb data paths are checked by ntb_verbs).
+# it is not there. qperf checks no data: bvtraffic moves every opcode qperf's tests use (RC
+# SEND, WRITE, READ, FETCH_ADD, CMP_SWAP; UD SEND) across the same link, every byte checked.
 BV_TMO=${BV_TMO:-120}
 . "$BV_SOURCE_DIR/tests/lib/harness.sh"
 . "$BV_SOURCE_DIR/tests/integration/ntb_lib.sh"
@@ -50,6 +51,13 @@ for t in $tests; do
 		{ cat "$out" "$BV_OUT/qperf.srv"; bv_fail "qperf $t: not '$want'"; }
 done
 bv_note "qperf's defaults (no GRH): refused as on every RoCE device"
+
+g=$(ntb_gid ntb_0) port=19770
+for t in "-t rc -q 2" "-t ud"; do
+	port=$((port + 1))
+	bv_traffic "bvt$port" "$port" "-d ntb_0 -g $g" "-d ntb_1 -g $g -n 48 $t localhost" ||
+		bv_fail "bvtraffic $t"
+done
 
 q 127.0.2.1 -cm1 rc_bw
 if grep -qE "rdma_create_event_channel failed|rdma_create_id failed|rdma_resolve_addr failed" "$out"; then

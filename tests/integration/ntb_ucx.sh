@@ -62,5 +62,15 @@ for ends in "ntb_0 ntb_1" "ntb_0 ntb_0"; do
 		ucp "$1" "$2" $tls ucp_get -s 65536
 	done
 done
+# ucx_perftest checks no data: bvtraffic over the same transports and ends, every byte checked
+for ends in "ntb_0 ntb_1" "ntb_0 ntb_0"; do
+	# shellcheck disable=SC2086
+	set -- $ends
+	for t in "-t rc -q 2" "-t ud"; do
+		port=$((port + 1))
+		bv_traffic "bvt-$1-$2-$port" "$port" "-d $1 -g $UCX_IB_GID_INDEX" \
+			"-d $2 -g $UCX_IB_GID_INDEX -n 48 $t localhost" || bv_fail "bvtraffic $t $1 $2"
+	done
+done
 ntb_check_counters ucx
 echo "PASS"

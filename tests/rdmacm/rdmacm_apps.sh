@@ -7,7 +7,8 @@
 #   udaddy -c 10               UD through SIDR, each direction on cx4 and ntb
 #   rdma_server/rdma_client    rdma_getaddrinfo + rdma_create_ep + synchronous ids; the client
 #   rdma_xserver/rdma_xclient  names no source, so it connects to a port from that very port
-#                              (loopback on one cx4 port, on one ntb end); rdma_x* over RC,
+#                              (loopback on one cx4 port, on one ntb end); rdma_x* over RC
+#                              on every device,
 #                              and rdma_xclient -c x (XRC) ending with a clear error: the
 #                              devices have no XRC
 #   cmtime -c 100              each direction on cx4 and ntb (the rates are bench/'s business)
@@ -66,11 +67,9 @@ for ip in 127.0.1.1 127.0.1.2 127.0.2.1 127.0.2.2; do
 		"rdma_client -s $ip -p $port"
 	rdmacm_expect "$RDMACM_OUT/rdma_server-$ip.cli" "^rdma_client: end 0" "rdma_client $ip"
 	ok "rdma_server/rdma_client on $ip"
-	# rdma_xserver listens on every device (no address option). Not on cx4 yet: rdma_xclient
-	# posts 16 inline bytes on a QP asked for none, which mlx5 takes (its RC WQE leaves room
-	# for a UMR, so 60 inline bytes fit) and the cx4 provider refuses until its WQE sizing
-	# is mlx5's (docs/rdmacm.md "Open")
-	case $ip in 127.0.1.*) continue ;; esac
+	# rdma_xserver listens on every device (no address option); rdma_xclient posts 16 inline
+	# bytes on a QP asked for none (mlx5 sizes an RC WQE for a UMR, so 60 bytes fit; rxe
+	# takes as many as its SGEs hold)
 	port=$((port + 1))
 	rdmacm_pair "rdma_xserver-$ip" $port "rdma_xserver -p $port" \
 		"rdma_xclient -s $ip -p $port"

@@ -13,7 +13,7 @@
 #                 on ntb at once (the link is down), on cx4 when it disconnects (the DREQ goes
 #                 unanswered: DISCONNECTED -110, as with the kernel)
 #   clid-killed   the client's daemon dies: the client gets DEVICE_REMOVAL
-#   cable (cx4)   the client's cable is pulled (cx4d SIGUSR1): the client gets DISCONNECTED
+#   cable (cx4)   the client's cable is pulled (bvctl model DEV cable pull): the client gets DISCONNECTED
 #                 -110; with the cable out rdma_resolve_addr fails: ENETUNREACH
 # Each wait has a bound (LIMIT seconds) that turns a hang into a failure.
 . "$BV_SOURCE_DIR/tests/lib/harness.sh"
@@ -158,14 +158,13 @@ for t in "cx4 cx4_0 cx4_1 127.0.1.1 127.0.1.2" "ntb ntb_0 ntb_1 127.0.2.1 127.0.
 	# the cable is pulled
 	[ "$kind" = cx4 ] || continue
 	fresh
-	cd=$(cat "$BV_RUNDIR/$cdev.pid")
 	start_pair "$kind-cable" "$srv" "$cli" $((++port)) DISCONNECTED:-110
-	kill -USR1 "$cd"
+	"$BVCTL" model "$cdev" cable pull >/dev/null || bv_fail "bvctl model $cdev cable pull"
 	finish "$CPID" "$kind cable: the client"
 	out="$RDMACM_OUT/$kind-cable2"
 	timeout -k 5 "$LIMIT" "$BVCTL" run -- "$PROBE" expect "$srv" "$cli" $((++port)) \
 		ERRNO 101 >"$out" 2>&1 || { bv_show "$out"; bv_fail "$kind cable: connect"; }
-	kill -USR2 "$cd"
+	"$BVCTL" model "$cdev" cable plug >/dev/null || bv_fail "bvctl model $cdev cable plug"
 	stop_server
 	echo "ok $kind cable: client DISCONNECTED -110, rdma_resolve_addr ENETUNREACH"
 done

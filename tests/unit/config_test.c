@@ -28,7 +28,22 @@ static void expect_error(const char *text, const char *msg)
 	}
 }
 
-int main(void)
+/* The system configuration the packages ship (dist/devices.conf) is the built-in one. */
+static void expect_builtin(const char *path)
+{
+	static struct bv_config shipped, builtin;
+	char err[256] = "";
+
+	EXPECT(!bv_config_load(&builtin, NULL, err, sizeof(err)));
+	if (bv_config_load(&shipped, path, err, sizeof(err))) {
+		fprintf(stderr, "FAIL: %s: %s\n", path, err);
+		failures++;
+		return;
+	}
+	EXPECT(!memcmp(&shipped, &builtin, sizeof(shipped)));
+}
+
+int main(int argc, char **argv)
 {
 	static struct bv_config cfg;
 	const struct bv_dev_conf *d;
@@ -73,6 +88,8 @@ int main(void)
 	expect_error("[device a]\nkind=cx4\nip=1.1.1.1\nfoo\n", "line 4: expected key = value");
 	expect_error("[device a]\nkind=cx4\nip=1.1.1.1\nx=1\nx=2\n", "given twice");
 	expect_error("", "no devices");
+	if (argc > 1)
+		expect_builtin(argv[1]);
 	if (!failures)
 		printf("config_test OK\n");
 	return failures ? 1 : 0;

@@ -10,6 +10,10 @@
  *   run      run a program with that environment
  *   model    a modelled card's controls outside its function (cable, failures, counters)
  *   demo     the quick-start demo
+ *   sysfs    the configuration copy and the sysfs tree alone (bridgeverbs-sysfs.service)
+ *
+ * Installed, on a host booted with systemd, up and down of the system instance go through
+ * the units (systemd.c); otherwise bvctl starts and stops the daemons itself (daemons.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -24,11 +28,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "bv_install.h"
 #include "bv_proto.h"
 #include "bvctl.h"
 
 static const char *usage_text =
-	"usage: bvctl [--rundir DIR] [--config FILE] COMMAND [ARGS]\n"
+	"usage: bvctl [--rundir DIR] [--config FILE] [--direct] COMMAND [ARGS]\n"
 	"\n"
 	"Commands:\n"
 	"  setup [--tmpfiles]  once, as root: create /dev/infiniband/uverbs%d..%d -> /dev/null\n"
@@ -40,36 +45,57 @@ static const char *usage_text =
 	"  run [--] CMD...     run CMD with the bridgeverbs environment\n"
 	"  model DEV REQUEST   a modelled cx4 card's controls outside its function:\n"
 	"                      cable pull|plug, fail disable|firmware, drop N, stats\n"
-	"  demo                the quick-start demo\n"
+	"  demo                the quick-start demo: perftest on a cx4 pair and an ntb link\n"
+	"  sysfs               write the configuration copy and the sysfs tree, start nothing\n"
+	"                      (what bridgeverbs-sysfs.service runs)\n"
 	"\n"
 	"Options:\n"
-	"  --rundir DIR        run directory (default $BV_RUNDIR, else /run/bridgeverbs as root)\n"
-	"  --config FILE       device configuration for 'up' (default: the built-in one:\n"
-	"                      cx4_0, cx4_1, and the NTB link ntb_0 <-> ntb_1)\n"
+	"  --rundir DIR        run directory (default $BV_RUNDIR, else %s for root and,\n"
+	"                      once it exists, for everyone)\n"
+	"  --config FILE       device configuration for 'up' (default: %s\n"
+	"                      when installed, else the built-in one: cx4_0, cx4_1, and the\n"
+	"                      NTB link ntb_0 <-> ntb_1)\n"
+	"  --direct            start and stop the daemons here, never through systemd\n"
 	"  -h, --help          this text; 'bvctl COMMAND --help' for one command\n"
 	"\n"
-	"See bvctl(8) in docs/bvctl.8.\n";
+	"See bvctl(8), bridgeverbs(7) and bridgeverbs.conf(5).\n";
 
 static void usage(FILE *f)
 {
-	fprintf(f, usage_text, BV_UVERBS_BASE, BV_UVERBS_BASE + BV_UVERBS_COUNT - 1);
+	fprintf(f, usage_text, BV_UVERBS_BASE, BV_UVERBS_BASE + BV_UVERBS_COUNT - 1,
+		BV_SYSTEM_RUNDIR, BV_INSTALL_CONFIG);
 }
 
+/*
+ * Installed (bvctl is BV_INSTALL_BINDIR/bvctl): the daemons in sbin, the shim in the private
+ * library directory, the providers where libibverbs finds them by itself, the system
+ * configuration. From a build tree: the daemons next to bvctl, the libraries in ../lib
+ * ($BV_LIBDIR overrides), the built-in configuration.
+ */
 static int locate(struct bvctl *b)
 {
-	char exe[BV_PATH_MAX];
+	char exe[BV_PATH_MAX], self[BV_PATH_MAX + 8];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	const char *env;
 
 	if (n <= 0)
 		return -1;
 	exe[n] = 0;
-	snprintf(b->bindir, sizeof(b->bindir), "%s", dirname(exe));
+	snprintf(self, sizeof(self), "%s/bvctl", BV_INSTALL_BINDIR);
+	b->installed = !strcmp(exe, self);
+	if (b->installed) {
+		snprintf(b->daemondir, sizeof(b->daemondir), "%s", BV_INSTALL_SBINDIR);
+		snprintf(b->libdir, sizeof(b->libdir), "%s", BV_INSTALL_PRIVATE_LIBDIR);
+		if (!b->config_path)
+			b->config_path = BV_INSTALL_CONFIG;
+	} else {
+		snprintf(b->daemondir, sizeof(b->daemondir), "%s", dirname(exe));
+		if (snprintf(b->libdir, sizeof(b->libdir), "%s/../lib", b->daemondir) >=
+		    (int)sizeof(b->libdir))
+			return -1;
+	}
 	if ((env = getenv("BV_LIBDIR")) && *env)
 		snprintf(b->libdir, sizeof(b->libdir), "%s", env);
-	else if (snprintf(b->libdir, sizeof(b->libdir), "%s/../lib", b->bindir) >=
-		 (int)sizeof(b->libdir))
-		return -1;
 	return 0;
 }
 
@@ -123,25 +149,14 @@ static bool any_running(const struct bv_config *cfg)
 	return false;
 }
 
-static int cmd_up(struct bvctl *b)
+/*
+ * The configuration up brings up: the one given (or the system one), unless daemons already run
+ * with another, which up keeps and says so. 0, or 1 with a message.
+ */
+static int config_for_up(struct bvctl *b)
 {
 	struct bv_config running;
-	int failed = 0;
 
-	if (!bvctl_setup_done()) {
-		if (geteuid() != 0) {
-			fprintf(stderr, "bvctl up: /dev/infiniband/uverbs%d.. are missing; "
-					"run 'bvctl setup' once as root\n", BV_UVERBS_BASE);
-			return 1;
-		}
-		if (bvctl_setup(false))
-			return 1;
-	}
-	if (mkdir(bv_rundir(), 0755) && errno != EEXIST) {
-		fprintf(stderr, "bvctl up: %s: %s\n", bv_rundir(), strerror(errno));
-		return 1;
-	}
-	/* Already up with another configuration? Keep what runs; say so. */
 	if (!load_config(b, false) && any_running(&b->cfg) && b->config_path) {
 		running = b->cfg;
 		if (load_config(b, true))
@@ -151,17 +166,65 @@ static int cmd_up(struct bvctl *b)
 					"run 'bvctl down' first\n");
 			return 1;
 		}
-	} else if (load_config(b, true)) {
-		return 1;
+		return 0;
 	}
+	return load_config(b, true) ? 1 : 0;
+}
+
+/* The run directory's configuration copy and the sysfs tree programs read. */
+static int write_instance(struct bvctl *b)
+{
+	bvctl_prepare_rundir();
 	if (!any_running(&b->cfg) && save_config(b)) {
-		fprintf(stderr, "bvctl up: cannot write the configuration into %s\n", bv_rundir());
+		fprintf(stderr, "bvctl: cannot write the configuration into %s\n", bv_rundir());
 		return 1;
 	}
 	if (bvctl_write_sysfs(&b->cfg)) {
-		fprintf(stderr, "bvctl up: cannot write the sysfs tree\n");
+		fprintf(stderr, "bvctl: cannot write the sysfs tree into %s\n", bv_rundir());
 		return 1;
 	}
+	return 0;
+}
+
+static int cmd_sysfs(struct bvctl *b)
+{
+	return config_for_up(b) || write_instance(b) ? 1 : 0;
+}
+
+/* systemd starts the daemons: bridgeverbs.target wants one unit per device (systemd.c). */
+static int start_systemd(struct bvctl *b)
+{
+	int failed = 0;
+
+	if (bvctl_systemctl("daemon-reload", (char *)NULL) ||
+	    bvctl_systemctl("start", "bridgeverbs.target", (char *)NULL)) {
+		fprintf(stderr, "bvctl up: systemctl start bridgeverbs.target failed "
+				"(systemctl status bridgeverbs-sysfs.service)\n");
+		return 1;
+	}
+	for (int i = 0; i < b->cfg.ndev; i++) {
+		const struct bv_dev_conf *dev = &b->cfg.dev[i];
+		pid_t pid = bvctl_daemon_pid(dev);
+
+		if (!pid) {
+			fprintf(stderr, "bvctl up: %s: %sd@%s.service is not running "
+					"(systemctl status %sd@%s.service)\n",
+				dev->name, dev->kind, dev->name, dev->kind, dev->name);
+			failed++;
+			continue;
+		}
+		printf("%-8s %s  up (%sd@%s.service, pid %d)\n", dev->name, dev->kind, dev->kind,
+		       dev->name, (int)pid);
+	}
+	return failed;
+}
+
+static int start_direct(struct bvctl *b)
+{
+	int failed = 0;
+
+	if (write_instance(b))
+		return 1;
 	for (int i = 0; i < b->cfg.ndev; i++) {
 		const struct bv_dev_conf *dev = &b->cfg.dev[i];
 
@@ -174,6 +237,25 @@ static int cmd_up(struct bvctl *b)
 		printf("%-8s %s  up (%sd pid %d)\n", dev->name, dev->kind, dev->kind,
 		       (int)bvctl_daemon_pid(dev));
 	}
+	return failed;
+}
+
+static int cmd_up(struct bvctl *b)
+{
+	int failed;
+
+	if (!bvctl_setup_done()) {
+		if (geteuid() != 0) {
+			fprintf(stderr, "bvctl up: /dev/infiniband/uverbs%d.. are missing; "
+					"run 'bvctl setup' once as root\n", BV_UVERBS_BASE);
+			return 1;
+		}
+		if (bvctl_setup(false))
+			return 1;
+	}
+	if (config_for_up(b))
+		return 1;
+	failed = bvctl_use_systemd(b) ? start_systemd(b) : start_direct(b);
 	/*
 	 * An ntb port is ACTIVE only once both ends' daemons brought the link up: wait for that
 	 * (when both ends are configured here), so programs started next find it up.
@@ -201,8 +283,19 @@ static int cmd_down(struct bvctl *b)
 	static const char *const suffixes[] = { ".sock", ".pid", ".log" };
 	int ret = 0;
 
+	/*
+	 * systemd stops the units. The target stops first (it is ordered after what it wants);
+	 * bridgeverbs-sysfs.service stops last, once the daemons are gone, running bvctl --direct
+	 * down: waiting for it is waiting for everything.
+	 */
+	if (bvctl_use_systemd(b) &&
+	    bvctl_systemctl("stop", "bridgeverbs.target", "bridgeverbs-sysfs.service",
+			    (char *)NULL)) {
+		fprintf(stderr, "bvctl down: systemctl stop bridgeverbs.target failed\n");
+		ret = 1;
+	}
 	if (access(bv_rundir(), F_OK))
-		return 0;	/* nothing is up */
+		return ret;	/* nothing is up */
 	if (load_config(b, false))
 		return 1;
 	for (int i = 0; i < b->cfg.ndev; i++) {
@@ -279,24 +372,37 @@ static int cmd_status(struct bvctl *b)
 	return down ? 3 : 0;
 }
 
-static void build_env(const struct bvctl *b, char **vars, int *n)
+struct env_var {
+	const char *name;
+	char *value;
+};
+
+/*
+ * What a program needs to see the devices (docs/install.md): the sysfs tree libibverbs reads
+ * instead of /sys, the providers (from a build tree; installed ones libibverbs loads through
+ * /etc/libibverbs.d), the shim for completion channels, and RDMA netlink hidden.
+ */
+static int build_env(const struct bvctl *b, struct env_var *v)
 {
 	char buf[BV_PATH_MAX * 4];
 	const char *old;
+	int n = 0;
 
 	snprintf(buf, sizeof(buf), "%s/sysfs", bv_rundir());
-	vars[(*n)++] = strdup(buf);	/* SYSFS_PATH */
-	old = getenv("RDMAV_DRIVERS");
-	snprintf(buf, sizeof(buf), "%s/libcx4:%s/libntb%s%s", b->libdir, b->libdir,
-		 old && *old ? ":" : "", old && *old ? old : "");
-	vars[(*n)++] = strdup(buf);	/* RDMAV_DRIVERS */
+	v[n++] = (struct env_var){ "SYSFS_PATH", strdup(buf) };
+	if (!b->installed) {
+		old = getenv("RDMAV_DRIVERS");
+		snprintf(buf, sizeof(buf), "%s/libcx4:%s/libntb%s%s", b->libdir, b->libdir,
+			 old && *old ? ":" : "", old && *old ? old : "");
+		v[n++] = (struct env_var){ "RDMAV_DRIVERS", strdup(buf) };
+	}
 	/* After what is already preloaded: a sanitizer runtime must stay first. */
 	old = getenv("LD_PRELOAD");
 	snprintf(buf, sizeof(buf), "%s%s%s/libbridgeverbs-preload.so", old && *old ? old : "",
 		 old && *old ? ":" : "", b->libdir);
-	vars[(*n)++] = strdup(buf);	/* LD_PRELOAD */
-	vars[(*n)++] = strdup(bv_rundir());	/* BV_RUNDIR */
-	vars[(*n)++] = strdup("1");	/* BV_HIDE_RDMA_NETLINK */
+	v[n++] = (struct env_var){ "LD_PRELOAD", strdup(buf) };
+	v[n++] = (struct env_var){ "BV_RUNDIR", strdup(bv_rundir()) };
+	v[n++] = (struct env_var){ "BV_HIDE_RDMA_NETLINK", strdup("1") };
 	/*
 	 * The drop-in librdmacm.so.1 (librdmacm-plugin) first: programs linked against the
 	 * system's librdmacm load ours, whose connection manager lives in the daemons. The
@@ -305,35 +411,30 @@ static void build_env(const struct bvctl *b, char **vars, int *n)
 	old = getenv("LD_LIBRARY_PATH");
 	snprintf(buf, sizeof(buf), "%s/rdmacm%s%s", b->libdir, old && *old ? ":" : "",
 		 old && *old ? old : "");
-	vars[(*n)++] = strdup(buf);	/* LD_LIBRARY_PATH */
+	v[n++] = (struct env_var){ "LD_LIBRARY_PATH", strdup(buf) };
+	return n;
 }
-
-static const char *const env_names[] = { "SYSFS_PATH", "RDMAV_DRIVERS", "LD_PRELOAD",
-					 "BV_RUNDIR", "BV_HIDE_RDMA_NETLINK",
-					 "LD_LIBRARY_PATH" };
 
 static int cmd_env(struct bvctl *b)
 {
-	char *vars[8];
-	int n = 0;
+	struct env_var v[8];
+	int n = build_env(b, v);
 
-	build_env(b, vars, &n);
 	for (int i = 0; i < n; i++) {
-		printf("export %s='%s'\n", env_names[i], vars[i]);
-		free(vars[i]);
+		printf("export %s='%s'\n", v[i].name, v[i].value);
+		free(v[i].value);
 	}
 	return 0;
 }
 
 static void set_env(const struct bvctl *b)
 {
-	char *vars[8];
-	int n = 0;
+	struct env_var v[8];
+	int n = build_env(b, v);
 
-	build_env(b, vars, &n);
 	for (int i = 0; i < n; i++) {
-		setenv(env_names[i], vars[i], 1);
-		free(vars[i]);
+		setenv(v[i].name, v[i].value, 1);
+		free(v[i].value);
 	}
 }
 
@@ -397,34 +498,25 @@ static bool wait_listen(unsigned int port, int ms)
 	return false;
 }
 
-/*
- * The demo: the devices come up, then perftest's ib_write_bw runs between the two modelled
- * ConnectX-4 ports (server on cx4_0, client on cx4_1 over the loopback TCP side channel),
- * RDMA WRITEs through the whole stack: provider, cx4d, model, RoCE v2 on the wire.
- */
-static int cmd_demo(struct bvctl *b)
+/* ib_write_bw between two devices: the server on srv, the client on cli, over TCP port. */
+static int demo_pair(const struct bvctl *b, const char *what, const char *srv, const char *cli,
+		     const char *port)
 {
-	char *const devices[] = { "ibv_devices", NULL };
-	char *const server[] = { "ib_write_bw", "-d", "cx4_0", "-x", "3", "-D", "2", "-p", "18599",
-				 NULL };
-	char *const client[] = { "ib_write_bw", "-d", "cx4_1", "-x", "3", "-D", "2", "-p", "18599",
-				 "127.0.0.1", NULL };
+	char *const server[] = { "ib_write_bw", "-d", (char *)srv, "-x", "3", "-D", "2", "-p",
+				 (char *)port, NULL };
+	char *const client[] = { "ib_write_bw", "-d", (char *)cli, "-x", "3", "-D", "2", "-p",
+				 (char *)port, "127.0.0.1", NULL };
 	int ret, status;
-	pid_t srv;
+	pid_t pid;
 
-	ret = cmd_up(b);
-	if (ret)
-		return ret;
-	printf("\n$ bvctl run -- ibv_devices\n");
+	printf("\n# %s\n$ bvctl run -- ib_write_bw -d %s -x 3 -D 2 -p %s &\n"
+	       "$ bvctl run -- ib_write_bw -d %s -x 3 -D 2 -p %s 127.0.0.1\n",
+	       what, srv, port, cli, port);
 	fflush(stdout);
-	ret = run_wait(b, devices);
-	printf("\n$ bvctl run -- ib_write_bw -d cx4_0 -x 3 -D 2 -p 18599 &\n"
-	       "$ bvctl run -- ib_write_bw -d cx4_1 -x 3 -D 2 -p 18599 127.0.0.1\n");
-	fflush(stdout);
-	srv = fork();
-	if (srv < 0)
+	pid = fork();
+	if (pid < 0)
 		return 1;
-	if (srv == 0) {
+	if (pid == 0) {
 		int null = open("/dev/null", O_WRONLY);
 
 		/* the client prints the same table: show it once */
@@ -434,17 +526,91 @@ static int cmd_demo(struct bvctl *b)
 		execvp(server[0], server);
 		_exit(127);
 	}
-	if (!wait_listen(18599, 20000)) {
-		fprintf(stderr, "bvctl demo: the ib_write_bw server did not start\n");
+	if (!wait_listen((unsigned int)atoi(port), 20000)) {
+		fprintf(stderr, "bvctl demo: the ib_write_bw server on %s did not start\n", srv);
 		ret = 1;
 	} else {
-		ret |= run_wait(b, client);
+		ret = run_wait(b, client);
 	}
 	if (ret)
-		kill(srv, SIGTERM);
-	if (waitpid(srv, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status))
+		kill(pid, SIGTERM);
+	if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status))
 		ret |= 1;
 	return ret ? 1 : 0;
+}
+
+/*
+ * The demo: the devices come up, then perftest's ib_write_bw runs over each kind, server and
+ * client meeting over the loopback TCP side channel: between the first two cx4 ports (RDMA
+ * WRITEs through the provider, cx4d, the ConnectX-4 model and RoCE v2 on the wire) and between
+ * the two ends of the first ntb link (through the NTB's windows, doorbells and DMA engine).
+ */
+static int cmd_demo(struct bvctl *b)
+{
+	char *const devices[] = { "ibv_devices", NULL };
+	const char *cx4[2] = { NULL, NULL }, *ntb[2] = { NULL, NULL };
+	int ret, ncx4 = 0;
+
+	ret = cmd_up(b);
+	if (ret)
+		return ret;
+	for (int i = 0; i < b->cfg.ndev; i++) {
+		const struct bv_dev_conf *d = &b->cfg.dev[i];
+
+		if (!strcmp(d->kind, "cx4") && ncx4 < 2)
+			cx4[ncx4++] = d->name;
+		if (strcmp(d->kind, "ntb") || ntb[0] || d->side != 0)
+			continue;
+		for (int k = 0; k < b->cfg.ndev; k++) {
+			const struct bv_dev_conf *p = &b->cfg.dev[k];
+
+			if (!strcmp(p->kind, "ntb") && !strcmp(p->link, d->link) && p->side == 1) {
+				ntb[0] = d->name;
+				ntb[1] = p->name;
+			}
+		}
+	}
+	printf("\n$ bvctl run -- ibv_devices\n");
+	fflush(stdout);
+	ret = run_wait(b, devices);
+	if (cx4[1])
+		ret |= demo_pair(b, "cx4: two ConnectX-4 ports, RoCE v2 between the device models",
+				 cx4[0], cx4[1], "18599");
+	else
+		printf("\n# cx4: fewer than two cx4 devices configured, nothing to show\n");
+	if (ntb[1])
+		ret |= demo_pair(b, "ntb: the two ends of an NTB link, RDMA through its windows",
+				 ntb[0], ntb[1], "18600");
+	else
+		printf("\n# ntb: no NTB link with both ends configured, nothing to show\n");
+	return ret ? 1 : 0;
+}
+
+struct cmdline {
+	bool tmpfiles, help;
+};
+
+/* One option, before or after the command; false for one we do not know. */
+static bool take_option(int opt, struct bvctl *b, struct cmdline *c)
+{
+	switch (opt) {
+	case 'r':
+		setenv("BV_RUNDIR", optarg, 1);
+		return true;
+	case 'c':
+		b->config_path = optarg;
+		return true;
+	case 'D':
+		b->direct = true;
+		return true;
+	case 'h':
+		c->help = true;
+		return true;
+	case 't':
+		c->tmpfiles = true;
+		return true;
+	}
+	return false;
 }
 
 int main(int argc, char **argv)
@@ -452,56 +618,38 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "rundir", required_argument, NULL, 'r' },
 		{ "config", required_argument, NULL, 'c' },
+		{ "direct", no_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "tmpfiles", no_argument, NULL, 't' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct bvctl b = { 0 };
-	bool tmpfiles = false, help = false;
+	struct cmdline c = { 0 };
 	const char *cmd;
 	int opt;
 
+	/* systemd runs us as its generator through a link of that name (systemd.c) */
+	if (!strcmp(basename(argv[0]), "bridgeverbs-generator"))
+		return bvctl_generator(argc, argv);
 	/* '+': stop at the first non-option, so 'run' keeps its command's options. */
 	while ((opt = getopt_long(argc, argv, "+r:c:ht", opts, NULL)) != -1) {
-		switch (opt) {
-		case 'r':
-			setenv("BV_RUNDIR", optarg, 1);
-			break;
-		case 'c':
-			b.config_path = optarg;
-			break;
-		case 'h':
-			help = true;
-			break;
-		case 't':
-			tmpfiles = true;
-			break;
-		default:
+		if (!take_option(opt, &b, &c)) {
 			usage(stderr);
 			return 2;
 		}
 	}
 	if (optind >= argc) {
-		usage(help ? stdout : stderr);
-		return help ? 0 : 2;
+		usage(c.help ? stdout : stderr);
+		return c.help ? 0 : 2;
 	}
 	cmd = argv[optind++];
 	/* Options after the command (bvctl up --config F, bvctl setup --tmpfiles). */
 	if (strcmp(cmd, "run")) {
-		while ((opt = getopt_long(argc, argv, "+r:c:ht", opts, NULL)) != -1) {
-			if (opt == 'r')
-				setenv("BV_RUNDIR", optarg, 1);
-			else if (opt == 'c')
-				b.config_path = optarg;
-			else if (opt == 'h')
-				help = true;
-			else if (opt == 't')
-				tmpfiles = true;
-			else
+		while ((opt = getopt_long(argc, argv, "+r:c:ht", opts, NULL)) != -1)
+			if (!take_option(opt, &b, &c))
 				return 2;
-		}
 	}
-	if (help) {
+	if (c.help) {
 		usage(stdout);
 		return 0;
 	}
@@ -510,7 +658,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (!strcmp(cmd, "setup"))
-		return bvctl_setup(tmpfiles);
+		return bvctl_setup(c.tmpfiles);
 	if (!strcmp(cmd, "up"))
 		return cmd_up(&b);
 	if (!strcmp(cmd, "down"))
@@ -525,6 +673,8 @@ int main(int argc, char **argv)
 		return cmd_demo(&b);
 	if (!strcmp(cmd, "model"))
 		return load_config(&b, false) ? 1 : bvctl_model(&b, argc - optind, argv + optind);
+	if (!strcmp(cmd, "sysfs"))
+		return cmd_sysfs(&b);
 	fprintf(stderr, "bvctl: unknown command '%s'\n", cmd);
 	usage(stderr);
 	return 2;

@@ -10,9 +10,11 @@
 #include "bv_paths.h"
 
 struct bvctl {
-	char bindir[BV_PATH_MAX];	/* where bvctl, cx4d and ntbd live */
-	char libdir[BV_PATH_MAX];	/* where the providers and the shim live */
-	const char *config_path;	/* --config, or NULL */
+	char daemondir[BV_PATH_MAX];	/* where cx4d and ntbd live */
+	char libdir[BV_PATH_MAX];	/* the preload shim; in a build tree, the providers too */
+	bool installed;			/* bvctl is BV_INSTALL_BINDIR/bvctl: the installed layout */
+	bool direct;			/* --direct: never hand the daemons to systemd */
+	const char *config_path;	/* --config; the system one when installed; else NULL */
 	struct bv_config cfg;
 };
 
@@ -30,6 +32,13 @@ int bvctl_start_daemon(const struct bvctl *b, const struct bv_dev_conf *dev);
 int bvctl_stop_daemon(const struct bv_dev_conf *dev);
 int bvctl_daemon_status(const struct bv_dev_conf *dev, char *buf, size_t len);
 int bvctl_wait_port_active(const struct bv_dev_conf *dev, int timeout_ms);
+void bvctl_prepare_rundir(void);
+
+/* systemd.c: the system instance under systemd (bridgeverbs.target, cx4d@, ntbd@). */
+bool bvctl_use_systemd(const struct bvctl *b);
+/* systemctl VERB [UNIT...] ((char *)NULL-terminated); its exit status */
+int bvctl_systemctl(const char *verb, ...);
+int bvctl_generator(int argc, char **argv);
 
 /* model.c: a modelled card's controls outside its function (the model's control socket) */
 int bvctl_model_request(const struct bv_dev_conf *dev, const char *req, char *rsp, size_t len);

@@ -2,16 +2,23 @@
 /* Starting, stopping and asking the device daemons (cx4d, ntbd), one per device. */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <linux/capability.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "bv_install.h"
 #include "bv_msg.h"
 #include "bvctl.h"
 
@@ -22,13 +29,13 @@ static void sleep_ms(int ms)
 	nanosleep(&ts, NULL);
 }
 
-/* A pid that exists and is not a zombie. */
+/* A pid that exists and is not a zombie (a daemon of another user answers EPERM). */
 static bool pid_alive(pid_t pid)
 {
 	char path[64], buf[256], *p;
 	FILE *f;
 
-	if (pid <= 0 || kill(pid, 0))
+	if (pid <= 0 || (kill(pid, 0) && errno != EPERM))
 		return false;
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	f = fopen(path, "r");
@@ -174,6 +181,70 @@ static void exec_daemon(const char *exe, const char *daemon, const char *name)
 		execv(exe, argv);
 }
 
+/*
+ * Started by root, the daemons run as BV_DAEMON_USER (cmake -DBV_DAEMON_USER=; the Debian
+ * package's "bridgeverbs"), as their systemd units run them: in that user's group and the
+ * device's socket_group, without privileges, but cx4d keeps CAP_SYS_PTRACE: the model's DMA
+ * reaches registered memory it could not share by pid and address (process_vm_readv/writev),
+ * as the kernel's umem pinning reaches any process. Returns 0, or -1 with a message.
+ */
+static int drop_privileges(const struct bv_dev_conf *dev)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct caps[2] = { { 0 } };
+	const char *group = bv_conf_get(dev, "socket_group", NULL);
+	bool ptrace = !strcmp(dev->kind, "cx4");
+	const struct passwd *pw;
+	gid_t groups[2];
+	int ngroups = 0;
+
+	if (geteuid() != 0 || !*BV_DAEMON_USER)
+		return 0;
+	if (!(pw = getpwnam(BV_DAEMON_USER))) {
+		fprintf(stderr, "bvctl: no user %s to run %sd as (the package creates it)\n",
+			BV_DAEMON_USER, dev->kind);
+		return -1;
+	}
+	groups[ngroups++] = pw->pw_gid;
+	if (group) {
+		const struct group *gr = getgrnam(group);
+
+		if (!gr) {
+			fprintf(stderr, "bvctl: %s: socket_group %s does not exist\n", dev->name,
+				group);
+			return -1;
+		}
+		groups[ngroups++] = gr->gr_gid;
+	}
+	if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) || setgroups(ngroups, groups) ||
+	    setresgid(pw->pw_gid, pw->pw_gid, pw->pw_gid) ||
+	    setresuid(pw->pw_uid, pw->pw_uid, pw->pw_uid))
+		goto fail;
+	if (ptrace)
+		caps[0].effective = caps[0].permitted = caps[0].inheritable = 1u << CAP_SYS_PTRACE;
+	if (syscall(SYS_capset, &hdr, caps) ||
+	    (ptrace && prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, CAP_SYS_PTRACE, 0, 0)) ||
+	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+		goto fail;
+	return 0;
+fail:
+	fprintf(stderr, "bvctl: cannot run %sd as %s: %s\n", dev->kind, BV_DAEMON_USER,
+		strerror(errno));
+	return -1;
+}
+
+/* The run directory; the daemons' user, when they get one, must be able to write into it. */
+void bvctl_prepare_rundir(void)
+{
+	const struct passwd *pw;
+
+	if (mkdir(bv_rundir(), 0755) && errno != EEXIST)
+		return;	/* what writes into it next says why */
+	if (geteuid() == 0 && *BV_DAEMON_USER && (pw = getpwnam(BV_DAEMON_USER)) &&
+	    chown(bv_rundir(), pw->pw_uid, pw->pw_gid))
+		fprintf(stderr, "bvctl: %s: %s\n", bv_rundir(), strerror(errno));
+}
+
 int bvctl_start_daemon(const struct bvctl *b, const struct bv_dev_conf *dev)
 {
 	char exe[BV_PATH_MAX * 2], log[BV_PATH_MAX], daemon[24];
@@ -181,7 +252,7 @@ int bvctl_start_daemon(const struct bvctl *b, const struct bv_dev_conf *dev)
 	int pfd[2], s;
 
 	snprintf(daemon, sizeof(daemon), "%sd", dev->kind);
-	snprintf(exe, sizeof(exe), "%s/%s", b->bindir, daemon);
+	snprintf(exe, sizeof(exe), "%s/%s", b->daemondir, daemon);
 	if (access(exe, X_OK)) {
 		fprintf(stderr, "bvctl: %s: %s (build the project first)\n", exe, strerror(errno));
 		return -1;
@@ -209,6 +280,9 @@ int bvctl_start_daemon(const struct bvctl *b, const struct bv_dev_conf *dev)
 			dup2(fd, 1);
 			dup2(fd, 2);
 		}
+		unsetenv("NOTIFY_SOCKET");	/* systemd's word is for the units' daemons */
+		if (drop_privileges(dev))
+			_exit(126);
 		exec_daemon(exe, daemon, dev->name);
 		fprintf(stderr, "exec %s: %s\n", exe, strerror(errno));
 		_exit(127);

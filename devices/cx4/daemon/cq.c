@@ -95,10 +95,62 @@ fail:
 	return err;
 }
 
+/*
+ * ibv_resize_cq (Linux mlx5_ib_resize_cq for a user CQ): the new ring in the attached memfd,
+ * MODIFY_CQ with the resize op (log_cq_size, page size and offset, one PAS). The device ends
+ * the old ring with a RESIZE CQE; the provider copies what is left across. The doorbell
+ * record stays where CREATE_CQ put it, so that buffer stays mapped; a ring replaced by a
+ * later resize is unmapped.
+ */
+int cx4d_cq_resize(struct cx4d *d, struct cx4d_client *cl, struct cx4d_req *q)
+{
+	const struct cx4_resize_cq_req *req = q->in;
+	uint8_t in[CX4_MODIFY_CQ_IN_SIZE + 8] = { 0 }, out[CX4_MODIFY_CQ_OUT_SIZE];
+	uint8_t *cqc = in + CX4_MODIFY_CQ_IN_CQC;
+	struct cx4d_umem ring;
+	struct cx4d_cq *cq;
+	uint64_t bytes;
+	int err;
+
+	if (q->len != sizeof(*req) || q->nfds < 1)
+		return EINVAL;
+	cq = cx4d_obj_get(cl, req->handle, CX4D_OBJ_CQ);
+	if (!cq)
+		return EINVAL;
+	if (!cx4_get(d->cap_gen, CX4_CAP_GEN_CQ_RESIZE))
+		return EOPNOTSUPP;
+	if (req->log_cq_size < 1 ||
+	    req->log_cq_size > cx4_get(d->cap_gen, CX4_CAP_GEN_LOG_MAX_CQ_SZ))
+		return EINVAL;
+	bytes = 64ull << req->log_cq_size;
+	if (req->buf_len % CX4D_PAGE || req->buf_len < bytes)
+		return EINVAL;
+	err = cx4d_umem_map_fd(d, q->fds[0], req->buf_len, &ring);
+	if (err)
+		return err;
+	cx4d_cmd_set_header(in, CX4_CMD_OP_MODIFY_CQ, CX4_MODIFY_CQ_OPMOD_RESIZE);
+	cx4_set(in, CX4_MODIFY_CQ_IN_CQN, cq->cqn);
+	cx4_set(in, CX4_MODIFY_CQ_IN_FIELD_SELECT, CX4_RESIZE_CQ_SEL_LOG_CQ_SIZE |
+			CX4_RESIZE_CQ_SEL_PAGE_OFFSET | CX4_RESIZE_CQ_SEL_LOG_PAGE_SIZE);
+	cx4_set(cqc, CX4_CQC_CQE_SZ, CX4_CQC_CQE_SZ_64);
+	cx4_set(cqc, CX4_CQC_LOG_CQ_SIZE, req->log_cq_size);
+	cx4_set(cqc, CX4_CQC_LOG_PAGE_SIZE, cx4d_pas_log_page(bytes));
+	cx4_pas_set(in, CX4_MODIFY_CQ_IN_PAS, 0, ring.iova);
+	err = cx4d_cmd(d, in, sizeof(in), out, sizeof(out));
+	if (err) {
+		cx4d_umem_unmap(d, &ring);
+		return err;
+	}
+	cx4d_umem_unmap(d, &cq->ring);
+	cq->ring = ring;
+	return 0;
+}
+
 void cx4d_cq_destroy(struct cx4d *d, struct cx4d_cq *cq)
 {
 	destroy_hw(d, cq->cqn);
 	cx4d_idmap_del(&d->cqs, cq->cqn);
+	cx4d_umem_unmap(d, &cq->ring);
 	cx4d_umem_unmap(d, &cq->umem);
 	if (cq->channel_fd >= 0)
 		close(cq->channel_fd);

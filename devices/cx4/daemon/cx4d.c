@@ -61,6 +61,7 @@ static void cx4d_fini(struct bvd *b)
 	cx4d_health_stop(d);
 	if (d->bus) {
 		cx4d_gsi_down(d);
+		cx4d_umr_fini(d);
 		cx4d_hca_down(d);
 		cx4d_dma_fini(d);
 		d->bus->ops->close(d->bus);
@@ -136,7 +137,7 @@ static void cx4d_client_close(struct bvd *b, struct bvd_client *c)
 	struct cx4d *d = cx4d_of(b);
 	struct cx4d_client *cl = c->priv;
 	static const enum cx4d_obj_type order[] = { CX4D_OBJ_QP, CX4D_OBJ_SRQ, CX4D_OBJ_CQ,
-						    CX4D_OBJ_MR, CX4D_OBJ_PD };
+						    CX4D_OBJ_MW, CX4D_OBJ_MR, CX4D_OBJ_PD };
 
 	if (!cl)
 		return;
@@ -150,6 +151,7 @@ static void cx4d_client_close(struct bvd *b, struct bvd_client *c)
 			case CX4D_OBJ_QP: cx4d_qp_destroy(d, (struct cx4d_qp *)o); break;
 			case CX4D_OBJ_SRQ: cx4d_srq_destroy(d, (struct cx4d_srq *)o); break;
 			case CX4D_OBJ_CQ: cx4d_cq_destroy(d, (struct cx4d_cq *)o); break;
+			case CX4D_OBJ_MW: cx4d_mw_destroy(d, (struct cx4d_mw *)o); break;
 			case CX4D_OBJ_MR: cx4d_mr_destroy(d, (struct cx4d_mr *)o); break;
 			case CX4D_OBJ_PD: cx4d_pd_destroy(d, (struct cx4d_pd *)o); break;
 			}
@@ -182,6 +184,10 @@ static const struct {
 	[CX4_OP_QUERY_QP - BV_OP_CX4_BASE] = { cx4d_qp_query, true },
 	[CX4_OP_DESTROY_QP - BV_OP_CX4_BASE] = { cx4d_qp_destroy_req, false },
 	[CX4_OP_RESOLVE_AH - BV_OP_CX4_BASE] = { cx4d_ah_resolve, true },
+	[CX4_OP_ALLOC_MW - BV_OP_CX4_BASE] = { cx4d_mw_alloc, true },
+	[CX4_OP_DEALLOC_MW - BV_OP_CX4_BASE] = { cx4d_mw_dealloc, false },
+	[CX4_OP_RESIZE_CQ - BV_OP_CX4_BASE] = { cx4d_cq_resize, true },
+	[CX4_OP_REREG_MR - BV_OP_CX4_BASE] = { cx4d_mr_rereg, true },
 };
 
 static void cx4d_request(struct bvd *b, struct bvd_client *c, uint16_t op, const void *in,

@@ -16,7 +16,8 @@
  *   port.c     device and port attributes, RoCE address table, vport
  *   obj.c      per-client object handles (isolation) and number -> object maps
  *   umem.c     client memory mapped for device DMA (memfds, pid+va)
- *   pd.c mr.c cq.c srq.c qp.c ah.c ucontext.c   one resource kind each
+ *   pd.c mr.c mw.c cq.c srq.c qp.c ah.c ucontext.c   one resource kind each
+ *   umr.c      the driver's UMR QP: memory keys changed in place (ibv_rereg_mr)
  *   gsi.c      QP1, the GSI agent: the connection manager's MADs (bvd_cm transport)
  */
 #ifndef CX4D_H
@@ -93,6 +94,7 @@ enum cx4d_obj_type {
 	CX4D_OBJ_CQ,
 	CX4D_OBJ_SRQ,
 	CX4D_OBJ_QP,
+	CX4D_OBJ_MW,
 };
 
 struct cx4d_client;
@@ -114,7 +116,14 @@ struct cx4d_mr {
 	struct cx4d_pd *pd;
 	uint32_t mkey_index;
 	uint32_t key;
+	uint32_t access;	/* IBV_ACCESS_* as registered (or re-registered) */
 	struct cx4d_umem umem;
+};
+
+struct cx4d_mw {
+	struct cx4d_obj o;
+	struct cx4d_pd *pd;
+	uint32_t mkey_index;
 };
 
 struct cx4d_cq {
@@ -123,7 +132,8 @@ struct cx4d_cq {
 	uint64_t user_handle;
 	int channel_fd;
 	uint32_t eqn;
-	struct cx4d_umem umem;
+	struct cx4d_umem umem;		/* the buffer of CREATE_CQ: its ring, the doorbell record */
+	struct cx4d_umem ring;		/* after a resize: the ring in use (umem keeps the record) */
 	uint64_t events;
 	uint32_t async_events;
 };
@@ -187,6 +197,15 @@ struct cx4d_client {
 	struct cx4d_obj **objs;
 	uint32_t nobjs;		/* slots in objs */
 	uint32_t live;		/* non-NULL slots */
+};
+
+/* ---- The driver's UMR QP (umr.c) ----------------------------------------------------------- */
+struct cx4d_umr {
+	bool live;
+	bool broken;		/* a UMR failed: the QP is in error until recovered */
+	uint32_t pdn, cqn, qpn;
+	struct cx4d_dma cq_buf, qp_buf;	/* ring, then the doorbell record at 1 KB */
+	uint32_t cq_ci, sq_pi;
 };
 
 /* ---- The device ---------------------------------------------------------------------------- */
@@ -261,6 +280,7 @@ struct cx4d {
 	bool dead;
 
 	struct cx4d_gsi gsi;
+	struct cx4d_umr umr;
 
 	uint8_t mkey_key;		/* mkey_7_0 of the next memory key */
 	uint64_t iova_next;		/* IOVA allocator: never reused */
@@ -382,9 +402,18 @@ int cx4d_pd_dealloc(struct cx4d *d, struct cx4d_client *cl, struct cx4d_req *q);
 void cx4d_pd_destroy(struct cx4d *d, struct cx4d_pd *pd);
 int cx4d_mr_reg(struct cx4d *d, struct cx4d_client *cl, struct cx4d_req *q);
 int cx4d_mr_dereg(struct cx4d *d, struct cx4d_client *cl, struct cx4d_req *q);
+int cx4d_mr_rereg(struct cx4d *d, struct cx4d_client *cl, struct cx4d_req *q);
 void cx4d_mr_destroy(struct cx4d *d, struct cx4d_mr *mr);
+void cx4d_mkey_destroy(struct cx4d *d, uint32_t index);
+int cx4d_mw_alloc(struct cx4d *d, struct cx4d_client *cl, struct cx4d_req *q);
+int cx4d_mw_dealloc(struct cx4d *d, struct cx4d_client *cl, struct cx4d_req *q);
+void cx4d_mw_destroy(struct cx4d *d, struct cx4d_mw *mw);
+/* umr.c: a memory key's PD and access changed in place; 0 or an errno */
+int cx4d_umr_rereg_pd_access(struct cx4d *d, uint32_t key, uint32_t pdn, uint32_t access);
+void cx4d_umr_fini(struct cx4d *d);
 int cx4d_cq_create(struct cx4d *d, struct cx4d_client *cl, struct cx4d_req *q);
 int cx4d_cq_destroy_req(struct cx4d *d, struct cx4d_client *cl, struct cx4d_req *q);
+int cx4d_cq_resize(struct cx4d *d, struct cx4d_client *cl, struct cx4d_req *q);
 void cx4d_cq_destroy(struct cx4d *d, struct cx4d_cq *cq);
 void cx4d_cq_event(struct cx4d *d, uint32_t cqn);
 void cx4d_cq_error(struct cx4d *d, uint32_t cqn, uint8_t syndrome);

@@ -39,7 +39,7 @@ static unsigned int pick_log_page(uint64_t hca_va, uint64_t len)
 	return lp;
 }
 
-static void destroy_mkey(struct cx4d *d, uint32_t index)
+void cx4d_mkey_destroy(struct cx4d *d, uint32_t index)
 {
 	uint8_t in[CX4_DESTROY_MKEY_IN_SIZE] = {0}, out[CX4_DESTROY_MKEY_OUT_SIZE];
 
@@ -65,55 +65,59 @@ static bool object_ok(int fd, uint64_t off, uint64_t addr, uint64_t len)
 	return cx4d_umem_fd_ok(fd, off, span);
 }
 
-int cx4d_mr_reg(struct cx4d *d, struct cx4d_client *cl, struct cx4d_req *q)
+/* ib_check_mr_access(), and the flags we know: 0 or an errno. */
+static int access_ok(uint32_t access)
 {
-	const struct cx4_reg_mr_req *req = q->in;
-	struct cx4_reg_mr_rsp *rsp = q->r->payload;
+	if (access & ~(ACCESS_HONOURED | ACCESS_OPTIONAL | IBV_ACCESS_MW_BIND))
+		return EOPNOTSUPP; /* on-demand paging, zero-based, ... */
+	/* remote write or atomic needs local write */
+	if ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
+	    !(access & IBV_ACCESS_LOCAL_WRITE))
+		return EINVAL;
+	return 0;
+}
+
+static bool writable(uint32_t access)
+{
+	return access & (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC);
+}
+
+/*
+ * Map the region for the device and create its key (Linux mlx5_ib_reg_user_mr): fills
+ * mr->umem, mkey_index, key, access. fd < 0: the region is reached by pid and address.
+ */
+static int mr_create(struct cx4d *d, struct cx4d_client *cl, struct cx4d_mr *mr,
+		     const struct cx4d_pd *pd, uint32_t access, uint64_t addr, uint64_t length,
+		     uint64_t hca_va, int fd, uint64_t fd_off)
+{
 	uint8_t out[CX4_CREATE_MKEY_OUT_SIZE], *in = NULL, *mkc;
-	struct cx4d_pd *pd;
-	struct cx4d_mr *mr;
 	unsigned int lp;
 	uint64_t n, P;
 	size_t inlen;
 	uint32_t perm, mtt_bits;
 	int err;
 
-	if (q->len != sizeof(*req))
+	if (!length || addr + length < addr || hca_va + length < hca_va)
 		return EINVAL;
-	pd = cx4d_obj_get(cl, req->pd_handle, CX4D_OBJ_PD);
-	if (!pd || !req->length || req->addr + req->length < req->addr ||
-	    req->hca_va + req->length < req->hca_va)
-		return EINVAL;
-	if (req->access & ~(ACCESS_HONOURED | ACCESS_OPTIONAL | IBV_ACCESS_MW_BIND))
-		return EOPNOTSUPP; /* on-demand paging, zero-based, ... */
-	/* ib_check_mr_access(): remote write or atomic needs local write */
-	if ((req->access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
-	    !(req->access & IBV_ACCESS_LOCAL_WRITE))
-		return EINVAL;
-	if ((req->addr ^ req->hca_va) & (CX4D_PAGE - 1))
+	err = access_ok(access);
+	if (err)
+		return err;
+	if ((addr ^ hca_va) & (CX4D_PAGE - 1))
 		return EINVAL; /* ib_umem_find_best_pgsz() finds no page size either */
-
-	mr = calloc(1, sizeof(*mr));
-	if (!mr)
-		return ENOMEM;
-	lp = pick_log_page(req->hca_va, req->length);
+	lp = pick_log_page(hca_va, length);
 	P = 1ull << lp;
-	n = ((req->hca_va & (P - 1)) + req->length + P - 1) >> lp;
+	n = ((hca_va & (P - 1)) + length + P - 1) >> lp;
 	perm = CX4_DMA_READ;
 	mtt_bits = CX4_MTT_READ;
-	if (req->access &
-	    (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) {
+	if (writable(access)) {
 		perm |= CX4_DMA_WRITE;
 		mtt_bits |= CX4_MTT_WRITE;
 	}
-	if (q->nfds && !object_ok(q->fds[0], req->fd_off, req->addr, req->length)) {
-		err = EINVAL;
-		goto fail;
-	}
-	err = cx4d_umem_map_va(d, cl->pid, q->nfds ? q->fds[0] : -1, req->fd_off, req->addr,
-			       req->length, req->hca_va, lp, perm, &mr->umem);
+	if (fd >= 0 && !object_ok(fd, fd_off, addr, length))
+		return EINVAL;
+	err = cx4d_umem_map_va(d, cl->pid, fd, fd_off, addr, length, hca_va, lp, perm, &mr->umem);
 	if (err)
-		goto fail;
+		return err;
 
 	inlen = CX4_CREATE_MKEY_IN_SIZE + ((n + 1) & ~1ull) * 8;
 	in = calloc(1, inlen);
@@ -124,19 +128,21 @@ int cx4d_mr_reg(struct cx4d *d, struct cx4d_client *cl, struct cx4d_req *q)
 	mkc = in + CX4_CREATE_MKEY_IN_MKC;
 	cx4d_cmd_set_header(in, CX4_CMD_OP_CREATE_MKEY, 0);
 	cx4_set(mkc, CX4_MKC_ACCESS_MODE_1_0, CX4_MKC_ACCESS_MODE_MTT);
+	/* its PD and access may change in place later (ibv_rereg_mr through our UMR QP) */
+	cx4_set(mkc, CX4_MKC_UMR_EN, 1);
 	cx4_set(mkc, CX4_MKC_LR, 1);
-	cx4_set(mkc, CX4_MKC_LW, !!(req->access & IBV_ACCESS_LOCAL_WRITE));
-	cx4_set(mkc, CX4_MKC_RR, !!(req->access & IBV_ACCESS_REMOTE_READ));
-	cx4_set(mkc, CX4_MKC_RW, !!(req->access & IBV_ACCESS_REMOTE_WRITE));
-	cx4_set(mkc, CX4_MKC_A, !!(req->access & IBV_ACCESS_REMOTE_ATOMIC));
+	cx4_set(mkc, CX4_MKC_LW, !!(access & IBV_ACCESS_LOCAL_WRITE));
+	cx4_set(mkc, CX4_MKC_RR, !!(access & IBV_ACCESS_REMOTE_READ));
+	cx4_set(mkc, CX4_MKC_RW, !!(access & IBV_ACCESS_REMOTE_WRITE));
+	cx4_set(mkc, CX4_MKC_A, !!(access & IBV_ACCESS_REMOTE_ATOMIC));
 	cx4_set(mkc, CX4_MKC_QPN, CX4_MKEY_QPN_ANY);
 	/* a per-device key byte, so a stale key rarely names a new region (mlx5_ib mkey_key) */
 	if (!++d->mkey_key)
 		d->mkey_key = 1;
 	cx4_set(mkc, CX4_MKC_MKEY_7_0, d->mkey_key);
 	cx4_set(mkc, CX4_MKC_PD, pd->pdn);
-	cx4_set64(mkc, CX4_MKC_START_ADDR, req->hca_va);
-	cx4_set64(mkc, CX4_MKC_LEN, req->length);
+	cx4_set64(mkc, CX4_MKC_START_ADDR, hca_va);
+	cx4_set64(mkc, CX4_MKC_LEN, length);
 	cx4_set(mkc, CX4_MKC_TRANSLATIONS_OCTWORD_SIZE, (uint32_t)((n + 1) / 2));
 	cx4_set(mkc, CX4_MKC_LOG_PAGE_SIZE, lp);
 	cx4_set(in, CX4_CREATE_MKEY_IN_TRANSLATIONS_OCTWORD_ACTUAL_SIZE, (uint32_t)((n + 1) / 2));
@@ -144,33 +150,122 @@ int cx4d_mr_reg(struct cx4d *d, struct cx4d_client *cl, struct cx4d_req *q)
 		cx4_pas_set(in, CX4_CREATE_MKEY_IN_KLM_PAS_MTT, i,
 			    (mr->umem.iova + (i << lp)) | mtt_bits);
 	err = cx4d_cmd(d, in, inlen, out, sizeof(out));
+	free(in);
 	if (err)
 		goto fail;
 	mr->mkey_index = cx4_get(out, CX4_CREATE_MKEY_OUT_MKEY_INDEX);
 	mr->key = mr->mkey_index << 8 | d->mkey_key;
+	mr->access = access;
+	return 0;
+fail:
+	cx4d_umem_unmap(d, &mr->umem);
+	return err;
+}
+
+int cx4d_mr_reg(struct cx4d *d, struct cx4d_client *cl, struct cx4d_req *q)
+{
+	const struct cx4_reg_mr_req *req = q->in;
+	struct cx4_reg_mr_rsp *rsp = q->r->payload;
+	struct cx4d_pd *pd;
+	struct cx4d_mr *mr;
+	int err;
+
+	if (q->len != sizeof(*req))
+		return EINVAL;
+	pd = cx4d_obj_get(cl, req->pd_handle, CX4D_OBJ_PD);
+	if (!pd)
+		return EINVAL;
+	mr = calloc(1, sizeof(*mr));
+	if (!mr)
+		return ENOMEM;
+	err = mr_create(d, cl, mr, pd, req->access, req->addr, req->length, req->hca_va,
+			q->nfds ? q->fds[0] : -1, req->fd_off);
+	if (err) {
+		free(mr);
+		return err;
+	}
 	mr->pd = pd;
 	err = cx4d_obj_add(cl, &mr->o, CX4D_OBJ_MR);
 	if (err) {
-		destroy_mkey(d, mr->mkey_index);
-		goto fail;
+		cx4d_mkey_destroy(d, mr->mkey_index);
+		cx4d_umem_unmap(d, &mr->umem);
+		free(mr);
+		return err;
 	}
 	pd->o.users++;
-	free(in);
 	rsp->handle = mr->o.handle;
 	rsp->lkey = rsp->rkey = mr->key;
 	rsp->reserved = 0;
 	q->r->len = sizeof(*rsp);
 	return 0;
-fail:
-	free(in);
-	cx4d_umem_unmap(d, &mr->umem);
-	free(mr);
-	return err;
+}
+
+/*
+ * ibv_rereg_mr (Linux mlx5_ib_rereg_user_mr). Without a new translation the key changes in
+ * place: a UMR WQE on our UMR QP gives it the new PD and access (mlx5r_umr_rereg_pd_access),
+ * lkey and rkey stay; a region mapped read-only cannot become writable that way (EPERM, as
+ * Linux says for a umem pinned without write). A new translation registers the region anew
+ * (create_real_mr / mlx5_ib_reg_user_mr): a new key replaces the old one, which is destroyed.
+ */
+int cx4d_mr_rereg(struct cx4d *d, struct cx4d_client *cl, struct cx4d_req *q)
+{
+	const struct cx4_rereg_mr_req *req = q->in;
+	struct cx4_rereg_mr_rsp *rsp = q->r->payload;
+	struct cx4d_mr *mr, nmr;
+	struct cx4d_pd *pd;
+	uint32_t access;
+	int err;
+
+	if (q->len != sizeof(*req))
+		return EINVAL;
+	mr = cx4d_obj_get(cl, req->handle, CX4D_OBJ_MR);
+	if (!mr)
+		return EINVAL;
+	if (req->flags & ~(uint32_t)(IBV_REREG_MR_CHANGE_TRANSLATION | IBV_REREG_MR_CHANGE_PD |
+				     IBV_REREG_MR_CHANGE_ACCESS))
+		return EOPNOTSUPP;
+	pd = (req->flags & IBV_REREG_MR_CHANGE_PD) ? cx4d_obj_get(cl, req->pd_handle, CX4D_OBJ_PD)
+						   : mr->pd;
+	if (!pd)
+		return EINVAL;
+	access = (req->flags & IBV_REREG_MR_CHANGE_ACCESS) ? req->access : mr->access;
+	err = access_ok(access);
+	if (err)
+		return err;
+	if (!(req->flags & IBV_REREG_MR_CHANGE_TRANSLATION)) {
+		if (writable(access) && !writable(mr->access))
+			return EPERM;
+		err = cx4d_umr_rereg_pd_access(d, mr->key, pd->pdn, access);
+		if (err)
+			return err;
+	} else {
+		if (q->nfds > 1)
+			return EINVAL;
+		memset(&nmr, 0, sizeof(nmr));
+		err = mr_create(d, cl, &nmr, pd, access, req->addr, req->length, req->hca_va,
+				q->nfds ? q->fds[0] : -1, req->fd_off);
+		if (err)
+			return err;
+		cx4d_mkey_destroy(d, mr->mkey_index);
+		cx4d_umem_unmap(d, &mr->umem);
+		mr->umem = nmr.umem;
+		mr->mkey_index = nmr.mkey_index;
+		mr->key = nmr.key;
+	}
+	mr->access = access;
+	if (pd != mr->pd) {
+		mr->pd->o.users--;
+		pd->o.users++;
+		mr->pd = pd;
+	}
+	rsp->lkey = rsp->rkey = mr->key;
+	q->r->len = sizeof(*rsp);
+	return 0;
 }
 
 void cx4d_mr_destroy(struct cx4d *d, struct cx4d_mr *mr)
 {
-	destroy_mkey(d, mr->mkey_index);
+	cx4d_mkey_destroy(d, mr->mkey_index);
 	cx4d_umem_unmap(d, &mr->umem);
 	mr->pd->o.users--;
 	cx4d_obj_remove(mr->o.owner, &mr->o);

@@ -320,6 +320,11 @@ int cx4d_query_device(struct bvd *b, struct bv_device_attr *a)
 		a->device_cap_flags |= IBV_DEVICE_BAD_PKEY_CNTR;
 	if (log_cap(d, CX4_CAP_GEN_QKV))
 		a->device_cap_flags |= IBV_DEVICE_BAD_QKEY_CNTR;
+	/* memory windows of both types, bound by UMR WQEs (mlx5_ib_query_device) */
+	if (log_cap(d, CX4_CAP_GEN_IMAICL)) {
+		a->device_cap_flags |= IBV_DEVICE_MEM_WINDOW | IBV_DEVICE_MEM_WINDOW_TYPE_2B;
+		a->max_mw = 1 << log_cap(d, CX4_CAP_GEN_LOG_MAX_MKEY);
+	}
 	/* mlx5_ib: data segments that fit the largest receive / send WQE */
 	max_rq_sg = log_cap(d, CX4_CAP_GEN_MAX_WQE_SZ_RQ) / 16;
 	max_sq_sg = (log_cap(d, CX4_CAP_GEN_MAX_WQE_SZ_SQ) - 16 - 16) / 16;

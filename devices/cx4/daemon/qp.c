@@ -575,6 +575,7 @@ int cx4d_qp_query(struct cx4d *d, struct cx4d_client *cl, struct cx4d_req *q)
 	rsp->timeout = cx4_get(ads, CX4_ADS_ACK_TIMEOUT);
 	rsp->retry_cnt = cx4_get(qpc, CX4_QPC_RETRY_COUNT);
 	rsp->rnr_retry = cx4_get(qpc, CX4_QPC_RNR_RETRY);
+	rsp->data_in_order = cx4_get(qpc, CX4_QPC_DATA_IN_ORDER);
 	if (qp->type != IBV_QPT_UD) {
 		cx4_get_bytes(ads, CX4_ADS_RGID_RIP_OFF, rsp->ah.dgid, 16);
 		rsp->ah.flow_label = cx4_get(ads, CX4_ADS_FLOW_LABEL);

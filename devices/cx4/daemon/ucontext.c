@@ -39,6 +39,8 @@ int cx4d_ucontext_alloc(struct cx4d *d, struct cx4d_client *cl, struct cx4d_req 
 		rsp->flags |= CX4_UCTX_BF;
 	if (cx4_get(d->cap_atomic, CX4_CAP_ATOMIC_REQ_8B_ENDIANNESS_MODE) == 1)
 		rsp->flags |= CX4_UCTX_ATOMIC_HOST_ORDER;
+	if (cx4_get(d->cap_gen, CX4_CAP_GEN_QP_DATA_IN_ORDER))
+		rsp->flags |= CX4_UCTX_QP_DATA_IN_ORDER;
 	rsp->log_bf_reg_size = cx4_get(d->cap_gen, CX4_CAP_GEN_LOG_BF_REG_SIZE);
 	rsp->num_bf_regs = CX4_UAR_BF_REGS_PER_PAGE;
 	rsp->cqe_version = cx4_get(d->cap_gen, CX4_CAP_GEN_CQE_VERSION);

@@ -50,7 +50,10 @@ static const struct capf gen[] = {
     {CX4_CAP_GEN_CQ_OI, 1, 1, 0},
     {CX4_CAP_GEN_CQ_MODERATION, 1, 1, 0},
     {CX4_CAP_GEN_CQ_EQ_REMAP, 1, 1, 0},
-    /* cq_resize, block_lb_mc, scqe_break, cq_period_start_from_cqe, cd, apm, qkv, pkv,
+    {CX4_CAP_GEN_CQ_RESIZE, 1, 1, 0},
+    /* [trace 0]: memory windows (UMR binds) are modelled; newer firmware reports it */
+    {CX4_CAP_GEN_IMAICL, 1, 1, 0},
+    /* block_lb_mc, scqe_break, cq_period_start_from_cqe, cd, apm, qkv, pkv,
      * xrc [trace 1]: not modelled */
     {CX4_CAP_GEN_UD, 1, 1, 0},
     {CX4_CAP_GEN_UC, 1, 1, 0},

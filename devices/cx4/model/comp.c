@@ -211,7 +211,7 @@ static bool ack_upto(struct mdev *d, struct mqp *qp, uint32_t psn)
 	for (uint32_t p = r->swq_tail; p != r->swq_head; p++) {
 		struct mswqe *e = &r->swq[p % r->swq_size];
 
-		if (e->done || e->opcode == MLX5_OPCODE_NOP)
+		if (e->done || wqe_local(e->opcode))
 			continue;
 		if (psn_sub(psn, e->first_psn) >= (1u << 23))
 			break; /* e starts after psn */
@@ -256,6 +256,7 @@ void comp_retry_timeout(struct mdev *d, struct mtimer *t)
 		return;
 	}
 	r->retry_left--;
+	d->stats.retry_timeouts++;
 	/* a new resend: whatever shows a loss from here on is a new one */
 	r->reissued = true;
 	r->reissue_psn = r->ack_psn;
@@ -280,7 +281,7 @@ static uint32_t entry_of(const struct mreq *r, uint32_t psn)
 	for (uint32_t p = r->swq_tail; p != r->swq_head; p++) {
 		const struct mswqe *e = &r->swq[p % r->swq_size];
 
-		if (e->opcode != MLX5_OPCODE_NOP &&
+		if (!wqe_local(e->opcode) &&
 		    psn_sub(psn, e->first_psn) <= psn_sub(e->last_psn, e->first_psn))
 			return p;
 	}

@@ -312,6 +312,75 @@ static int query_cq(struct mdev *d, struct mcmd *c)
 	return CX4_CMD_STAT_OK;
 }
 
+/*
+ * MODIFY_CQ op_mod 1 (resize; Linux mlx5_ib_resize_cq, rdma-core mlx5_cq_resize_copy_cqes): the
+ * CQ moves to a new ring (log_cq_size, page size and offset, PAS; the doorbell record stays).
+ * The old ring gets a RESIZE CQE at the producer index, which consumes that index; CQEs from
+ * the next index on go to the new ring. Software copies the CQEs between its consumer index
+ * and the RESIZE CQE to the same indexes + 1 of the new ring. The new ring must hold what is
+ * outstanding, and the old one must have room for the RESIZE CQE.
+ */
+static int resize_cq(struct mdev *d, struct mcmd *c, struct mcq *cq)
+{
+	const uint8_t *cqc = c->in + CX4_MODIFY_CQ_IN_CQC;
+	uint32_t sel = cx4_get(c->in, CX4_MODIFY_CQ_IN_FIELD_SELECT);
+	uint32_t log_size = cx4_get(cqc, CX4_CQC_LOG_CQ_SIZE);
+	uint32_t lps = (sel & CX4_RESIZE_CQ_SEL_LOG_PAGE_SIZE) ? cx4_get(cqc, CX4_CQC_LOG_PAGE_SIZE)
+							       : cq->buf.page_shift - 12;
+	uint32_t po = (sel & CX4_RESIZE_CQ_SEL_PAGE_OFFSET) ? cx4_get(cqc, CX4_CQC_PAGE_OFFSET) : 0;
+	uint32_t npas, old_size = 1u << cq->log_size, outstanding;
+	uint8_t rec[4], cqe[64] = {0}, img[CX4_CQC_SIZE];
+	struct dbuf nb;
+	uint64_t off;
+
+	if (!(sel & CX4_RESIZE_CQ_SEL_LOG_CQ_SIZE) ||
+	    (sel & ~(uint32_t)(CX4_RESIZE_CQ_SEL_LOG_CQ_SIZE | CX4_RESIZE_CQ_SEL_PAGE_OFFSET |
+			       CX4_RESIZE_CQ_SEL_LOG_PAGE_SIZE)))
+		return mcmd_err(c, CX4_CMD_STAT_BAD_PARAM_ERR, MSYND(OP(MODIFY_CQ), 10));
+	if (!cx4_get(d->cap_cur[0], CX4_CAP_GEN_CQ_RESIZE) ||
+	    log_size > cx4_get(d->cap_cur[0], CX4_CAP_GEN_LOG_MAX_CQ_SZ) || lps > 20 || cq->cc)
+		return mcmd_err(c, CX4_CMD_STAT_BAD_PARAM_ERR, MSYND(OP(MODIFY_CQ), 11));
+	if (cq->status != CX4_CQC_STATUS_OK)
+		return mcmd_err(c, CX4_CMD_STAT_BAD_RES_STATE_ERR, MSYND(OP(MODIFY_CQ), 12));
+	if (dma_read(d, cq->dbr, rec, sizeof(rec)))
+		return mcmd_err(c, CX4_CMD_STAT_BAD_PARAM_ERR, MSYND(OP(MODIFY_CQ), 13));
+	cq->ci_seen = cq->pi - ((cq->pi - cx4_be32_load(rec)) & 0xffffff);
+	outstanding = cq->pi - cq->ci_seen;
+	if (outstanding >= old_size || outstanding >= (1u << log_size)) {
+		mdev_log(d, "CQ 0x%x: no resize to %u entries with %u CQEs outstanding", cq->cqn,
+			 1u << log_size, outstanding);
+		return mcmd_err(c, CX4_CMD_STAT_BAD_SIZE_OUTS_CQES_ERR, MSYND(OP(MODIFY_CQ), 14));
+	}
+	mdev_log(d, "CQ 0x%x: resize %u -> %u entries, %u outstanding", cq->cqn, old_size,
+		 1u << log_size, outstanding);
+	npas = npas_for(po, lps, (uint64_t)cq->cqe_size << log_size);
+	if ((uint64_t)CX4_MODIFY_CQ_IN_PAS + 8ull * npas > c->ilen)
+		return mcmd_err(c, CX4_CMD_STAT_BAD_INP_LEN_ERR, MSYND(OP(MODIFY_CQ), 15));
+	if (dbuf_init(&nb, c->in + CX4_MODIFY_CQ_IN_PAS, npas, lps, po,
+		      (uint64_t)cq->cqe_size << log_size))
+		return mcmd_err(c, CX4_CMD_STAT_BAD_PARAM_ERR, MSYND(OP(MODIFY_CQ), 16));
+	/* the RESIZE CQE ends the old ring: opcode and owner bit, nothing else */
+	off = (uint64_t)(cq->pi & (old_size - 1)) * cq->cqe_size + (cq->cqe_size == 128 ? 64 : 0);
+	cqe[63] = (uint8_t)(MLX5_CQE_RESIZE_CQ << 4 | ((cq->pi >> cq->log_size) & 1));
+	if (dbuf_write(d, &cq->buf, off, cqe, 63) ||
+	    dbuf_write(d, &cq->buf, off + 63, &cqe[63], 1)) {
+		dbuf_free(&nb);
+		cq_error(d, cq, CX4_CQ_ERR_SYND_ACCESS_VIOLATION, CX4_CQC_STATUS_CQ_WRITE_FAIL);
+		return mcmd_err(c, CX4_CMD_STAT_BAD_PARAM_ERR, MSYND(OP(MODIFY_CQ), 17));
+	}
+	cq->pi++;
+	dbuf_free(&cq->buf);
+	cq->buf = nb;
+	cq->log_size = log_size;
+	cq->npas = npas;
+	cqc_image(d, cq, img);
+	cx4_set(img, CX4_CQC_LOG_CQ_SIZE, log_size);
+	cx4_set(img, CX4_CQC_LOG_PAGE_SIZE, lps);
+	cx4_set(img, CX4_CQC_PAGE_OFFSET, po);
+	icm_ctx_write(d, &d->icm.cqc, cq->icm_idx, img, sizeof(img));
+	return CX4_CMD_STAT_OK;
+}
+
 static int modify_cq(struct mdev *d, struct mcmd *c)
 {
 	struct mcq *cq = cq_get(d, cx4_get(c->in, CX4_MODIFY_CQ_IN_CQN));
@@ -321,7 +390,8 @@ static int modify_cq(struct mdev *d, struct mcmd *c)
 
 	if (!cq)
 		return mcmd_err(c, CX4_CMD_STAT_BAD_RES_ERR, MSYND(OP(MODIFY_CQ), 1));
-	/* Resizing (op_mod 1) is not modelled: cmd_hca_cap.cq_resize is 0. */
+	if (c->op_mod == CX4_MODIFY_CQ_OPMOD_RESIZE)
+		return resize_cq(d, c, cq);
 	if (c->op_mod != CX4_MODIFY_CQ_OPMOD_MODIFY)
 		return mcmd_err(c, CX4_CMD_STAT_BAD_OP_ERR, MSYND(OP(MODIFY_CQ), 2));
 	if (sel & ~(uint32_t)(CX4_MODIFY_CQ_SEL_CQ_PERIOD | CX4_MODIFY_CQ_SEL_CQ_MAX_COUNT |

@@ -60,6 +60,7 @@ static size_t stats_text(struct mdev *d, char *buf, size_t len)
 	STAT(rx_drop_icrc);
 	STAT(rx_drop_qp);
 	STAT(retransmits);
+	STAT(retry_timeouts);
 	STAT(naks_sent);
 	STAT(rnr_naks_sent);
 	STAT(dma_faults);

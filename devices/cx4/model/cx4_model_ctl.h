@@ -27,6 +27,8 @@ struct cx4_model_stats {
 	uint64_t rx_drop_icrc; /* dropped: ICRC or framing error */
 	uint64_t rx_drop_qp;   /* dropped: no such QP / wrong state / bad PSN or opcode */
 	uint64_t retransmits;  /* requester packets sent again (timeout, NAK, RNR) */
+	uint64_t retry_timeouts; /* of those: the local ACK timer expired (the rest answer a NAK,
+				  * an implied NAK or the end of an RNR wait) */
 	uint64_t naks_sent, rnr_naks_sent;
 	uint64_t dma_faults; /* DMA to an unmapped or forbidden IOVA */
 	uint64_t eqes, interrupts;

@@ -3,16 +3,20 @@
  * Memory keys ([PRM] "Memory Region"; [ifc] mkc, create_mkey_in; research note 3.7):
  * CREATE_MKEY, DESTROY_MKEY, QUERY_MKEY and the translation every data access goes through.
  *
- * Two access modes are modelled: PA (addresses are bus addresses, i.e. IOVAs) and MTT (the
+ * Three access modes are modelled: PA (addresses are bus addresses, i.e. IOVAs), MTT (the
  * region [start_addr, start_addr + len) is cut in pages of 2^log_page_size bytes, each mapped by
- * one 8-byte MTT entry: address | bit 1 write | bit 0 read, rdma-core mlx5_vfio MLX5_MTT_*).
- * The MTT entries are kept in ICM pages (512 per page) and read from there on every
- * translation. A key is index << 8 | mkey_7_0 ([dv]); index 0 is the reserved lkey (PA, for
- * QPs with rlky only), index 1 the null key 0x100 (= MLX5_INVALID_LKEY, never valid).
- * Checks, in the order the hardware reports them: key exists and its key byte matches, the
- * PD is the QP's, the QP may use it (mkc.qpn), the access right is granted (lr/lw/rr/rw/a),
- * the range is inside the region, the MTT entries allow the access, and finally the IOMMU
- * maps what the MTT points to.
+ * one 8-byte MTT entry: address | bit 1 write | bit 0 read, rdma-core mlx5_vfio MLX5_MTT_*),
+ * and KLM (an indirect key: [start_addr, start_addr + len) maps through a list of (byte count,
+ * mkey, address) entries onto other keys of its PD; memory windows are KLM keys, created free
+ * with umr_en and given their entries by UMR WQEs, umr.c). The MTT entries are kept in ICM
+ * pages (512 per page) and read from there on every translation. A key is index << 8 |
+ * mkey_7_0 ([dv]); index 0 is the reserved lkey (PA, for QPs with rlky only), index 1 the null
+ * key 0x100 (= MLX5_INVALID_LKEY, never valid).
+ * Checks, in the order the hardware reports them: key exists, is not free and its key byte
+ * matches, the PD is the QP's, the QP may use it (mkc.qpn), the access right is granted
+ * (lr/lw/rr/rw/a), the range is inside the region; then for KLM keys the same checks of the
+ * keys the entries name (local rights standing for the remote ones), and for MTT keys the MTT
+ * entries' rights, and finally the IOMMU maps what the MTT points to.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -31,11 +35,17 @@ int mkey_tables_init(struct mdev *d)
 	return idtab_init(&d->mkeys, MKEY_BASE, n - MKEY_BASE);
 }
 
+struct mmkey *mkey_get(struct mdev *d, uint32_t index)
+{
+	return idtab_get(&d->mkeys, index);
+}
+
 static void mkey_free(struct mdev *d, struct mmkey *m)
 {
 	for (uint32_t i = 0; i < m->nmtt_pages; i++)
 		icm_free_page(d, m->mtt_page[i]);
 	free(m->mtt_page);
+	free(m->klm);
 	idtab_remove(&d->mkeys, m->index);
 	icm_table_put(d, &d->icm.mkc, m->icm_idx);
 	icm_balance(d);
@@ -52,8 +62,20 @@ static int create_mkey(struct mdev *d, struct mcmd *c)
 	uint32_t pd = cx4_get(mkc, CX4_MKC_PD), octw, need = 0, index;
 	struct mmkey *m;
 
-	if (mode != CX4_MKC_ACCESS_MODE_PA && mode != CX4_MKC_ACCESS_MODE_MTT)
+	if (mode != CX4_MKC_ACCESS_MODE_PA && mode != CX4_MKC_ACCESS_MODE_MTT &&
+	    mode != CX4_MKC_ACCESS_MODE_KLMS)
 		return mcmd_err(c, CX4_CMD_STAT_BAD_PARAM_ERR, MSYND(OP(CREATE_MKEY), 1));
+	/*
+	 * KLM keys come free and UMR-enabled (memory windows, Linux mlx5_ib_alloc_mw): UMR WQEs
+	 * give them their entries, translations_octword_size of them at most. Keys with KLM
+	 * entries in the command (indirect regions) are not modelled.
+	 */
+	if (mode == CX4_MKC_ACCESS_MODE_KLMS &&
+	    (!cx4_get(mkc, CX4_MKC_FREE) || !cx4_get(mkc, CX4_MKC_UMR_EN) ||
+	     cx4_get(c->in, CX4_CREATE_MKEY_IN_TRANSLATIONS_OCTWORD_ACTUAL_SIZE) ||
+	     !cx4_get(mkc, CX4_MKC_TRANSLATIONS_OCTWORD_SIZE) ||
+	     cx4_get(mkc, CX4_MKC_TRANSLATIONS_OCTWORD_SIZE) > 256))
+		return mcmd_err(c, CX4_CMD_STAT_BAD_PARAM_ERR, MSYND(OP(CREATE_MKEY), 15));
 	if (!idtab_get(&d->pds, pd))
 		return mcmd_err(c, CX4_CMD_STAT_BAD_RES_ERR, MSYND(OP(CREATE_MKEY), 2));
 	if (cx4_get(mkc, CX4_MKC_BSF_EN))
@@ -111,6 +133,16 @@ static int create_mkey(struct mdev *d, struct mcmd *c)
 	m->log_page_size = lps;
 	m->nmtt = need;
 	m->free_state = cx4_get(mkc, CX4_MKC_FREE);
+	m->umr_en = cx4_get(mkc, CX4_MKC_UMR_EN);
+	m->en_rinval = cx4_get(mkc, CX4_MKC_EN_RINVAL);
+	if (mode == CX4_MKC_ACCESS_MODE_KLMS) {
+		m->max_klm = cx4_get(mkc, CX4_MKC_TRANSLATIONS_OCTWORD_SIZE);
+		m->klm = calloc(m->max_klm, sizeof(*m->klm));
+		if (!m->klm) {
+			mkey_free(d, m);
+			return mcmd_err(c, CX4_CMD_STAT_NO_RES_ERR, MSYND(OP(CREATE_MKEY), 16));
+		}
+	}
 	/* the MTT goes to ICM, 512 entries a page */
 	if (need) {
 		m->nmtt_pages = (need + MTT_PER_PAGE - 1) / MTT_PER_PAGE;
@@ -207,24 +239,10 @@ static int add_segs(struct mdev *d, uint64_t iova, uint64_t len, uint32_t perm, 
 	return n;
 }
 
-int mkey_xlate(struct mdev *d, uint32_t key, uint32_t pd, uint32_t qpn, uint64_t va, uint64_t len,
-	       unsigned int access, bool rlky, struct dseg *segs, int max)
+/* The checks every use of a key makes; m is the key's mkey (NULL: none). */
+static int key_ok(const struct mmkey *m, uint32_t key, uint32_t pd, uint32_t qpn, uint64_t va,
+		  uint64_t len, unsigned int access)
 {
-	uint32_t perm = ((access & (MKEY_LR | MKEY_RR | MKEY_A)) ? CX4_DMA_READ : 0) |
-			((access & (MKEY_LW | MKEY_RW | MKEY_A)) ? CX4_DMA_WRITE : 0);
-	struct mmkey *m;
-	uint64_t psz, base, off;
-	int n = 0;
-
-	if (!len)
-		return 0;
-	if (key == 0) {
-		/* the reserved lkey: bus addresses, for privileged QPs only (qpc.rlky) */
-		if (!rlky || (access & (MKEY_RR | MKEY_RW | MKEY_A)))
-			return MKEY_EKEY;
-		return add_segs(d, va, len, perm, segs, 0, max);
-	}
-	m = idtab_get(&d->mkeys, key >> 8);
 	if (!m || m->key != (key & 0xff) || m->free_state)
 		return MKEY_EKEY;
 	if (m->pd != pd)
@@ -235,8 +253,64 @@ int mkey_xlate(struct mdev *d, uint32_t key, uint32_t pd, uint32_t qpn, uint64_t
 		return MKEY_EACCESS;
 	if (!m->length64 && (va < m->start || va + len < va || va + len > m->start + m->len))
 		return MKEY_EBOUNDS;
+	return MKEY_OK;
+}
+
+/* Through a window's entry, remote rights are the local rights of the region it names. */
+static unsigned int local_rights(unsigned int access)
+{
+	return ((access & (MKEY_LR | MKEY_RR | MKEY_A)) ? MKEY_LR : 0) |
+	       ((access & (MKEY_LW | MKEY_RW | MKEY_A)) ? MKEY_LW : 0);
+}
+
+static int xlate(struct mdev *d, struct mmkey *m, uint64_t va, uint64_t len, unsigned int access,
+		 struct dseg *segs, int n, int max);
+
+static int xlate_klm(struct mdev *d, struct mmkey *m, uint64_t va, uint64_t len,
+		     unsigned int access, struct dseg *segs, int n, int max)
+{
+	uint64_t off = va - m->start;
+
+	for (uint32_t i = 0; i < m->nklm && len; i++) {
+		const struct mklm *k = &m->klm[i];
+		struct mmkey *t;
+		uint64_t take;
+		int err;
+
+		if (off >= k->bcount) {
+			off -= k->bcount;
+			continue;
+		}
+		take = k->bcount - off < len ? k->bcount - off : len;
+		t = idtab_get(&d->mkeys, k->mkey >> 8);
+		/* one level of indirection: an entry names a region of the window's PD */
+		if (t && t->access_mode == CX4_MKC_ACCESS_MODE_KLMS)
+			return MKEY_EKEY;
+		err = key_ok(t, k->mkey, m->pd, CX4_MKEY_QPN_ANY, k->va + off, take,
+			     local_rights(access));
+		if (err)
+			return err;
+		n = xlate(d, t, k->va + off, take, local_rights(access), segs, n, max);
+		if (n < 0)
+			return n;
+		len -= take;
+		off = 0;
+	}
+	return len ? MKEY_EBOUNDS : n;
+}
+
+/* Translate a checked range of m into segs[n..]; returns the new count or an mkey_err. */
+static int xlate(struct mdev *d, struct mmkey *m, uint64_t va, uint64_t len, unsigned int access,
+		 struct dseg *segs, int n, int max)
+{
+	uint32_t perm = ((access & (MKEY_LR | MKEY_RR | MKEY_A)) ? CX4_DMA_READ : 0) |
+			((access & (MKEY_LW | MKEY_RW | MKEY_A)) ? CX4_DMA_WRITE : 0);
+	uint64_t psz, base, off;
+
 	if (m->access_mode == CX4_MKC_ACCESS_MODE_PA)
-		return add_segs(d, va, len, perm, segs, 0, max);
+		return add_segs(d, va, len, perm, segs, n, max);
+	if (m->access_mode == CX4_MKC_ACCESS_MODE_KLMS)
+		return xlate_klm(d, m, va, len, access, segs, n, max);
 	psz = 1ull << m->log_page_size;
 	base = m->start & ~(psz - 1);
 	off = va - base;
@@ -264,24 +338,77 @@ int mkey_xlate(struct mdev *d, uint32_t key, uint32_t pd, uint32_t qpn, uint64_t
 	return n;
 }
 
+int mkey_xlate(struct mdev *d, uint32_t key, uint32_t pd, uint32_t qpn, uint64_t va, uint64_t len,
+	       unsigned int access, bool rlky, struct dseg *segs, int max)
+{
+	uint32_t perm = ((access & (MKEY_LR | MKEY_RR | MKEY_A)) ? CX4_DMA_READ : 0) |
+			((access & (MKEY_LW | MKEY_RW | MKEY_A)) ? CX4_DMA_WRITE : 0);
+	struct mmkey *m;
+	int err;
+
+	if (!len)
+		return 0;
+	if (key == 0) {
+		/* the reserved lkey: bus addresses, for privileged QPs only (qpc.rlky) */
+		if (!rlky || (access & (MKEY_RR | MKEY_RW | MKEY_A)))
+			return MKEY_EKEY;
+		return add_segs(d, va, len, perm, segs, 0, max);
+	}
+	m = idtab_get(&d->mkeys, key >> 8);
+	err = key_ok(m, key, pd, qpn, va, len, access);
+	if (err)
+		return err;
+	return xlate(d, m, va, len, access, segs, 0, max);
+}
+
 int mkey_check(struct mdev *d, uint32_t key, uint32_t pd, uint32_t qpn, uint64_t va, uint64_t len,
 	       unsigned int access)
 {
-	struct mmkey *m = idtab_get(&d->mkeys, key >> 8);
-
 	if (!len)
 		return MKEY_OK;
-	if (!m || m->key != (key & 0xff) || m->free_state || key == 0)
+	if (key == 0)
+		return MKEY_EKEY;
+	return key_ok(idtab_get(&d->mkeys, key >> 8), key, pd, qpn, va, len, access);
+}
+
+/*
+ * SEND_WITH_INV ([IBTA] 10.6.7.2.x, o10-37): the key names a valid window (or key) that allows
+ * remote invalidation, of the QP's PD, and a type 2 window must be bound to this QP.
+ */
+int mkey_remote_invalidate(struct mdev *d, uint32_t key, uint32_t pd, uint32_t qpn)
+{
+	struct mmkey *m = idtab_get(&d->mkeys, key >> 8);
+
+	if (!m || m->key != (key & 0xff) || m->free_state || !m->en_rinval || key == 0)
 		return MKEY_EKEY;
 	if (m->pd != pd)
 		return MKEY_EPD;
 	if (m->qpn != CX4_MKEY_QPN_ANY && m->qpn != qpn)
 		return MKEY_EKEY;
-	if ((m->access & access) != access)
-		return MKEY_EACCESS;
-	if (!m->length64 && (va < m->start || va + len < va || va + len > m->start + m->len))
-		return MKEY_EBOUNDS;
+	m->free_state = true;
+	mkey_sync_icm(d, m);
 	return MKEY_OK;
+}
+
+void mkey_sync_icm(struct mdev *d, struct mmkey *m)
+{
+	uint8_t mkc[CX4_MKC_SIZE];
+
+	if (icm_ctx_read(d, &d->icm.mkc, m->icm_idx, mkc, sizeof(mkc)))
+		return;
+	cx4_set(mkc, CX4_MKC_FREE, m->free_state);
+	cx4_set(mkc, CX4_MKC_MKEY_7_0, m->key);
+	cx4_set(mkc, CX4_MKC_QPN, m->qpn);
+	cx4_set(mkc, CX4_MKC_PD, m->pd);
+	cx4_set(mkc, CX4_MKC_LR, !!(m->access & MKEY_LR));
+	cx4_set(mkc, CX4_MKC_LW, !!(m->access & MKEY_LW));
+	cx4_set(mkc, CX4_MKC_RR, !!(m->access & MKEY_RR));
+	cx4_set(mkc, CX4_MKC_RW, !!(m->access & MKEY_RW));
+	cx4_set(mkc, CX4_MKC_A, !!(m->access & MKEY_A));
+	cx4_set(mkc, CX4_MKC_EN_RINVAL, m->en_rinval);
+	cx4_set64(mkc, CX4_MKC_START_ADDR, m->start);
+	cx4_set64(mkc, CX4_MKC_LEN, m->len);
+	icm_ctx_write(d, &d->icm.mkc, m->icm_idx, mkc, sizeof(mkc));
 }
 
 const struct mcmd_desc mcmd_mkey[] = {

@@ -230,11 +230,19 @@ static int pass(struct mdev *d)
 	pthread_mutex_lock(&d->lock);
 	d->now = mdev_now_ns();
 	work = progress = bar0_poll(d);
-	work += cmdif_run(d);
 	if (d->hca == MHCA_INIT) {
 		/* what the doorbells asked for leaves first (latency of a request) ... */
 		work += run_active(d);
 		work += net_tx_flush(d);
+		progress += cq_flush(d);
+	}
+	/*
+	 * Commands see what the doorbells stored before them did, as the firmware of a card
+	 * that finished the sends long before the command arrived (a CQ resize counts their
+	 * CQEs as outstanding).
+	 */
+	work += cmdif_run(d);
+	if (d->hca == MHCA_INIT) {
 		/* ... then what came in, its data written before anything reports it */
 		work += net_rx(d);
 		mdev_flush_rx_dma(d);
@@ -555,6 +563,8 @@ int cx4_model_open(const struct cx4_model_config *cfg, struct cx4_bus **busp)
 		return -EAGAIN;
 	}
 	d->thread_started = true;
+	/* a name for ps -L and for tests that ask how long the engine waited for a CPU */
+	pthread_setname_np(d->thread, "cx4-engine");
 	if (cfg->ctl_path) {
 		err = mctl_start(d, cfg->ctl_path);
 		if (err) {

@@ -4,7 +4,8 @@
  * devices/cx4/bus/cx4_bus.h). One `struct mdev` per modelled PCI function; everything the
  * device does runs in its engine thread (model.c), one pass at a time, under mdev.lock:
  *
- *   pass:  drain BAR0 posted writes (bar0.c) -> run rung commands (cmdif.c)
+ *   pass:  drain BAR0 posted writes (bar0.c) -> requester (req.c) and its packets, CQEs
+ *          -> run rung commands (cmdif.c)
  *          -> receive a batch of packets (net.c) -> responder (resp.c) / completer (comp.c)
  *          -> requester (req.c) -> expired timers -> flush: DMA writes, CQEs, EQEs,
  *             interrupts, packets
@@ -389,16 +390,27 @@ void cq_arm_doorbell(struct mdev *d, uint32_t uar, const uint8_t *val8);
 void cq_destroy_all(struct mdev *d);
 
 /* ---- memory keys (mkey.c) ------------------------------------------------------------------ */
+/* One entry of a KLM key: byte_count bytes at address va of key mkey. */
+struct mklm {
+	uint32_t bcount, mkey;
+	uint64_t va;
+};
+
 struct mmkey {
 	uint32_t index;
 	uint8_t key;	     /* mkey_7_0 */
 	uint8_t access_mode; /* CX4_MKC_ACCESS_MODE_PA / _MTT */
 	uint8_t access;	     /* CX4_MKC_{A,RW,RR,LW,LR} bits as mkc byte 1 >> 2 */
 	bool length64;
-	bool free_state; /* mkc.free: created unusable (for UMR, not modelled) */
+	bool free_state; /* mkc.free: unusable until a UMR makes it valid (memory windows) */
+	bool umr_en;	 /* UMR WQEs may change it */
+	bool en_rinval;	 /* a peer's SEND_WITH_INV may invalidate it (type 2 windows) */
 	uint32_t pd;
-	uint32_t qpn; /* 0xFFFFFF = any */
+	uint32_t qpn; /* 0xFFFFFF = any; a bound type 2 window: its QP */
 	uint64_t start, len;
+	/* KLM mode (memory windows): [start, start + len) maps through these, in order */
+	struct mklm *klm;
+	uint32_t nklm, max_klm;
 	uint32_t log_page_size; /* page = 1 << log_page_size bytes */
 	uint32_t nmtt;
 	int32_t *mtt_page; /* ICM pages holding the MTT entries (512 per page) */
@@ -434,7 +446,17 @@ int mkey_xlate(struct mdev *d, uint32_t key, uint32_t pd, uint32_t qpn, uint64_t
 /* The checks of mkey_xlate without the translation (a whole RDMA range at its first packet). */
 int mkey_check(struct mdev *d, uint32_t key, uint32_t pd, uint32_t qpn, uint64_t va, uint64_t len,
 	       unsigned int access);
+/* A peer's SEND_WITH_INV for `qp`: 0 (the key is free now) or an mkey_err. */
+int mkey_remote_invalidate(struct mdev *d, uint32_t key, uint32_t pd, uint32_t qpn);
+struct mmkey *mkey_get(struct mdev *d, uint32_t index);
+/* The mkc image kept in ICM, refreshed from the live fields (after a UMR). */
+void mkey_sync_icm(struct mdev *d, struct mmkey *m);
 void mkey_destroy_all(struct mdev *d);
+
+/* ---- UMR WQEs (umr.c) ------------------------------------------------------------------------ */
+struct mwqe;
+/* Execute a UMR WQE of `qp`: 0, or the CQE syndrome it fails with. */
+int umr_exec(struct mdev *d, struct mqp *qp, const struct mwqe *w);
 
 /* ---- shared receive queues (srq.c) --------------------------------------------------------- */
 struct msrq {
@@ -494,6 +516,10 @@ struct mwqe {
 	uint32_t len; /* total data bytes */
 	uint32_t nsge;
 	struct msge sge[MQP_MAX_SGE];
+	/* UMR: the mkey it changes (control segment imm) and its segments, pointing into raw */
+	uint32_t umr_key;
+	const uint8_t *umr_ctrl, *umr_mkey, *umr_klm;
+	uint32_t umr_nklm;
 	uint8_t raw[1024]; /* the WQE as fetched (inline data points here) */
 };
 
@@ -664,6 +690,12 @@ static inline uint32_t mqp_wire_qpn(const struct mqp *qp)
 void qp_to_error(struct mdev *d, struct mqp *qp, uint8_t event);
 void qp_activate(struct mdev *d, struct mqp *qp);
 void qp_sq_doorbell(struct mdev *d, uint32_t uar, const uint8_t *val8);
+
+/* WQEs the device executes itself, without a packet (a NOP; a UMR changes a memory key). */
+static inline bool wqe_local(uint8_t opcode)
+{
+	return opcode == MLX5_OPCODE_NOP || opcode == MLX5_OPCODE_UMR;
+}
 
 /* Fetch and parse the WQE at WQEBB counter `idx`; 0 or a CQE error syndrome. */
 int wqe_fetch(struct mdev *d, struct mqp *qp, uint16_t idx, struct mwqe *w);

@@ -226,9 +226,13 @@ static int create_qp(struct mdev *d, struct mcmd *c)
 	uint32_t npas, qpn;
 	struct mqp *qp;
 
+	/* the transports, the GSI QP, and the driver's UMR QP (send queue only,
+	   mlx5r_umr_resource_init) */
 	if (st != CX4_QP_ST_RC && st != CX4_QP_ST_UC && st != CX4_QP_ST_UD &&
-	    st != CX4_QP_ST_QP1)
+	    st != CX4_QP_ST_QP1 && st != CX4_QP_ST_REG_UMR)
 		return mcmd_err(c, CX4_CMD_STAT_BAD_PARAM_ERR, MSYND(OP(CREATE_QP), 1));
+	if (st == CX4_QP_ST_REG_UMR && (rq_type != CX4_QP_RQ_TYPE_ZERO_LEN || no_sq))
+		return mcmd_err(c, CX4_CMD_STAT_BAD_PARAM_ERR, MSYND(OP(CREATE_QP), 16));
 	/* one GSI QP per port (the device's one port) */
 	if (st == CX4_QP_ST_QP1 && d->gsi)
 		return mcmd_err(c, CX4_CMD_STAT_BAD_RES_STATE_ERR, MSYND(OP(CREATE_QP), 16));
@@ -378,7 +382,7 @@ static int modify_qp(struct mdev *d, struct mcmd *c)
 	if (!qp)
 		return mcmd_err(c, CX4_CMD_STAT_BAD_RES_ERR, MSYND(c->opcode, 1));
 	rc = qp->st == CX4_QP_ST_RC;
-	conn = !mqp_datagram(qp);
+	conn = qp->st == CX4_QP_ST_RC || qp->st == CX4_QP_ST_UC;
 	if (t->from != 0xff && qp->state != t->from)
 		return mcmd_err(c, CX4_CMD_STAT_BAD_QP_STATE_ERR, MSYND(c->opcode, 2));
 	if (t->from != 0xff && !has_ctx)

@@ -14,6 +14,8 @@
  *   RC ATOMIC_CS / ATOMIC_FA: one request (AtomicETH: VA, R_Key, swap/add, compare).
  *   UD SEND (+IMM): one packet with DETH (Q_Key, source QP) to the address vector.
  *   NOP: no packet; completes in order.
+ *   UMR: changes a memory key when it starts (umr.c), no packet; completes in order.
+ *   RC SEND_INVAL: a SEND whose last packet carries the key to invalidate (IETH).
  * Fences wait for outstanding READ/atomics (initiator small fence) or for everything before
  * (strong fence). Outstanding READ/atomics are limited to 2^log_sra_max, unacknowledged RC
  * packets to a window of WINDOW PSNs. Payload is gathered through the memory keys (local read
@@ -150,6 +152,14 @@ static int start_new(struct mdev *d, struct mqp *qp)
 		return 0;
 	}
 	switch (w->opcode) {
+	case MLX5_OPCODE_UMR:
+		synd = umr_exec(d, qp, w);
+		if (synd) {
+			comp_error(d, qp, r->pos, (uint8_t)synd);
+			return 0;
+		}
+		/* done, in order, without a packet */
+		/* fall through */
 	case MLX5_OPCODE_NOP:
 		npkts = 0;
 		e->done = 1;
@@ -199,6 +209,13 @@ static uint8_t data_opcode(const struct mqp *qp, uint8_t wop, uint32_t k, uint32
 	bool first = k == 0, last = k == n - 1;
 	bool imm = wop == MLX5_OPCODE_SEND_IMM || wop == MLX5_OPCODE_RDMA_WRITE_IMM;
 
+	if (wop == MLX5_OPCODE_SEND_INVAL) {
+		if (first && last)
+			return roce_op(qp, ROCE_OP_SEND_ONLY_INV);
+		if (last)
+			return roce_op(qp, ROCE_OP_SEND_LAST_INV);
+		return roce_op(qp, first ? ROCE_OP_SEND_FIRST : ROCE_OP_SEND_MIDDLE);
+	}
 	if (wop == MLX5_OPCODE_SEND || wop == MLX5_OPCODE_SEND_IMM) {
 		if (mqp_datagram(qp))
 			return roce_op(qp, imm ? ROCE_OP_SEND_ONLY_IMM : ROCE_OP_SEND_ONLY);
@@ -283,7 +300,7 @@ static int send_entry(struct mdev *d, struct mqp *qp, uint32_t pos)
 	struct mwqe *w = r->cur;
 	int synd;
 
-	if (e->opcode == MLX5_OPCODE_NOP)
+	if (wqe_local(e->opcode))
 		return 1;
 	synd = load_cur(d, qp, e->idx);
 	if (synd) {
@@ -379,6 +396,7 @@ static int send_entry(struct mdev *d, struct mqp *qp, uint32_t pos)
 		}
 		h.se = last && (e->fm_ce_se & MLX5_WQE_CTRL_SOLICITED);
 		h.imm_raw = w->imm;
+		h.ieth_rkey = be32toh(w->imm); /* SEND_INVAL: the key, in the immediate's place */
 		if (!k) {
 			h.reth.va = w->raddr;
 			h.reth.rkey = w->rkey;
@@ -475,7 +493,7 @@ void req_rewind(struct mdev *d, struct mqp *qp, uint32_t psn)
 	for (uint32_t p = r->swq_tail; p != r->swq_head; p++) {
 		struct mswqe *e = &r->swq[p % r->swq_size];
 
-		if (e->done || e->opcode == MLX5_OPCODE_NOP)
+		if (e->done || wqe_local(e->opcode))
 			continue;
 		/* the first entry not entirely before psn */
 		if (psn_sub(psn, e->first_psn) <= psn_sub(e->last_psn, e->first_psn) ||

@@ -17,6 +17,7 @@
  * PSN of the pass that asked for one (AckReq), sent after the data is in memory, and never
  * ahead of READ responses still to be sent.
  * UC: no acknowledgements; a PSN gap drops the message in progress; errors drop the message.
+ * SEND_WITH_INV: the key its last packet names is invalidated before the receive completes.
  * UD: Q_Key check; the receive buffer gets the 40-byte GRH (IPv4 header in its last 20 bytes,
  * the verbs convention that rxe also follows) then the payload; no receive WQE = dropped.
  */
@@ -297,6 +298,29 @@ static bool is_imm(uint8_t op)
 	       op == ROCE_OP_RDMA_WRITE_LAST_IMM || op == ROCE_OP_RDMA_WRITE_ONLY_IMM;
 }
 
+/*
+ * The last packet of a SEND_WITH_INV is in ([IBTA] 9.4.x, 10.6.7.2.x): the key its IETH names
+ * becomes free, then the receive completes with it. A key that is not there, not remotely
+ * invalidatable, of another PD, or a window bound to another QP is an invalid request (rxe:
+ * RESPST_ERR_INVALIDATE_RKEY): the receive completes in error, NAK, the QP to ERR.
+ */
+static bool send_inv_done(struct mdev *d, struct mqp *qp, const struct roce_pkt *p)
+{
+	struct mresp *s = &qp->resp;
+	uint32_t rkey = roce_ieth_rkey(roce_pkt_hdr(p, ROCE_HDR_IETH));
+
+	if (mkey_remote_invalidate(d, rkey, qp->pd, qp->qpn)) {
+		mdev_log(d, "QP 0x%x: SEND_WITH_INV of key 0x%x refused", qp->qpn, rkey);
+		cqe_resp_err(d, qp, s->wqe_idx, MLX5_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR);
+		s->have_wqe = false;
+		fatal_nak(d, qp, ROCE_NAK_INV_REQ, p->psn, CX4_EVENT_TYPE_WQ_INVAL_REQ_ERROR);
+		return false;
+	}
+	complete_recv(d, qp, MLX5_CQE_RESP_SEND_INV, s->msg_off, htobe32(rkey), p->se, 0);
+	s->msn = psn_add(s->msn, 1);
+	return true;
+}
+
 /* Returns false when the packet could not be taken (RNR or an error). */
 static bool do_send(struct mdev *d, struct mqp *qp, const struct roce_pkt *p)
 {
@@ -334,6 +358,8 @@ static bool do_send(struct mdev *d, struct mqp *qp, const struct roce_pkt *p)
 		return false;
 	}
 	s->msg_off += p->payload_len;
+	if ((f & ROCE_F_LAST) && (f & ROCE_F_INV))
+		return send_inv_done(d, qp, p);
 	if (f & ROCE_F_LAST) {
 		complete_recv(
 		    d, qp, is_imm(p->opcode) ? MLX5_CQE_RESP_SEND_IMM : MLX5_CQE_RESP_SEND,
@@ -621,12 +647,11 @@ static void duplicate(struct mdev *d, struct mqp *qp, const struct roce_pkt *p)
 	}
 }
 
-static bool opcode_in_sequence(struct mresp *s, uint32_t f, uint8_t op)
+/* A MIDDLE or LAST continues a message of its kind (SEND, SEND_WITH_INV included, or WRITE). */
+static bool opcode_in_sequence(struct mresp *s, uint32_t f)
 {
 	if (s->in_msg)
-		return !(f & ROCE_F_FIRST) &&
-		       ((op & ~ROCE_TRANSPORT_MASK) <= ROCE_OP_SEND_ONLY_IMM ? s->msg_op == 0
-									     : s->msg_op == 1);
+		return !(f & ROCE_F_FIRST) && ((f & ROCE_F_SEND) ? s->msg_op == 0 : s->msg_op == 1);
 	return (f & ROCE_F_FIRST) != 0;
 }
 
@@ -651,7 +676,7 @@ static void rc_rx(struct mdev *d, struct mqp *qp, const struct roce_pkt *p)
 		return;
 	}
 	s->nak_sent = false;
-	if (!opcode_in_sequence(s, f, p->opcode) ||
+	if (!opcode_in_sequence(s, f) ||
 	    roce_check_payload_len(p->opcode, p->payload_len, qp->pmtu)) {
 		fatal_nak(d, qp, ROCE_NAK_INV_REQ, p->psn, CX4_EVENT_TYPE_WQ_INVAL_REQ_ERROR);
 		return;
@@ -697,7 +722,7 @@ static void uc_rx(struct mdev *d, struct mqp *qp, const struct roce_pkt *p)
 		s->drop_msg = !(f & ROCE_F_LAST);
 		return;
 	}
-	if (!opcode_in_sequence(s, f, p->opcode) ||
+	if (!opcode_in_sequence(s, f) ||
 	    roce_check_payload_len(p->opcode, p->payload_len, qp->pmtu)) {
 		s->in_msg = false;
 		s->drop_msg = !(f & ROCE_F_LAST) && !(f & ROCE_F_FIRST);

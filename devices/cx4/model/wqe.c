@@ -45,8 +45,11 @@ int wqe_opcode(struct mdev *d, struct mqp *qp, uint16_t idx, uint8_t *nbb)
 	return ctrl[3];
 }
 
+/* The driver's UMR QP (st REG_UMR) posts UMRs only; the transports what IBTA gives them. */
 static bool opcode_ok(uint8_t st, uint8_t op)
 {
+	if (st == CX4_QP_ST_REG_UMR)
+		return op == MLX5_OPCODE_NOP || op == MLX5_OPCODE_UMR;
 	switch (op) {
 	case MLX5_OPCODE_NOP:
 	case MLX5_OPCODE_SEND:
@@ -54,14 +57,40 @@ static bool opcode_ok(uint8_t st, uint8_t op)
 		return true;
 	case MLX5_OPCODE_RDMA_WRITE:
 	case MLX5_OPCODE_RDMA_WRITE_IMM:
+	case MLX5_OPCODE_UMR:
 		return st == CX4_QP_ST_RC || st == CX4_QP_ST_UC;
 	case MLX5_OPCODE_RDMA_READ:
 	case MLX5_OPCODE_ATOMIC_CS:
 	case MLX5_OPCODE_ATOMIC_FA:
+	case MLX5_OPCODE_SEND_INVAL:
 		return st == CX4_QP_ST_RC;
 	default:
 		return false;
 	}
+}
+
+/* The UMR control segment, the mkey context segment and the inline translation. */
+static int parse_umr(struct mwqe *w, uint32_t at)
+{
+	uint32_t end = (uint32_t)w->ds * 16, oct;
+
+	w->umr_key = cx4_be32_load(w->raw + 12);
+	if (end < at + CX4_UMR_CTRL_SIZE + CX4_UMR_MKEY_SEG_SIZE)
+		return MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR;
+	w->umr_ctrl = w->raw + at;
+	w->umr_mkey = w->raw + at + CX4_UMR_CTRL_SIZE;
+	at += CX4_UMR_CTRL_SIZE + CX4_UMR_MKEY_SEG_SIZE;
+	oct = cx4_get(w->umr_ctrl, CX4_UMR_CTRL_XLT_OCTOWORDS);
+	w->umr_klm = NULL;
+	w->umr_nklm = 0;
+	if (!oct)
+		return 0;
+	/* translations by pointer (not inline) are not modelled */
+	if (!cx4_get(w->umr_ctrl, CX4_UMR_CTRL_INLINE) || at + oct * 16 > end)
+		return MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR;
+	w->umr_klm = w->raw + at;
+	w->umr_nklm = oct * 16 / CX4_KLM_SIZE;
+	return 0;
 }
 
 int wqe_fetch(struct mdev *d, struct mqp *qp, uint16_t idx, struct mwqe *w)
@@ -89,8 +118,11 @@ int wqe_fetch(struct mdev *d, struct mqp *qp, uint16_t idx, struct mwqe *w)
 	if (ds > 1 && sq_read(d, qp, idx, 16, p + 16, (ds - 1) * 16))
 		return MLX5_CQE_SYNDROME_LOCAL_PROT_ERR;
 	at = 16;
+	w->umr_ctrl = NULL;
 	if (w->opcode == MLX5_OPCODE_NOP)
 		return 0;
+	if (w->opcode == MLX5_OPCODE_UMR)
+		return parse_umr(w, at);
 	if (mqp_datagram(qp)) {
 		const uint8_t *av = p + at;
 		static const uint8_t v4pfx[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};

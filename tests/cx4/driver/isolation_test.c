@@ -339,6 +339,93 @@ int main(int argc, char **argv)
 	}
 	close(fd);
 
+	/* memory windows, rereg and resize: the client's own handles only, sane arguments */
+	{
+		struct cx4_alloc_mw_req wq = {.pd_handle = pda.handle, .type = IBV_MW_TYPE_2};
+		struct cx4_alloc_mw_rsp mw;
+		struct cx4_reg_mr_req r = {.pd_handle = pda.handle,
+					   .access = IBV_ACCESS_LOCAL_WRITE,
+					   .addr = (uintptr_t)buf,
+					   .length = sizeof(buf),
+					   .hca_va = (uintptr_t)buf};
+		struct cx4_rereg_mr_req rr = {.flags = IBV_REREG_MR_CHANGE_ACCESS,
+					      .access = IBV_ACCESS_LOCAL_WRITE};
+		struct cx4_rereg_mr_rsp rrs;
+		struct cx4_resize_cq_req rq = {.handle = cq.handle, .log_cq_size = 7,
+					       .buf_len = 2 * 4096};
+
+		CHECK(call(&b, CX4_OP_ALLOC_MW, &wq, sizeof(wq), NULL, 0, &mw, sizeof(mw), NULL) ==
+			  EINVAL,
+		      "B allocated a window in A's PD");
+		wq.type = 3;
+		CHECK(call(&a, CX4_OP_ALLOC_MW, &wq, sizeof(wq), NULL, 0, &mw, sizeof(mw), NULL) ==
+			  EOPNOTSUPP,
+		      "a window of type 3 allocated");
+		wq.type = IBV_MW_TYPE_2;
+		CHECK(!call(&a, CX4_OP_ALLOC_MW, &wq, sizeof(wq), NULL, 0, &mw, sizeof(mw), NULL),
+		      "A: ALLOC_MW");
+		hr.handle = mw.handle;
+		CHECK(call(&b, CX4_OP_DEALLOC_MW, &hr, sizeof(hr), NULL, 0, NULL, 0, NULL) == EINVAL,
+		      "B freed A's window");
+		CHECK(call(&a, CX4_OP_DEALLOC_PD, &hr, 3, NULL, 0, NULL, 0, NULL) == EINVAL,
+		      "a 3-byte request accepted");
+		CHECK(!call(&a, CX4_OP_DEALLOC_MW, &hr, sizeof(hr), NULL, 0, NULL, 0, NULL),
+		      "A: DEALLOC_MW");
+		CHECK(call(&a, CX4_OP_DEALLOC_MW, &hr, sizeof(hr), NULL, 0, NULL, 0, NULL) == EINVAL,
+		      "a window freed twice");
+
+		CHECK(!call(&a, CX4_OP_REG_MR, &r, sizeof(r), NULL, 0, &mr, sizeof(mr), NULL),
+		      "A: REG_MR for REREG_MR");
+		rr.handle = mr.handle;
+		CHECK(call(&b, CX4_OP_REREG_MR, &rr, sizeof(rr), NULL, 0, &rrs, sizeof(rrs), NULL) ==
+			  EINVAL,
+		      "B re-registered A's MR");
+		rr.flags |= 1u << 9;
+		CHECK(call(&a, CX4_OP_REREG_MR, &rr, sizeof(rr), NULL, 0, &rrs, sizeof(rrs), NULL) ==
+			  EOPNOTSUPP,
+		      "REREG_MR with an unknown flag accepted");
+		rr.flags = IBV_REREG_MR_CHANGE_PD;
+		rr.pd_handle = 0xfff0;
+		CHECK(call(&a, CX4_OP_REREG_MR, &rr, sizeof(rr), NULL, 0, &rrs, sizeof(rrs), NULL) ==
+			  EINVAL,
+		      "REREG_MR to a wild PD accepted");
+		rr.flags = IBV_REREG_MR_CHANGE_ACCESS;
+		rr.access = IBV_ACCESS_REMOTE_WRITE;
+		CHECK(call(&a, CX4_OP_REREG_MR, &rr, sizeof(rr), NULL, 0, &rrs, sizeof(rrs), NULL) ==
+			  EINVAL,
+		      "REREG_MR to remote write without local write accepted");
+		rr.flags = IBV_REREG_MR_CHANGE_TRANSLATION;
+		rr.addr = (uintptr_t)buf;
+		rr.length = 0;
+		CHECK(call(&a, CX4_OP_REREG_MR, &rr, sizeof(rr), NULL, 0, &rrs, sizeof(rrs), NULL) ==
+			  EINVAL,
+		      "REREG_MR to 0 bytes accepted");
+		rr.access = IBV_ACCESS_LOCAL_WRITE;
+		rr.flags = IBV_REREG_MR_CHANGE_ACCESS;
+		CHECK(!call(&a, CX4_OP_REREG_MR, &rr, sizeof(rr), NULL, 0, &rrs, sizeof(rrs), NULL) &&
+			  rrs.lkey == mr.lkey,
+		      "A: REREG_MR of access did not keep the key");
+		hr.handle = mr.handle;
+		CHECK(!call(&a, CX4_OP_DEREG_MR, &hr, sizeof(hr), NULL, 0, NULL, 0, NULL),
+		      "A: DEREG_MR after REREG_MR");
+
+		fd = memfd(2 * 4096);
+		CHECK(call(&b, CX4_OP_RESIZE_CQ, &rq, sizeof(rq), &fd, 1, NULL, 0, NULL) == EINVAL,
+		      "B resized A's CQ");
+		CHECK(call(&a, CX4_OP_RESIZE_CQ, &rq, sizeof(rq), NULL, 0, NULL, 0, NULL) == EINVAL,
+		      "RESIZE_CQ without the new ring's fd accepted");
+		rq.log_cq_size = 40;
+		CHECK(call(&a, CX4_OP_RESIZE_CQ, &rq, sizeof(rq), &fd, 1, NULL, 0, NULL) == EINVAL,
+		      "RESIZE_CQ to 2^40 entries accepted");
+		rq.log_cq_size = 8;
+		CHECK(call(&a, CX4_OP_RESIZE_CQ, &rq, sizeof(rq), &fd, 1, NULL, 0, NULL) == EINVAL,
+		      "RESIZE_CQ of a ring larger than its memfd accepted");
+		rq.log_cq_size = 7;
+		ret = call(&a, CX4_OP_RESIZE_CQ, &rq, sizeof(rq), &fd, 1, NULL, 0, NULL);
+		CHECK(!ret, "A: RESIZE_CQ: %d", ret);
+		close(fd);
+	}
+
 	/* garbage */
 	CHECK(call(&a, CX4_OP_ALLOC_PD, buf, 7, NULL, 0, &pdb, sizeof(pdb), NULL) == EINVAL,
 	      "ALLOC_PD with a payload accepted");

@@ -2,7 +2,7 @@
 /*
  * The verbs test kit (vt.h) and the test program's main:
  *
- *   cx4_verbs_test [-a DEV] [-b DEV] [-g GID_INDEX] [-v] data|errors|all
+ *   cx4_verbs_test [-a DEV] [-b DEV] [-g GID_INDEX] [-v] data|errors|xverbs|all
  *
  * DEV defaults: cx4_0 and cx4_1; give the same device twice for loopback. Exit status 0 only
  * when every check passed.
@@ -152,6 +152,7 @@ int vt_open(struct vt_end *e, const char *dev, const struct vt_qp_params *p)
 	}
 	e->pd = ibv_alloc_pd(e->ctx);
 	if (p->cq_ex) {
+		struct ibv_device_attr_ex ax;
 		struct ibv_cq_init_attr_ex ca = {
 			.cqe = 256,
 			.wc_flags = IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_IMM |
@@ -159,6 +160,12 @@ int vt_open(struct vt_end *e, const char *dev, const struct vt_qp_params *p)
 				    IBV_WC_EX_WITH_SLID | IBV_WC_EX_WITH_SL |
 				    IBV_WC_EX_WITH_DLID_PATH_BITS,
 		};
+
+		/* completion timestamps where the device has a clock to stamp them with */
+		if (!ibv_query_device_ex(e->ctx, NULL, &ax) && ax.hca_core_clock) {
+			ca.wc_flags |= IBV_WC_EX_WITH_COMPLETION_TIMESTAMP;
+			e->cq_ts = true;
+		}
 
 		e->cqx = ibv_create_cq_ex(e->ctx, &ca);
 		e->cq = e->cqx ? ibv_cq_ex_to_cq(e->cqx) : NULL;
@@ -194,7 +201,24 @@ int vt_open(struct vt_end *e, const char *dev, const struct vt_qp_params *p)
 	ia.cap.max_send_sge = 2;
 	ia.cap.max_recv_sge = 2;
 	ia.cap.max_inline_data = p->max_inline;
-	e->qp = ibv_create_qp(e->pd, &ia);
+	if (p->send_ops) {
+		struct ibv_qp_init_attr_ex x = {
+			.send_cq = ia.send_cq, .recv_cq = ia.recv_cq, .srq = ia.srq,
+			.qp_type = ia.qp_type, .cap = ia.cap, .pd = e->pd,
+			.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+			.send_ops_flags = p->send_ops,
+		};
+
+		e->qp = ibv_create_qp_ex(e->ctx, &x);
+	} else {
+		e->qp = ibv_create_qp(e->pd, &ia);
+	}
+	if (p->expect_create_errno) {
+		if (e->qp || errno != p->expect_create_errno)
+			VT_FAIL("%s: create_qp succeeded or failed with %s, expected %s", dev,
+				strerror(errno), strerror(p->expect_create_errno));
+		return -1;
+	}
 	if (!e->qp) {
 		VT_FAIL("%s: create_qp: %s", dev, strerror(errno));
 		return -1;
@@ -330,7 +354,8 @@ struct ibv_ah *vt_ah(struct vt_end *from, struct vt_end *to)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: cx4_verbs_test [-a DEV] [-b DEV] [-g GID] [-v] data|errors|all\n");
+	fprintf(stderr,
+		"usage: cx4_verbs_test [-a DEV] [-b DEV] [-g GID] [-v] data|errors|xverbs|all\n");
 	exit(2);
 }
 
@@ -358,6 +383,8 @@ int main(int argc, char **argv)
 		vt_data_tests();
 	if (!strcmp(argv[optind], "errors") || !strcmp(argv[optind], "all"))
 		vt_error_tests();
+	if (!strcmp(argv[optind], "xverbs") || !strcmp(argv[optind], "all"))
+		vt_xverbs_tests();
 	printf("%s: %d failure%s\n", vt_failures ? "FAIL" : "PASS", vt_failures,
 	       vt_failures == 1 ? "" : "s");
 	return vt_failures ? 1 : 0;

@@ -35,6 +35,7 @@ struct vt_end {
 	struct ibv_port_attr port;
 	enum ibv_qp_type type;
 	struct ibv_cq_ex *cqx;		/* when created with ibv_create_cq_ex */
+	bool cq_ts;			/* ... with completion timestamps (the device has a clock) */
 };
 
 struct vt_qp_params {
@@ -45,6 +46,8 @@ struct vt_qp_params {
 	uint32_t max_inline;
 	uint32_t max_send_wr, max_recv_wr;
 	bool cq_ex;			/* the CQ comes from ibv_create_cq_ex */
+	uint64_t send_ops;		/* ibv_create_qp_ex with these send_ops_flags */
+	int expect_create_errno;	/* the QP's creation must fail with this */
 };
 
 extern struct vt_opts vt_opt;
@@ -75,5 +78,6 @@ bool vt_check_const(const uint8_t *p, size_t n, uint8_t v, const char *what);
 /* The test groups. */
 void vt_data_tests(void);
 void vt_error_tests(void);
+void vt_xverbs_tests(void);
 
 #endif

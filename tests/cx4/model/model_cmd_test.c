@@ -655,7 +655,8 @@ static void test_cq_commands(void)
 	T_EQ(cx4_get(out + 0x10, CX4_CQC_C_EQN), t.eqn);
 	T_EQ(cx4_get64(out + 0x10, CX4_CQC_DBR_ADDR), dbr.iova);
 	T_EQ(cx4_pas_get(out, 0x110, 0), m.iova);
-	/* MODIFY_CQ moderation; resize is not supported (cq_resize = 0) */
+	/* MODIFY_CQ moderation; a resize needs its own field selects and a PAS list (the
+	 * resize itself: cx4_model_mkey) */
 	memset(in, 0, sizeof(in));
 	cx4_set(in, CX4_CMD_IN_OPCODE, OP(MODIFY_CQ));
 	cx4_set(in, CX4_MODIFY_CQ_IN_CQN, cqn);
@@ -665,6 +666,11 @@ static void test_cq_commands(void)
 	cx4_set(in + 0x10, CX4_CQC_CQ_MAX_COUNT, 8);
 	T_EQ(tdev_cmd(&t, in, 0x110, out, 16), 0);
 	cx4_set(in, CX4_CMD_IN_OP_MOD, CX4_MODIFY_CQ_OPMOD_RESIZE);
+	cx4_set(in, CX4_MODIFY_CQ_IN_FIELD_SELECT, CX4_MODIFY_CQ_SEL_STATUS);
+	T_EQ(tdev_cmd(&t, in, 0x110, out, 16), CX4_CMD_STAT_BAD_PARAM_ERR);
+	cx4_set(in, CX4_MODIFY_CQ_IN_FIELD_SELECT, CX4_RESIZE_CQ_SEL_LOG_CQ_SIZE);
+	T_EQ(tdev_cmd(&t, in, 0x110, out, 16), CX4_CMD_STAT_BAD_INP_LEN_ERR);
+	cx4_set(in, CX4_CMD_IN_OP_MOD, 2);
 	T_EQ(tdev_cmd(&t, in, 0x110, out, 16), CX4_CMD_STAT_BAD_OP_ERR);
 	memset(in, 0, 16);
 	cx4_set(in, CX4_CMD_IN_OPCODE, OP(QUERY_CQ));

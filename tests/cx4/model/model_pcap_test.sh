@@ -6,10 +6,12 @@
 #   - tests/cx4/icrc_check.py re-verifies every ICRC with its own CRC code (zlib), and
 #   - tshark dissects every frame as InfiniBand over UDP 4791 without a malformed packet
 #     (RPC-over-RDMA heuristics off: they misread arbitrary SEND payloads, research note 4.6).
-# Usage: model_pcap_test.sh <cx4_model_data_test> <icrc_check.py>
+# Usage: model_pcap_test.sh <cx4_model_data_test> <icrc_check.py> [<cx4_model_mkey_test>]
+# (the memory-key tests add SEND_WITH_INV to the wire)
 set -eu
 test_bin=$1
 icrc=$2
+mkey_bin=${3:-}
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 
@@ -18,6 +20,13 @@ CX4_MODEL_PCAP="$dir/a" timeout 300 "$test_bin" >"$dir/log" 2>&1 || {
 	echo "FAIL: the data-path tests failed while capturing"
 	exit 1
 }
+if [ -n "$mkey_bin" ]; then
+	CX4_MODEL_PCAP="$dir/a" timeout 300 "$mkey_bin" >"$dir/log" 2>&1 || {
+		cat "$dir/log"
+		echo "FAIL: the memory-key tests failed while capturing"
+		exit 1
+	}
+fi
 n=0
 for f in "$dir"/*.pcap; do
 	n=$((n + 1))
@@ -43,7 +52,9 @@ done
 ops=$(for f in "$dir"/*.pcap; do
 	tshark -r "$f" --disable-protocol rpcordma -T fields -e infiniband.bth.opcode 2>/dev/null
 done | sort -n | uniq | tr '\n' ' ')
-for want in 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 32 33 35 38 39 40 100 101; do
+want_ops="0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 32 33 35 38 39 40 100 101"
+[ -z "$mkey_bin" ] || want_ops="$want_ops 22 23"	# RC SEND_LAST/ONLY_WITH_INVALIDATE
+for want in $want_ops; do
 	case " $ops" in
 	*" $want "*) ;;
 	*) echo "FAIL: no packet with BTH opcode $want on the wire (saw: $ops)"; exit 1 ;;

@@ -139,6 +139,7 @@ int tmr_reg(struct tdev *t, struct tmr *mr, size_t len, unsigned int access, int
 	}
 	cx4_set(in, CX4_CMD_IN_OPCODE, CX4_CMD_OP_CREATE_MKEY);
 	cx4_set(mkc, CX4_MKC_ACCESS_MODE_1_0, CX4_MKC_ACCESS_MODE_MTT);
+	cx4_set(mkc, CX4_MKC_UMR_EN, 1); /* the driver's UMR QP may change it (Linux reg_create) */
 	cx4_set(mkc, CX4_MKC_LR, !!(access & TA_LR));
 	cx4_set(mkc, CX4_MKC_LW, !!(access & TA_LW));
 	cx4_set(mkc, CX4_MKC_RR, !!(access & TA_RR));
@@ -243,7 +244,8 @@ int tqp_create(struct tdev *t, struct tqp *qp, uint8_t st, uint32_t pd, struct t
 {
 	uint8_t in[0x110 + 8 * 64] = {0}, out[16];
 	uint8_t *qpc = in + 0x18;
-	size_t rq_bytes = srq ? 0 : ((size_t)16 << RQ_STRIDE_LOG) << log_rq;
+	bool no_rq = srq || st == CX4_QP_ST_REG_UMR; /* the driver's UMR QP: send queue only */
+	size_t rq_bytes = no_rq ? 0 : ((size_t)16 << RQ_STRIDE_LOG) << log_rq;
 	size_t bytes = rq_bytes + ((size_t)64 << log_sq);
 	uint32_t npas = (uint32_t)((bytes + 4095) / 4096);
 	static uint32_t uidx = 0x1000;
@@ -254,7 +256,7 @@ int tqp_create(struct tdev *t, struct tqp *qp, uint8_t st, uint32_t pd, struct t
 		return -ENOMEM;
 	qp->st = st;
 	qp->sq_wqebbs = 1u << log_sq;
-	qp->rq_wqes = srq ? 0 : 1u << log_rq;
+	qp->rq_wqes = no_rq ? 0 : 1u << log_rq;
 	qp->rq_stride = 16u << RQ_STRIDE_LOG;
 	qp->scq = scq;
 	qp->rcq = rcq;
@@ -269,6 +271,8 @@ int tqp_create(struct tdev *t, struct tqp *qp, uint8_t st, uint32_t pd, struct t
 	if (srq) {
 		cx4_set(qpc, CX4_QPC_RQ_TYPE, CX4_QP_RQ_TYPE_SRQ);
 		cx4_set(qpc, CX4_QPC_SRQN_RMPN_XRQN, srq->srqn);
+	} else if (no_rq) {
+		cx4_set(qpc, CX4_QPC_RQ_TYPE, CX4_QP_RQ_TYPE_ZERO_LEN);
 	} else {
 		cx4_set(qpc, CX4_QPC_LOG_RQ_SIZE, log_rq);
 		cx4_set(qpc, CX4_QPC_LOG_RQ_STRIDE, RQ_STRIDE_LOG);
@@ -420,6 +424,30 @@ int tqp_post_send(struct tdev *t, struct tqp *qp, const struct tsend *s)
 		cx4_mmio_write64_be(&t->bar, t->uar * 4096u + 0x800 + qp->bf_off, v);
 	}
 	qp->bf_off ^= 0x100; /* alternate BlueFlame halves, as rdma-core */
+	return idx;
+}
+
+int tqp_post_segs(struct tdev *t, struct tqp *qp, uint8_t opcode, uint32_t imm_be, uint8_t fm_ce_se,
+		  const void *segs, uint32_t len)
+{
+	uint8_t w[1024] = {0};
+	uint32_t ds = (16 + len + 15) / 16, nbb = (ds * 16 + 63) / 64;
+	uint16_t idx = qp->sq_pi;
+	uint64_t v;
+
+	memcpy(w + 16, segs, len);
+	cx4_be32_store(w, (uint32_t)idx << 8 | opcode);
+	cx4_be32_store(w + 4, qp->qpn << 8 | ds);
+	w[11] = fm_ce_se;
+	memcpy(w + 12, &imm_be, 4);
+	sq_write(qp, (idx & (qp->sq_wqebbs - 1)) * 64u, w, nbb * 64);
+	qp->sq_pi = (uint16_t)(qp->sq_pi + nbb);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	cx4_be32_store(qp->dbr.p + 4, qp->sq_pi);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	memcpy(&v, w, 8);
+	cx4_mmio_write64_be(&t->bar, t->uar * 4096u + 0x800 + qp->bf_off, v);
+	qp->bf_off ^= 0x100;
 	return idx;
 }
 

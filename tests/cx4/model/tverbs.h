@@ -117,6 +117,9 @@ struct tsend {
 /* Post one send WQE; returns its WQE index. */
 int tqp_post_send(struct tdev *t, struct tqp *qp, const struct tsend *s);
 void tqp_ring(struct tdev *t, struct tqp *qp);
+/* Post a WQE of any opcode: the control segment, then len bytes of segments (a UMR's). */
+int tqp_post_segs(struct tdev *t, struct tqp *qp, uint8_t opcode, uint32_t imm_be, uint8_t fm_ce_se,
+		  const void *segs, uint32_t len);
 int tqp_post_recv(struct tdev *t, struct tqp *qp, const struct tsge *sg, int nsg);
 int tsrq_post_recv(struct tdev *t, struct tsrq *s, const struct tsge *sg, int nsg);
 

@@ -1,0 +1,338 @@
+#!/bin/bash
+# make bench: every transport against the machine's baselines and limits, measured in one run
+# on one machine (a measurement, not a test: it asserts nothing and exits 0 when everything ran).
+#
+#   bench/bench.sh [BUILD_DIR]
+#
+# BENCH_QUICK=1     one round, short measurements, fewer sizes (under 3 minutes)
+# BENCH_ROUNDS=N    rounds of the headline figures, each next to its baselines (default 3)
+# BENCH_SECONDS=S   seconds per timed measurement (default 2)
+# BENCH_ONLY="..."  sections to run: base headline sweep multi scale consumers cm scif
+#                   (default all; cm and scif are skipped while their scripts are absent)
+# BENCH_OUT=DIR     where results go (default BUILD_DIR/bench): results.jsonl, report.txt,
+#                   report.md, results.json, results.csv, plots/*.png, log.txt
+#
+# Runs as root in a private network namespace and run directory, with the devices cx4_0/cx4_1
+# (ports joined by the model's cable) and ntb_0/ntb_1 (one link, intel-gen3).
+# docs/performance.md explains each baseline and target.
+set -u
+SRC=$(cd "$(dirname "$0")/.." && pwd)
+BUILD=$(cd "${1:-$SRC/build}" && pwd)
+if [ -z "${BV_IN_NETNS:-}" ] && [ "$(id -u)" = 0 ] && command -v unshare >/dev/null; then
+	export BV_IN_NETNS=1
+	exec unshare --net -- bash -c 'ip link set lo up && exec "$0" "$@"' "$0" "$@"
+fi
+export BVCTL="$BUILD/bin/bvctl"
+BASE="$BUILD/bin/bv_baseline"
+SCALE="$BUILD/bin/bv_scale"
+OUT=${BENCH_OUT:-$BUILD/bench}
+mkdir -p "$OUT"
+rm -f "$OUT"/results.jsonl "$OUT"/log.txt
+export BENCH_RESULTS="$OUT/results.jsonl" BENCH_LOG="$OUT/log.txt"
+export BV_RUNDIR
+BV_RUNDIR=$(mktemp -d /tmp/bvbench.XXXXXX)
+TMP=$(mktemp -d /tmp/bvbench-out.XXXXXX)
+trap '"$BVCTL" down >/dev/null 2>&1; rm -rf "$BV_RUNDIR" "$TMP"' EXIT
+. "$SRC/bench/lib.sh"
+
+QUICK=${BENCH_QUICK:-0}
+if [ "$QUICK" = 1 ]; then
+	ROUNDS=${BENCH_ROUNDS:-1}
+	T=${BENCH_SECONDS:-1}
+	SIZES="8 4096 65536 1048576 4194304"
+	NITER=200
+	QPS_SCALE="1 64 1024"
+	PROCS_SCALE="8 64"
+	CONNS=200
+else
+	ROUNDS=${BENCH_ROUNDS:-3}
+	T=${BENCH_SECONDS:-2}
+	SIZES="8 64 512 4096 32768 65536 262144 1048576 4194304"
+	NITER=1000
+	QPS_SCALE="1 4 16 64 256 1024"
+	PROCS_SCALE="2 4 8 16 32 64"
+	CONNS=1000
+fi
+ONLY=${BENCH_ONLY:-base headline sweep multi scale consumers cm scif}
+want() { [[ " $ONLY " == *" $1 "* ]]; }
+
+cat >"$TMP/bench.conf" <<EOF
+[device cx4_0]
+kind = cx4
+ip = 127.0.1.1
+cable = bench
+
+[device cx4_1]
+kind = cx4
+ip = 127.0.1.2
+cable = bench
+
+[device ntb_0]
+kind = ntb
+link = ntbbench
+side = 0
+profile = intel-gen3
+ip = 127.0.2.1
+
+[device ntb_1]
+kind = ntb
+link = ntbbench
+side = 1
+profile = intel-gen3
+ip = 127.0.2.2
+EOF
+"$BVCTL" --config "$TMP/bench.conf" up >/dev/null || { echo "bench: bvctl up failed"; exit 1; }
+for _ in $(seq 100); do
+	"$BVCTL" run -- ibv_devinfo -d ntb_1 2>/dev/null | grep -q PORT_ACTIVE && break
+	sleep 0.1
+done
+# GID index of the IPv4-mapped RoCE v2 address (perftest -x): the same on both kinds
+GID=3
+export BENCH_PERFTEST_ARGS="-x $GID"
+
+bench_note "bench on $(nproc) CPUs ($(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1)), load $(cut -d' ' -f1-3 /proc/loadavg), quick=$QUICK rounds=$ROUNDS seconds=$T"
+
+# perftest pairs per kind: the server's device, then the client's
+pair_devs() {
+	case $1 in
+	cx4) echo "cx4_0 cx4_1" ;;
+	ntb) echo "ntb_0 ntb_1" ;;
+	esac
+}
+
+# pt KIND ID PROGRAM ARGS... -> records bandwidth or latency rows under ID, with the
+# key=val words given after "::" (e.g. qps=8); perftest's failed clock calibration under load
+# is retried once
+pt() {
+	local kind=$1 id=$2 prog=$3 keys=() args=() sd cd out try
+	shift 3
+	while [ $# -gt 0 ] && [ "$1" != :: ]; do args+=("$1"); shift; done
+	[ $# -gt 0 ] && shift && keys=("$@")
+	read -r sd cd < <(pair_devs "$kind")
+	out="$TMP/$kind.$id"
+	for try in 1 2; do
+		if bench_perftest "$out" "$sd" "$cd" "$prog" "${args[@]}"; then
+			case $prog in
+			*_lat) bench_record_lat "$kind.$id" "$out" "${keys[@]}" ;;
+			*) bench_record_bw "$kind.$id" "$out" "${keys[@]}" ;;
+			esac
+			return 0
+		fi
+		grep -q "Correlation coefficient" "$out.srv" "$out.cli" 2>/dev/null || break
+	done
+	bench_note "$kind $prog ${args[*]} failed: $(tail -n 2 "$out.cli" "$out.srv" 2>/dev/null | tr '\n' ' ')"
+	return 1
+}
+
+baselines() {	# the machine's limits, every round
+	local s ts
+	ts=$(awk -v t="$T" 'BEGIN { print t / 4 }')	# per size: the copies settle fast
+	for s in $SIZES; do
+		"$BASE" -t "$ts" memcpy "$s" | bench_val "memcpy_bw_$s" |
+			{ read -r v; bench_record base.memcpy "$v" Gb/s size="$s"; }
+		"$BASE" -t "$ts" pvm-bw "$s" | bench_val "pvm_bw_$s" |
+			{ read -r v; bench_record base.pvm "$v" Gb/s size="$s"; }
+	done
+	bench_record base.udp_bw "$("$BASE" -t "$T" udp-bw 4096 | bench_val udp_bw_4096)" Gb/s size=4096
+	bench_record base.udp_pps "$("$BASE" -t "$T" udp-pps | bench_val udp_pps_64)" Mpps size=64
+	bench_record base.udp_lat "$("$BASE" -t "$T" udp-lat | bench_val udp_half_rtt_64)" us size=64
+	bench_record base.udp_lat_block "$("$BASE" -t "$T" udp-lat-block |
+		bench_val udp_half_rtt_64_block)" us size=64
+	bench_record base.tcp_bw "$("$BASE" -t "$T" tcp-bw | bench_val tcp_bw)" Gb/s size=1048576
+	bench_record base.shm_lat "$("$BASE" -t "$T" shm-pingpong | bench_val shm_half_rtt)" us size=8
+	bench_record base.swdev_floor "$("$BASE" -t "$T" swdev-floor |
+		bench_val swdev_floor_half_rtt)" us size=8
+}
+
+headline() {	# the figures with targets, right after this round's baselines
+	local k
+	for k in cx4 ntb; do
+		pt "$k" ib_write_bw ib_write_bw -s 65536 -D "$T" --report_gbits
+		pt "$k" ib_write_bw ib_write_bw -s 4194304 -D "$T" --report_gbits
+		pt "$k" ib_write_bw ib_write_bw -s 8 -D "$T" --report_gbits
+		pt "$k" ib_write_lat ib_write_lat -s 8 -n 20000
+	done
+}
+
+sweep() {	# every perftest program over the sizes, once
+	local k p
+	for k in cx4 ntb; do
+		for p in ib_write_bw ib_read_bw ib_send_bw; do
+			pt "$k" "sweep.$p" "$p" -a -n "$NITER" --report_gbits
+		done
+		pt "$k" sweep.ib_atomic_bw ib_atomic_bw -n $((NITER * 10)) --report_gbits
+		for p in ib_write_lat ib_read_lat ib_send_lat; do
+			pt "$k" "sweep.$p" "$p" -a -n "$NITER"
+		done
+	done
+}
+
+# pairs KIND N ARGS...: N perftest pairs at once on the same two devices; records their sum
+pairs() {
+	local kind=$1 n=$2 sd cd i pids=() sum=0 ok=0 v
+	shift 2
+	read -r sd cd < <(pair_devs "$kind")
+	for i in $(seq "$n"); do
+		(BENCH_PORT=$((BENCH_PORT + 100 + i))
+		 bench_perftest "$TMP/$kind.pairs$n.$i" "$sd" "$cd" ib_write_bw "$@" --report_gbits) &
+		pids+=($!)
+	done
+	for i in "${!pids[@]}"; do
+		wait "${pids[$i]}" && ok=$((ok + 1))
+	done
+	for i in $(seq "$n"); do
+		v=$(bench_perftest_rows "$TMP/$kind.pairs$n.$i.cli" 2>/dev/null | tail -n1 | awk '{print $4}')
+		[ -n "$v" ] && sum=$(awk -v a="$sum" -v b="$v" 'BEGIN { print a + b }')
+	done
+	BENCH_PORT=$((BENCH_PORT + 100 + n))
+	bench_record "$kind.pairs.bw" "$sum" Gb/s size=65536 pairs="$n"
+	bench_record "$kind.pairs.completed" "$ok" of"$n" size=65536 pairs="$n"
+	[ "$ok" = "$n" ] || bench_note "$kind: $((n - ok)) of $n concurrent ib_write_bw pairs failed"
+}
+
+multi() {	# several QPs and several process pairs
+	local k n
+	for k in cx4 ntb; do
+		pt "$k" ib_write_bw.q8 ib_write_bw -s 65536 -q 8 -D "$T" --report_gbits :: qps=8
+		for n in 2 4; do
+			pairs "$k" "$n" -s 65536 -D "$T"
+		done
+	done
+}
+
+scale() {	# QPs per process, processes per device, creation rates and memory
+	local k n sd cd
+	for k in cx4 ntb; do
+		read -r sd cd < <(pair_devs "$k")
+		# the same bytes in flight at every QP count (perftest's default: 128 WQEs of one QP):
+		# with -t 128 per QP, 1,024 QPs put 8 GiB in flight and, served round-robin as a NIC
+		# does, no QP completes its first signalled WQE within the measured seconds
+		for n in $QPS_SCALE; do
+			pt "$k" ib_write_bw.qps ib_write_bw -s 65536 -q "$n" -t $(( n < 128 ? 128 / n : 1 )) \
+				-D "$T" --report_gbits :: qps="$n"
+		done
+		for n in $PROCS_SCALE; do
+			pairs "$k" "$n" -s 65536 -D "$T"
+		done
+		if [ -x "$SCALE" ]; then
+			timeout 300 "$BVCTL" run -- "$SCALE" -d "$sd" -D "$cd" -g "$GID" \
+				-q "$(echo "$QPS_SCALE" | tr ' ' ',')" -t "$T" >"$TMP/$k.scale" 2>&1 ||
+				bench_note "$k bv_scale failed: $(tail -n 2 "$TMP/$k.scale" | tr '\n' ' ')"
+			# bv_scale prints "ID VALUE UNIT key=val..." lines
+			while read -r id v unit rest; do
+				# shellcheck disable=SC2086
+				bench_record "$k.$id" "$v" "$unit" $rest
+			done < <(grep -E '^[a-z_.]+ [0-9.]+ ' "$TMP/$k.scale")
+		fi
+	done
+}
+
+# ucx_record ID TEST SIZE FILE: ucx_perftest's "Final:" line (iterations, latency typical /
+# average / overall in us, bandwidth average / overall in MB/s, message rate ...)
+ucx_record() {
+	case $2 in
+	*_lat) bench_record "$1" "$(awk '/^Final:/ { print $3 }' "$4")" us size="$3" ;;
+	*) bench_record "$1" "$(awk '/^Final:/ { printf "%.3f", $7 * 1048576 * 8 / 1e9 }' "$4")" Gb/s size="$3" ;;
+	esac
+}
+
+consumers() {	# qperf and ucx_perftest over both kinds
+	local k sd cd t out tl
+	for k in cx4 ntb; do
+		read -r sd cd < <(pair_devs "$k")
+		if command -v qperf >/dev/null; then
+			# one qperf server per kind serves every test; it runs until killed
+			timeout -k 5 600 "$BVCTL" run -- qperf >"$TMP/$k.qperf.srv" 2>&1 &
+			local qs=$!
+			bench_wait_listen 19765 || bench_note "$k: the qperf server never listened"
+			for t in rc_bw rc_lat ud_bw ud_lat; do
+				out="$TMP/$k.qperf.$t"
+				if timeout -k 5 120 "$BVCTL" run -- qperf -li "$cd:1" -ri "$sd:1" -t "$T" \
+					--use_bits_per_sec 127.0.0.1 "$t" >"$out.cli" 2>&1; then
+					case $t in
+					*_bw) bench_record "$k.qperf.$t" "$(awk '/bw *=/ { v = $3; if ($4 ~ /^Mb/) v /= 1000; print v }' "$out.cli")" Gb/s size=65536 ;;
+					*_lat) bench_record "$k.qperf.$t" "$(awk '/latency *=/ { v = $3; if ($4 ~ /^ns/) v /= 1000; if ($4 ~ /^ms/) v *= 1000; print v }' "$out.cli")" us size=1 ;;
+					esac
+				else
+					bench_note "$k qperf $t failed: $(tail -n 2 "$out.cli" | tr '\n' ' ')"
+				fi
+			done
+			kill "$qs" 2>/dev/null
+			wait "$qs" 2>/dev/null
+		else
+			bench_note "qperf not installed (tools/install-deps.sh bench)"
+		fi
+		if command -v ucx_perftest >/dev/null; then
+			# UCT level (-x TRANSPORT): active messages, zero-copy put and get
+			for t in "rc_verbs am_lat 8 bcopy" "rc_verbs am_bw 1024 bcopy" "rc_verbs put_bw 65536 zcopy" \
+				"rc_verbs get 65536 zcopy" "ud_verbs am_lat 8 bcopy" "ud_verbs am_bw 1024 bcopy"; do
+				read -r tl tt sz dm <<<"$t"
+				out="$TMP/$k.ucx.$tl.$tt"
+				BENCH_PORT=13337
+				if UCX_IB_GID_INDEX=$GID UCX_WARN_UNUSED_ENV_VARS=n bench_pair "$out" \
+					ucx_perftest -d "$sd:1" -x "$tl" -- \
+					ucx_perftest 127.0.0.1 -d "$cd:1" -x "$tl" -t "$tt" -s "$sz" -D "$dm" -n 2000; then
+					ucx_record "$k.ucx.$tl.$tt" "$tt" "$sz" "$out.cli"
+				else
+					bench_note "$k ucx_perftest $tl $tt failed: $(grep -m1 -E 'ERROR|rror' "$out.cli" "$out.srv" | cut -c1-160)"
+				fi
+			done
+			# UCP level: tag matching over one transport
+			for t in "rc_verbs tag_lat 8" "rc_verbs tag_bw 65536" "ud_verbs tag_lat 8" "ud_verbs tag_bw 65536"; do
+				read -r tl tt sz <<<"$t"
+				out="$TMP/$k.ucp.$tl.$tt"
+				BENCH_PORT=13337
+				if UCX_TLS=$tl,ud_verbs,self UCX_IB_GID_INDEX=$GID UCX_WARN_UNUSED_ENV_VARS=n bench_pair "$out" \
+					env UCX_NET_DEVICES="$sd:1" ucx_perftest -- \
+					env UCX_NET_DEVICES="$cd:1" ucx_perftest 127.0.0.1 -t "$tt" -s "$sz" -n 2000; then
+					ucx_record "$k.ucp.$tl.$tt" "$tt" "$sz" "$out.cli"
+				else
+					bench_note "$k ucx_perftest (UCP) $tl $tt failed: $(grep -m1 -E 'ERROR|rror' "$out.cli" "$out.srv" | cut -c1-160)"
+				fi
+			done
+		else
+			bench_note "ucx_perftest not installed (tools/install-deps.sh bench)"
+		fi
+	done
+}
+
+# cm: rdma_cm connection set-up (issue 10), bench/rdmacm_bench.sh in its own namespace and
+# run directory; its JSON lines go into BENCH_RESULTS
+cm() {
+	if [ ! -x "$SRC/bench/rdmacm_bench.sh" ]; then
+		bench_note "cm skipped: bench/rdmacm_bench.sh is not in this tree"
+		return 0
+	fi
+	BENCH_CONNS=$CONNS timeout -k 5 600 "$SRC/bench/rdmacm_bench.sh" "$BUILD" >"$TMP/cm.out" 2>&1 ||
+		bench_note "rdmacm_bench.sh failed: $(grep -v '^{' "$TMP/cm.out" | tail -n 2 | tr '\n' ' ')"
+}
+
+# scif: libscif's figures (issue 11), bench/scif_bench.sh with its own instance; it prints
+# JSON lines in lib.sh's format on stdout
+scif() {
+	if [ ! -x "$SRC/bench/scif_bench.sh" ] || [ ! -x "$BUILD/bin/scif_bench" ]; then
+		bench_note "scif skipped: bench/scif_bench.sh or scif_bench is not in this tree"
+		return 0
+	fi
+	timeout -k 5 600 "$SRC/bench/scif_bench.sh" -b "$BUILD" -t "$T" -r 1 >"$TMP/scif.out" \
+		2>"$TMP/scif.err" || bench_note "scif_bench.sh failed: $(tail -n 2 "$TMP/scif.err" | tr '\n' ' ')"
+	grep '^{' "$TMP/scif.out" >>"$BENCH_RESULTS"
+}
+
+start=$(date +%s)
+for r in $(seq "$ROUNDS"); do
+	export BENCH_ROUND=$r
+	want base && { bench_note "round $r: baselines"; baselines; }
+	want headline && { bench_note "round $r: headline figures"; headline; }
+done
+export BENCH_ROUND=1
+want sweep && { bench_note "perftest over the message sizes"; sweep; }
+want multi && { bench_note "several QPs and process pairs"; multi; }
+want scale && { bench_note "scaling"; scale; }
+want consumers && { bench_note "qperf and UCX"; consumers; }
+want cm && { bench_note "rdma_cm connection set-up"; cm; }
+want scif && { bench_note "SCIF"; scif; }
+"$BVCTL" status >"$OUT/status.txt" 2>&1
+bench_note "ran in $(( $(date +%s) - start )) s"
+python3 "$SRC/bench/report.py" "$OUT" || { echo "bench: report failed"; exit 1; }
+cat "$OUT/report.txt"
