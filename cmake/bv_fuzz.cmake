@@ -12,7 +12,7 @@
 #
 #   bv_fuzz_target(NAME <name> HARNESS <file.c> LIBS <bv_fuzz_library name>...
 #                  [INCLUDES <dir>...] [SOURCES <file.c>...] CORPUS <dir> REGRESS <dir>
-#                  [ARGS <libFuzzer option>...])
+#                  [LINK <linker argument>...] [ARGS <libFuzzer option>...])
 #       build/bin/<name>, and two tests:
 #         <name>_regress  every input of CORPUS and REGRESS once (no mutation): the checked-in
 #                         corpus and every crash reproducer must pass, always
@@ -21,6 +21,7 @@
 #                         replays it), new inputs in the build tree, findings in
 #                         build/fuzz/<name>/findings
 #       and a step of `make fuzz` (the `fuzz` target): the same for BV_FUZZ_LONG seconds.
+#       LINK: system libraries the code under test needs (e.g. -lnl-route-3), not instrumented.
 #       ARGS go to libFuzzer (e.g. -max_len=4096); tests/fuzz/run_fuzz.sh runs all of it.
 #
 # A crash reproducer goes into REGRESS (named after what it found), so that <name>_regress runs
@@ -126,7 +127,7 @@ endfunction()
 
 function(bv_fuzz_target)
 	cmake_parse_arguments(T "" "NAME;HARNESS;CORPUS;REGRESS"
-		"LIBS;INCLUDES;SOURCES;ARGS" ${ARGN})
+		"LIBS;INCLUDES;SOURCES;LINK;ARGS" ${ARGN})
 	if(NOT BV_FUZZ)
 		return()
 	endif()
@@ -157,7 +158,7 @@ function(bv_fuzz_target)
 	add_custom_command(OUTPUT ${bin}
 		COMMAND ${BV_FUZZ_CLANG} ${BV_FUZZ_CFLAGS} -fsanitize=fuzzer ${incs}
 			${T_HARNESS} ${T_SOURCES} -Wl,--start-group ${archives} -Wl,--end-group
-			-lpthread -o ${bin}
+			${T_LINK} -lpthread -o ${bin}
 		DEPENDS ${T_HARNESS} ${T_SOURCES} ${deps} ${hdrs} COMMAND_EXPAND_LISTS VERBATIM
 		COMMENT "fuzz: ${T_NAME} (libFuzzer, ASan, UBSan)")
 	add_custom_target(${T_NAME} ALL DEPENDS ${bin})

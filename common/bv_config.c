@@ -99,10 +99,12 @@ static int set_key(struct bv_dev_conf *d, const char *k, const char *v, int line
 	} else if (!strcmp(k, "mac")) {
 		if (parse_mac(v, d->mac))
 			return fail(err, errlen, line, "mac '%s' is not xx:xx:xx:xx:xx:xx", v);
+		d->mac_given = true;
 	} else if (!strcmp(k, "netdev")) {
 		if (strlen(v) >= sizeof(d->netdev))
 			return fail(err, errlen, line, "netdev name too long");
 		snprintf(d->netdev, sizeof(d->netdev), "%s", v);
+		d->netdev_given = true;
 	} else if (!strcmp(k, "link")) {
 		if (!valid_name(v) || strlen(v) >= sizeof(d->link))
 			return fail(err, errlen, line, "bad link name '%s'", v);

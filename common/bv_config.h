@@ -16,6 +16,7 @@
 #define BV_CONFIG_H
 
 #include <netinet/in.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -32,8 +33,10 @@ struct bv_dev_conf {
 	char kind[16];		/* "cx4" or "ntb" */
 	int index;		/* position in the file: selects uverbs<BV_UVERBS_BASE+index> */
 	struct in_addr ip;	/* port 1's IPv4 address (RoCE v2 GID, rdma_cm address) */
-	uint8_t mac[6];		/* port 1's MAC (RoCE v1 link-local GID, node GUID) */
+	uint8_t mac[6];		/* port 1's MAC (the link-local GID, node GUID) */
 	char netdev[16];	/* the netdev the GIDs belong to (gid_attrs/ndevs) */
+	bool mac_given;		/* mac / netdev were in the file (else bv_config_resolve */
+	bool netdev_given;	/* decides them from the host's interfaces) */
 	char link[32];		/* ntb: the link both ends name */
 	int side;		/* ntb: 0 or 1 */
 	char profile[32];	/* ntb: hardware profile */

@@ -13,8 +13,11 @@
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
+#include <infiniband/verbs.h>
+
 
 #include "bv_msg.h"
+#include "bv_netdev.h"
 #include "bv_paths.h"
 #include "bvd.h"
 #include "bvd_timer.h"
@@ -112,6 +115,8 @@ int bvd_async_event(struct bvd_client *c, uint64_t element, uint32_t event_type)
 
 void bvd_async_event_all(struct bvd *d, uint64_t element, uint32_t event_type)
 {
+	if (event_type == IBV_EVENT_PORT_ACTIVE || event_type == IBV_EVENT_PORT_ERR)
+		bvd_sysfs_refresh(d);
 	for (struct bvd_client *c = d->clients; c; c = c->next)
 		if (c->role == BV_ROLE_VERBS)
 			bvd_async_event(c, element, event_type);
@@ -469,6 +474,7 @@ int bvd_main(int argc, char **argv, const struct bvd_kind_ops *ops)
 			err);
 		return 2;
 	}
+	bv_config_resolve(&d->cfg); /* net devices and MACs, as bvctl decided them */
 	d->conf = bv_config_find(&d->cfg, device);
 	if (!d->conf) {
 		fprintf(stderr, "%s: no device '%s' in the configuration\n", argv[0], device);
@@ -496,6 +502,7 @@ int bvd_main(int argc, char **argv, const struct bvd_kind_ops *ops)
 		bvd_log(d, "device bring-up failed (%d)", status);
 		return status;
 	}
+	bvd_sysfs_refresh(d);
 	if (ops->cm && (status = bvd_cm_init(d))) {
 		bvd_log(d, "connection manager: cannot start (%d)", status);
 		if (ops->fini)

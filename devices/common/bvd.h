@@ -98,9 +98,13 @@ int bvd_watch_fd_events(struct bvd *d, int fd, uint32_t events, bvd_fd_cb cb, vo
 int bvd_modify_fd(struct bvd *d, int fd, uint32_t events);
 void bvd_unwatch_fd(struct bvd *d, int fd);
 
+/* Write the device's firmware version and port state into the sysfs tree (bvd_sysfs.c). */
+void bvd_sysfs_refresh(struct bvd *d);
+
 /* Queue an async event for a client (struct ib_uverbs_async_event_desc). */
 int bvd_async_event(struct bvd_client *c, uint64_t element, uint32_t event_type);
-/* The same event for every verbs client (port and device events). */
+/* The same event for every verbs client (port and device events; a port event also
+ * refreshes the port's sysfs files). */
 void bvd_async_event_all(struct bvd *d, uint64_t element, uint32_t event_type);
 
 void bvd_log(struct bvd *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

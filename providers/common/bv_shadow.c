@@ -56,6 +56,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -77,17 +78,15 @@ struct shadow {
 	struct shadow *next;
 	uintptr_t start, end;
 	int fd;
+	unsigned long ino; /* the memfd's inode: what /proc/self/maps names */
 	unsigned int refs;
 };
 
 static pthread_mutex_t shadow_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct shadow *shadows;
 
-/*
- * Every byte of [start, end) is in a private anonymous read/write mapping (ours: false), or
- * in a shared mapping of one of our memfds (ours: true).
- */
-static bool mapped_as(uintptr_t start, uintptr_t end, bool ours)
+/* Every byte of [start, end) is in a private anonymous read/write mapping. */
+static bool mapped_private(uintptr_t start, uintptr_t end)
 {
 	FILE *f = fopen("/proc/self/maps", "re");
 	char line[512];
@@ -104,8 +103,39 @@ static bool mapped_as(uintptr_t start, uintptr_t end, bool ours)
 			continue;
 		if (hi <= at || lo > at)
 			continue;
-		if (ours ? strcmp(perms, "rw-s") || strncmp(path, "/memfd:bv-mr", 12)
-			 : strcmp(perms, "rw-p") || inode || (path[0] && strcmp(path, "[heap]")))
+		if (strcmp(perms, "rw-p") || inode || (path[0] && strcmp(path, "[heap]")))
+			break;
+		at = hi;
+	}
+	fclose(f);
+	return at >= end;
+}
+
+/*
+ * Every byte of [start, end) is still s's memfd, at its own offset: the application has not
+ * unmapped (or mapped something else over) that part of a registered region since it was moved.
+ * If it has, the memfd's pages behind the range are no longer what the application sees there:
+ * what a device writes into them is lost to it, and a new region over the range must not share
+ * them.
+ */
+static bool intact(const struct shadow *s, uintptr_t start, uintptr_t end)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	char line[512];
+	uintptr_t at = start;
+
+	if (!f)
+		return false;
+	while (at < end && fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi, off, inode;
+		char perms[8], dev[16];
+
+		if (sscanf(line, "%lx-%lx %7s %lx %15s %lu", &lo, &hi, perms, &off, dev, &inode) < 6)
+			continue;
+		if (hi <= at || lo > at)
+			continue;
+		if (strcmp(perms, "rw-s") || inode != s->ino || lo < s->start ||
+		    off != lo - s->start)
 			break;
 		at = hi;
 	}
@@ -285,12 +315,23 @@ int bv_shadow_get(uint64_t addr, uint64_t len, int *fd, uint64_t *fd_off)
 	uintptr_t start = addr & ~(uintptr_t)(BV_PAGE_SIZE - 1);
 	uintptr_t end = (addr + len + BV_PAGE_SIZE - 1) & ~(uintptr_t)(BV_PAGE_SIZE - 1);
 	struct shadow *s;
+	struct stat st;
 	int ret = -ENOTSUP;
 
 	if (end - start > SHADOW_MAX || end <= start || !uffd_usable())
 		return -ENOTSUP;
 	pthread_mutex_lock(&shadow_lock);
 	for (s = shadows; s; s = s->next) {
+		/*
+		 * Pages moved for an earlier region that the application unmapped while it was
+		 * still registered (allocators free memory before registration caches let go of
+		 * it) and then mapped again: the new pages are not the memfd's. Such a region is
+		 * written by DMA (pid + address) until the old one is gone: sharing the stale memfd
+		 * would send the device's writes where the application never looks.
+		 */
+		if (start < s->end && s->start < end &&
+		    !intact(s, start > s->start ? start : s->start, end < s->end ? end : s->end))
+			goto out;
 		if (s->start <= start && end <= s->end) {
 			s->refs++;
 			*fd = s->fd;
@@ -301,7 +342,7 @@ int bv_shadow_get(uint64_t addr, uint64_t len, int *fd, uint64_t *fd_off)
 		if (start < s->end && s->start < end)
 			goto out; /* overlaps a moved range only in part: keep it as it is */
 	}
-	if (!mapped_as(start, end, false))
+	if (!mapped_private(start, end))
 		goto out;
 	s = calloc(1, sizeof(*s));
 	if (!s) {
@@ -310,10 +351,11 @@ int bv_shadow_get(uint64_t addr, uint64_t len, int *fd, uint64_t *fd_off)
 	}
 	s->fd = memfd_create("bv-mr", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (s->fd < 0 || ftruncate(s->fd, (off_t)(end - start)) ||
-	    fcntl(s->fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_SEAL)) {
+	    fcntl(s->fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_SEAL) || fstat(s->fd, &st)) {
 		ret = -errno;
 		goto fail;
 	}
+	s->ino = (unsigned long)st.st_ino;
 	ret = swap_pages(start, end - start, s->fd, -1);
 	if (ret)
 		goto fail;
@@ -348,11 +390,12 @@ void bv_shadow_put(uint64_t addr, uint64_t len)
 		if (--s->refs == 0) {
 			*p = s->next;
 			/*
-			 * Back to private memory, unless the application unmapped it already.
+			 * Back to private memory, unless the application unmapped it already
+			 * (any part: what is mapped there now is the application's own).
 			 * If that cannot be done safely, the pages stay the memfd's (still
 			 * the same bytes at the same addresses), which is never a corruption.
 			 */
-			if (mapped_as(s->start, s->end, true))
+			if (intact(s, s->start, s->end))
 				swap_pages(s->start, s->end - s->start, -1, s->fd);
 			close(s->fd);
 			free(s);

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""Verify the RoCE v2 ICRC of every packet in a capture, independently of bridgeverbs' C code.
+"""Verify the RoCE ICRC of every packet in a capture, independently of bridgeverbs' C code.
 
 The ICRC (IBTA vol 1 Annex A17, RoCE v2; Linux rxe_icrc.c) is CRC-32 (zlib.crc32) over
     8 bytes 0xFF (masked LRH)
@@ -9,7 +9,9 @@ The ICRC (IBTA vol 1 Annex A17, RoCE v2; Linux rxe_icrc.c) is CRC-32 (zlib.crc32
     + UDP header with checksum = 0xFFFF
     + BTH with byte 4 (FECN/BECN/resv6a) = 0xFF
     + everything after the BTH up to the ICRC,
-stored little-endian in the last 4 bytes of the UDP payload (shared/research/cx4.md §4.5).
+stored little-endian in the last 4 bytes of the UDP payload (docs/roce-wire.md).
+RoCE v1 (Annex A16, Ethertype 0x8915) has the GRH in the IP header's place, with TClass,
+FlowLabel and HopLmt all ones (IBTA vol 1 7.8.1), and no UDP header.
 
 Reads classic pcap (any byte order, micro- or nanosecond) and pcapng; link types Ethernet
 (with 802.1Q/802.1ad tags), raw IPv4/IPv6 (228/229/101), Linux cooked (113/276) and BSD
@@ -114,14 +116,45 @@ def network_layer(linktype, frame):
 
 
 def roce_icrc(masked_ip, udp, transport):
-    """ICRC over a masked IP header, a UDP header and BTH..pad (transport without the ICRC)."""
-    mudp = udp[:6] + b"\xff\xff"
+    """ICRC over a masked IP header (or GRH), a UDP header (none for RoCE v1) and BTH..pad
+    (transport without the ICRC)."""
+    mudp = udp[:6] + b"\xff\xff" if udp else b""
     bth = transport[:4] + b"\xff" + transport[5:12]
     return zlib.crc32(b"\xff" * 8 + masked_ip + mudp + bth + transport[12:])
 
 
+def masked_ip6(hdr):
+    """An IPv6 header or a GRH with traffic class, flow label and hop limit all ones."""
+    ip = bytearray(hdr[:40])
+    ip[0] |= 0x0F
+    ip[1:4] = b"\xff\xff\xff"
+    ip[7] = 0xFF
+    return bytes(ip)
+
+
+def check_grh(pkt):
+    """RoCE v1: GRH (IPVer 6, NxtHdr 0x1B) | BTH ... | ICRC."""
+    if len(pkt) < 40 or pkt[0] >> 4 != 6 or pkt[6] != 0x1B:
+        return None
+    paylen = struct.unpack(">H", pkt[4:6])[0]
+    desc = "RoCE v1 grh"
+    if 40 + paylen > len(pkt):
+        return False, desc + ": captured frame is truncated"
+    t = pkt[40:40 + paylen]
+    if len(t) < 16:
+        return False, desc + ": too short for BTH + ICRC"
+    want = struct.unpack("<I", t[-4:])[0]
+    got = roce_icrc(masked_ip6(pkt), b"", t[:-4])
+    desc += " opcode 0x%02x len %d icrc %08x" % (t[0], len(t), want)
+    if got != want:
+        return False, desc + ": MISMATCH, computed %08x" % got
+    return True, desc
+
+
 def check_packet(etype, pkt, port):
-    """Return None if not RoCE v2, else (ok, description)."""
+    """Return None if not RoCE, else (ok, description)."""
+    if etype == 0x8915:
+        return check_grh(pkt)
     if etype == 0x0800:
         if len(pkt) < 20 or pkt[0] >> 4 != 4:
             return None
@@ -139,10 +172,7 @@ def check_packet(etype, pkt, port):
     elif etype == 0x86DD:
         if len(pkt) < 48 or pkt[0] >> 4 != 6 or pkt[6] != 17:
             return None  # (extension headers are not used by RoCE v2)
-        ip = bytearray(pkt[:40])
-        ip[0] |= 0x0F  # traffic class, flow label
-        ip[1:4] = b"\xff\xff\xff"
-        ip[7] = 0xFF  # hop limit
+        ip = masked_ip6(pkt)
         ihl = 40
         end = 40 + struct.unpack(">H", pkt[4:6])[0]
     else:
@@ -190,11 +220,11 @@ def check_capture(path, port, allow_empty, verbose):
     except ValueError as e:
         print("%s: %s" % (path, e))
         return 1
-    print("%s: %d RoCE v2 packet(s), %d with a wrong ICRC" % (path, checked, bad))
+    print("%s: %d RoCE packet(s), %d with a wrong ICRC" % (path, checked, bad))
     if bad:
         return 1
     if not checked and not allow_empty:
-        print("%s: no RoCE v2 packet found" % path)
+        print("%s: no RoCE packet found" % path)
         return 1
     return 0
 
@@ -214,7 +244,9 @@ def run_wire_test(binary):
             return 1
         # RoCE v2 is dissected by default on UDP 4791.  The RPC-over-RDMA heuristic treats
         # arbitrary SEND payloads as RPC and calls them malformed: turn it off.
+        # The same for the Mellanox EoIB heuristic on UD payloads.
         t = subprocess.run([tshark, "-n", "-r", cap, "--disable-protocol", "rpcordma",
+                            "--disable-heuristic", "mellanox_eoib",
                             "-T", "fields", "-e", "frame.number", "-e", "_ws.col.Protocol",
                             "-e", "_ws.malformed", "-e", "_ws.expert.severity"],
                            capture_output=True, text=True)
@@ -223,7 +255,8 @@ def run_wire_test(binary):
             return 1
         lines = [l.split("\t") for l in t.stdout.splitlines() if l.strip()]
         # severity 8388608 = PI_ERROR (epan/proto.h); notes/warnings (e.g. TTL 1) are fine
-        broken = [l for l in lines if len(l) < 2 or l[1] != "RRoCE" or
+        # RoCE v2 shows as RRoCE, RoCE v1 (Ethertype 0x8915) as RoCE
+        broken = [l for l in lines if len(l) < 2 or l[1] not in ("RRoCE", "RoCE") or
                   (len(l) > 2 and l[2]) or (len(l) > 3 and "8388608" in l[3].split(","))]
         print("tshark: %d frame(s) dissected, %d not clean RoCE v2" % (len(lines), len(broken)))
         for l in broken[:20]:

@@ -48,7 +48,8 @@ int fuzz_kind_init(struct bvd *d)
 	err = d->ops->init(d);
 	if (err)
 		return err;
-	/* the peer: what ntbd.c's init does, on a second bvd of this process */
+	/* the peer: what bvd_main and ntbd.c's init do, on a second bvd of this process */
+	p->ops = &ntbd_ops;
 	p->cfg = d->cfg;
 	p->conf = bv_config_find(&p->cfg, "fz_1");
 	p->epfd = epoll_create1(EPOLL_CLOEXEC);

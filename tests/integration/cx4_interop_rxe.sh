@@ -4,7 +4,10 @@
 # 10.99.0.2), both directions: ib_write_bw, ib_read_bw, ib_send_bw, ib_atomic_bw,
 # ibv_rc_pingpong -c, ibv_ud_pingpong -c, and bvtraffic (every byte of RC, UC, UD and SRQ
 # traffic checked; in the guest a static build with rdma-core's rxe provider, written into the
-# image). Every program's exit status counts, the guest's too (its console reports each).
+# image) on the RoCE v2 IPv4 GIDs; ibv_rc_pingpong -c, ibv_ud_pingpong -c, ib_send_bw and
+# bvtraffic on the RoCE v2 IPv6 ones: link-local (the tap's, from its MAC; the guest NIC's) and
+# global (fd99::1 on the tap, fd99::2 in the guest). Every program's exit status counts, the
+# guest's too (its console reports each).
 # Slow (the VM is emulated): run by `make interop`, not by ctest. Needs root; builds the VM
 # image once (BV_RXE_IMAGE, default /var/tmp/rxe-peer).
 . "$BV_SOURCE_DIR/tests/lib/harness.sh"
@@ -43,6 +46,13 @@ ip -n $ns link set lo up
 ip -n $ns link show $tap >/dev/null 2>&1 ||
 	{ ip -n $ns tuntap add dev $tap mode tap && ip -n $ns addr add 10.99.0.1/24 dev $tap; }
 ip -n $ns link set $tap up
+# IPv6 on the tap before the port comes up: its link-local address (the EUI-64 of its MAC,
+# which the port takes as its own: the default GID) exists only with carrier unless added, and
+# a global one. No duplicate address detection: usable at once.
+mac=$(ip -n $ns link show $tap | awk '/link\/ether/ {print $2}')
+ll=$(python3 -c 'import sys; m=[int(x,16) for x in sys.argv[1].split(":")]; m[0]^=2; print("fe80::%02x%02x:%02xff:fe%02x:%02x%02x" % tuple(m))' "$mac")
+ip -n $ns -6 addr show dev $tap | grep -q "$ll/64" || ip -n $ns -6 addr add "$ll/64" dev $tap nodad
+ip -n $ns -6 addr show dev $tap | grep -q "fd99::1/64" || ip -n $ns -6 addr add fd99::1/64 dev $tap nodad
 conf=$(mktemp /tmp/cx4rxe.XXXXXX)
 printf '[device cx4_0]\nkind = cx4\nip = 10.99.0.1\n' >"$conf"
 H() { ip netns exec $ns env BV_RUNDIR="$BV_RUNDIR" "$@"; }
@@ -60,7 +70,8 @@ kill_vm() {
 	while pgrep -s "$vm" >/dev/null; do sleep 0.2; done
 	vm=""
 }
-CX4_ON_EXIT='kill_vm; H "$BVCTL" down >/dev/null 2>&1' 
+# on a failure, the daemon's log before bvctl down removes it
+CX4_ON_EXIT='kill_vm; [ "$rc" = 0 ] || tail -n 40 "$BV_RUNDIR/cx4_0.log" >&2; H "$BVCTL" down >/dev/null 2>&1'
 # end_vm CONSOLE: the guest powers itself off when its command ends. One that raced its own
 # power-off (sysrq power-off, then init exited first: a kernel panic, and qemu stays up until
 # its timeout) is taken down once its console shows the panic, else after 120 s; the host
@@ -75,21 +86,43 @@ end_vm() {
 	kill_vm
 }
 
-# In the guest: the RoCE v2 IPv4 GID of rxe0 (its index depends on the guest's addresses).
-GID='G=$(for i in 0 1 2 3 4 5 6 7; do t=$(cat /sys/class/infiniband/rxe0/ports/1/gid_attrs/types/$i); g=$(cat /sys/class/infiniband/rxe0/ports/1/gids/$i); case $t$g in *v2*ffff:*) echo $i; break;; esac; done)'
+# The port's GIDs: 1 fe80:: RoCE v2 (the tap's link-local address), 3 ::ffff:10.99.0.1 RoCE v2,
+# 5 fd99::1 RoCE v2 (0, 2, 4: the same as RoCE v1, which rxe does not speak).
+H_LL=1 H_G6=5
+for i in 1 3 5; do
+	g=$(cat "$BV_RUNDIR/sysfs/class/infiniband/cx4_0/ports/1/gids/$i")
+	t=$(cat "$BV_RUNDIR/sysfs/class/infiniband/cx4_0/ports/1/gid_attrs/types/$i")
+	case "$i $g $t" in
+	"1 fe80:"*" RoCE v2" | "3 "*":ffff:0a63:0001 RoCE v2" | "5 fd99:"*" RoCE v2") ;;
+	*) bv_fail "cx4_0 GID $i is $g ($t)";;
+	esac
+done
+# In the guest: a global IPv6 address on rxe0's NIC, then rxe0's RoCE v2 GIDs: IPv4 (G),
+# link-local (GL) and global IPv6 (G6); their indexes depend on the guest's addresses, and the
+# kernel adds a new address's GIDs shortly after it.
+GID='cd /sys/class/infiniband/rxe0/ports/1; ip -6 addr add fd99::2/64 dev $(cat gid_attrs/ndevs/0) nodad; sleep 2; gi(){ for i in 0 1 2 3 4 5 6 7 8 9; do case $(cat gid_attrs/types/$i)$(cat gids/$i) in *v2*$1*) echo $i; return;; esac; done; }; G=$(gi ffff:); GL=$(gi fe80:); G6=$(gi fd99:); cd /'
 # perftest gives each side the other's outstanding read depth: rxe offers 128, a ConnectX-4
 # takes 16 (log_max_ra_req_qp), and mlx5 refuses more. -o 16 on both sides, as with real cards.
+# TEST [GID]: on the IPv4 GIDs, or on the link-local (LL) or global (G6) IPv6 ones
 TESTS=("ib_write_bw -n 200" "ib_read_bw -n 200 -o 16" "ib_send_bw -n 200" "ib_atomic_bw -n 200 -o 16"
        "ibv_rc_pingpong -c -n 50" "ibv_ud_pingpong -c -n 50 -s 512"
        "bvtraffic -p 18530 -t rc -n 48 -W 120 -L 1200"
        "bvtraffic -p 18530 -t rc -S -e -q 3 -n 16 -W 120 -L 1200"
-       "bvtraffic -p 18530 -t uc -n 32 -W 120 -L 1200" "bvtraffic -p 18530 -t ud -S -n 32 -W 120 -L 1200")
+       "bvtraffic -p 18530 -t uc -n 32 -W 120 -L 1200" "bvtraffic -p 18530 -t ud -S -n 32 -W 120 -L 1200"
+       "LL ibv_rc_pingpong -c -n 50" "LL ibv_ud_pingpong -c -n 50 -s 512" "LL ib_send_bw -n 200"
+       "LL bvtraffic -p 18530 -t rc -n 32 -W 120 -L 1200" "LL bvtraffic -p 18530 -t ud -n 32 -W 120 -L 1200"
+       "G6 ibv_rc_pingpong -c -n 50" "G6 ibv_ud_pingpong -c -n 50 -s 512" "G6 ib_send_bw -n 200"
+       "G6 bvtraffic -p 18530 -t rc -S -n 32 -W 120 -L 1200" "G6 bvtraffic -p 18530 -t ud -n 32 -W 120 -L 1200")
 # CX4_RXE_ONLY=ERE: only the tests that match (a rerun of some)
 if [ -n "${CX4_RXE_ONLY:-}" ]; then
 	mapfile -t TESTS < <(printf '%s\n' "${TESTS[@]}" | grep -E -- "$CX4_RXE_ONLY")
 	[ ${#TESTS[@]} -gt 0 ] || bv_fail "CX4_RXE_ONLY=$CX4_RXE_ONLY matches no test"
 fi
 gflag() { case "$1" in ibv_*|bvtraffic) echo "-g";; *) echo "-x";; esac; }
+# the guest's and the host's GID index of a test's first word
+ggid() { case "$1" in LL) echo '$GL';; G6) echo '$G6';; *) echo '$G';; esac; }
+hgid() { case "$1" in LL) echo $H_LL;; G6) echo $H_G6;; *) echo $CX4_GID;; esac; }
+strip() { case "$1" in LL|G6) shift;; esac; echo "$@"; }
 # the program on either side: bvtraffic is ours (the host's build, the guest's static copy)
 host_prog() { [ "$1" = bvtraffic ] && echo "$BV_BUILD_DIR/bin/bvtraffic" || echo "$1"; }
 guest_prog() { [ "$1" = bvtraffic ] && echo /usr/local/bin/bvtraffic || echo "$1"; }
@@ -131,16 +164,18 @@ echo "== rxe0 serves, cx4_0 connects"
 {
 	echo "$GID"
 	for i in "${!TESTS[@]}"; do
-		set -- ${TESTS[$i]}
-		echo "$(guest_prog $1) -d rxe0 $(gflag $1) \$G ${*:2}; echo BVRC:$i:\$?"
+		g=$(ggid ${TESTS[$i]})
+		set -- $(strip ${TESTS[$i]})
+		echo "$(guest_prog $1) -d rxe0 $(gflag $1) $g ${*:2}; echo BVRC:$i:\$?"
 	done
 } >"$BV_OUT/guest1.sh"
 guest_files "$BV_OUT/guest1.sh"
 setsid "$TOOLS/run-vm" "$IMG" "sh /usr/local/bin/bv-guest.sh" "$VM_TMO" >"$CX4_OUT/vm1.console" 2>&1 &
 vm=$!
 for t in "${TESTS[@]}"; do
-	set -- $t
-	host_client $1 -d cx4_0 $(gflag $1) $CX4_GID "${@:2}" 10.99.0.2 ||
+	h=$(hgid $t)
+	set -- $(strip $t)
+	host_client $1 -d cx4_0 $(gflag $1) $h "${@:2}" 10.99.0.2 ||
 		{ kill_vm; tail -n 30 "$CX4_OUT/vm1.console"; bv_fail "cx4 -> rxe: $t"; }
 	echo "ok cx4 -> rxe: $t"
 done
@@ -152,16 +187,18 @@ echo "== cx4_0 serves, rxe0 connects"
 {
 	echo "$GID"
 	for i in "${!TESTS[@]}"; do
-		set -- ${TESTS[$i]}
-		echo "n=0; until $(guest_prog $1) -d rxe0 $(gflag $1) \$G ${*:2} 10.99.0.1; r=\$?; [ \$r = 0 ] || [ \$((n+=1)) -gt 60 ]; do sleep 2; done; echo BVRC:$i:\$r"
+		g=$(ggid ${TESTS[$i]})
+		set -- $(strip ${TESTS[$i]})
+		echo "n=0; until $(guest_prog $1) -d rxe0 $(gflag $1) $g ${*:2} 10.99.0.1; r=\$?; [ \$r = 0 ] || [ \$((n+=1)) -gt 60 ]; do sleep 2; done; echo BVRC:$i:\$r"
 	done
 } >"$BV_OUT/guest2.sh"
 guest_files "$BV_OUT/guest2.sh"
 setsid "$TOOLS/run-vm" "$IMG" "sh /usr/local/bin/bv-guest.sh" "$VM_TMO" >"$CX4_OUT/vm2.console" 2>&1 &
 vm=$!
 for t in "${TESTS[@]}"; do
-	set -- $t
-	{ H timeout -k 5 "$VM_TMO" "$BVCTL" run -- "$(host_prog $1)" -d cx4_0 $(gflag $1) $CX4_GID \
+	h=$(hgid $t)
+	set -- $(strip $t)
+	{ H timeout -k 5 "$VM_TMO" "$BVCTL" run -- "$(host_prog $1)" -d cx4_0 $(gflag $1) $h \
 		"${@:2}" >"$CX4_OUT/server.out" 2>&1 && host_pass "$1" "$CX4_OUT/server.out"; } ||
 		{ cat "$CX4_OUT/server.out"; kill_vm; tail -n 30 "$CX4_OUT/vm2.console";
 		  bv_fail "rxe -> cx4: $t"; }

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "bv_install.h"
+#include "bv_netdev.h"
 #include "bv_proto.h"
 #include "bvctl.h"
 
@@ -112,6 +113,8 @@ static int load_config(struct bvctl *b, bool for_up)
 		fprintf(stderr, "bvctl: configuration %s: %s\n", src ? src : "(built-in)", err);
 		return -1;
 	}
+	/* each port's net device and MAC, from this namespace's interfaces (bv_netdev.h) */
+	bv_config_resolve(&b->cfg);
 	return 0;
 }
 
@@ -453,6 +456,7 @@ static int cmd_run(struct bvctl *b, int argc, char **argv)
 		return 2;
 	}
 	set_env(b);
+	bvctl_sys_view();
 	execvp(argv[0], argv);
 	fprintf(stderr, "bvctl run: %s: %s\n", argv[0], strerror(errno));
 	return 127;
@@ -468,6 +472,7 @@ static int run_wait(const struct bvctl *b, char *const argv[])
 		return -1;
 	if (pid == 0) {
 		set_env(b);
+		bvctl_sys_view();
 		execvp(argv[0], argv);
 		fprintf(stderr, "bvctl: %s: %s\n", argv[0], strerror(errno));
 		_exit(127);

@@ -26,6 +26,10 @@ bool bvctl_setup_done(void);
 int bvctl_write_sysfs(const struct bv_config *cfg);
 int bvctl_remove_tree(const char *path);
 
+/* sysview.c: for the program bvctl run starts, the devices at /sys/class/infiniband (a
+ * private mount namespace; root only). 0, or -1 when it could not be completed. */
+int bvctl_sys_view(void);
+
 /* daemons.c */
 pid_t bvctl_daemon_pid(const struct bv_dev_conf *dev);	/* 0 if not running */
 int bvctl_start_daemon(const struct bvctl *b, const struct bv_dev_conf *dev);

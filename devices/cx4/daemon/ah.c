@@ -3,45 +3,35 @@
  * Address handles. On mlx5 an AH is no device object: the provider builds the address vector
  * itself, and for RoCE asks the kernel only for what it cannot know, the destination MAC
  * (ibv_cmd_create_ah -> the kernel's neighbour resolution, ib_resolve_eth_dmac). This is that
- * half: check the source GID index and resolve the destination GID to a MAC.
+ * half: check the source GID index and resolve the destination GID to a MAC. The same
+ * resolution gives a connected QP's path its MAC (qp.c).
  *
  * Resolution, in the order the kernel would find an answer:
- *   multicast GIDs map to multicast MACs (ip_eth_mc_map / ipv6_eth_mc_map),
- *   link-local GIDs carry the MAC in their EUI-64 (rdma_get_ll_mac),
- *   IPv4-mapped GIDs: a device of our configuration with that address (the neighbour table
- *   of this host), else a locally administered MAC derived from the address — on the UDP
- *   wire the Ethernet header is never sent, so no peer checks it.
+ *   multicast GIDs map to multicast MACs (ip_eth_mc_map / ipv6_eth_mc_map);
+ *   link-local GIDs carry the MAC in their EUI-64 (rdma_get_ll_mac);
+ *   our own GIDs: our MAC (the device loops the packets back);
+ *   IP GIDs (IPv4-mapped, global IPv6), on a port whose net device is Ethernet, where frames
+ *   leave on a real link: the host's neighbour table (neigh.c, libnl);
+ *   otherwise (the loopback device and its UDP sockets, a cable): a port of our configuration
+ *   with that IPv4 address (the cable's other end, another modelled port), else a locally
+ *   administered MAC derived from the address: on the UDP wire no Ethernet header is sent.
  */
 #include <errno.h>
 #include <string.h>
 
+#include "bv_netdev.h"
 #include "cx4d.h"
 
 int cx4d_resolve_dmac(struct cx4d *d, const uint8_t gid[16], uint8_t dmac[6])
 {
 	static const uint8_t v4prefix[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+	bool v4 = !memcmp(gid, v4prefix, 12);
+	struct bv_netdev nd;
 
-	if (!memcmp(gid, v4prefix, 12)) {
-		struct in_addr ip;
+	if (v4 && (gid[12] & 0xf0) == 0xe0) {
+		const uint8_t mc[6] = { 0x01, 0x00, 0x5e, gid[13] & 0x7f, gid[14], gid[15] };
 
-		memcpy(&ip.s_addr, gid + 12, 4);
-		if ((gid[12] & 0xf0) == 0xe0) {
-			const uint8_t mc[6] = { 0x01, 0x00, 0x5e, gid[13] & 0x7f, gid[14], gid[15] };
-
-			memcpy(dmac, mc, 6);
-			return 0;
-		}
-		for (int i = 0; i < d->bvd->cfg.ndev; i++)
-			if (d->bvd->cfg.dev[i].ip.s_addr == ip.s_addr) {
-				if (&d->bvd->cfg.dev[i] == d->conf)
-					memcpy(dmac, d->mac, 6);
-				else
-					memcpy(dmac, d->bvd->cfg.dev[i].mac, 6);
-				return 0;
-			}
-		dmac[0] = 0x02;
-		dmac[1] = 0x00;
-		memcpy(dmac + 2, gid + 12, 4);
+		memcpy(dmac, mc, 6);
 		return 0;
 	}
 	if (gid[0] == 0xff) {
@@ -59,7 +49,25 @@ int cx4d_resolve_dmac(struct cx4d *d, const uint8_t gid[16], uint8_t dmac[6])
 		dmac[5] = gid[15];
 		return 0;
 	}
-	return EHOSTUNREACH;	/* a global IPv6 GID: no neighbour table to ask */
+	if (cx4d_gid_is_own(d, gid)) {
+		memcpy(dmac, d->mac, 6);
+		return 0;
+	}
+	if (!bv_netdev_get(d->conf->netdev, &nd) && nd.ethernet)
+		return cx4d_neigh_resolve(d, gid, dmac);
+	if (v4) {
+		for (int i = 0; i < d->bvd->cfg.ndev; i++)
+			if (!memcmp(&d->bvd->cfg.dev[i].ip.s_addr, gid + 12, 4)) {
+				memcpy(dmac, d->bvd->cfg.dev[i].mac, 6);
+				return 0;
+			}
+	}
+	if (gid[0] == 0xfe && (gid[1] & 0xc0) == 0x80)
+		return EHOSTUNREACH; /* a link-local address that is no EUI-64: no neighbours here */
+	dmac[0] = 0x02;
+	dmac[1] = 0x00;
+	memcpy(dmac + 2, gid + 12, 4);
+	return 0;
 }
 
 int cx4d_ah_resolve(struct cx4d *d, struct cx4d_client *cl, struct cx4d_req *q)

@@ -35,6 +35,7 @@ int cx4d_bus_open(struct cx4d *d)
 		    .name = d->conf->name,
 		    .profile = !strcmp(prof, "cx4lx") ? CX4_MODEL_CX4LX : CX4_MODEL_CX4,
 		    .ipv4 = d->conf->ip.s_addr,
+		    .netdev = d->conf->netdev,
 		    .udp_port = (uint16_t)bv_conf_get_long(d->conf, "udp_port", 0),
 		    .mtu = (uint32_t)bv_conf_get_long(d->conf, "port_mtu", 0),
 		    .pcap_path = bv_conf_get(d->conf, "pcap", NULL),

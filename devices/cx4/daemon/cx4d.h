@@ -28,7 +28,9 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "bv_sysfs.h"
 #include "bvd.h"
+#include "bvd_attr.h"
 #include "cx4_bus.h"
 #include "cx4_prm.h"
 #include "cx4_proto.h"
@@ -271,7 +273,8 @@ struct cx4d {
 	uint32_t max_mtu_bytes, oper_mtu_bytes;
 	uint32_t eth_proto_oper;
 	uint32_t gid_tbl_len;
-	uint32_t gid_valid;		/* bit n: RoCE address n programmed */
+	struct bv_gid_entry gids[BV_CX4_GID_TBL_LEN];	/* entries 0..ngids-1 programmed */
+	unsigned int ngids;
 
 	/* health */
 	int health_tfd;
@@ -354,6 +357,8 @@ void cx4d_port_refresh(struct cx4d *d);
 /* `bvctl status` lines: the port's state and traffic counters (QUERY_VPORT_COUNTER). */
 size_t cx4d_port_status(struct cx4d *d, char *buf, size_t len);
 int cx4d_gid_get(struct cx4d *d, unsigned int index, uint8_t gid[16], int *roce_v2);
+/* One of the port's GIDs (loopback: the destination MAC is ours). */
+bool cx4d_gid_is_own(struct cx4d *d, const uint8_t gid[16]);
 uint32_t cx4d_active_mtu(struct cx4d *d);
 
 /* gsi.c */
@@ -431,5 +436,8 @@ void cx4d_qp_destroy(struct cx4d *d, struct cx4d_qp *qp);
 void cx4d_qp_event(struct cx4d *d, uint32_t qpn, uint8_t type);
 int cx4d_ah_resolve(struct cx4d *d, struct cx4d_client *cl, struct cx4d_req *q);
 int cx4d_resolve_dmac(struct cx4d *d, const uint8_t dgid[16], uint8_t dmac[6]);
+
+/* neigh.c: the MAC of an IP GID on the port's Ethernet net device. 0 or EHOSTUNREACH. */
+int cx4d_neigh_resolve(struct cx4d *d, const uint8_t gid[16], uint8_t mac[6]);
 
 #endif /* CX4D_H */

@@ -7,19 +7,27 @@
  * QUERY_VPORT_COUNTER (as mlx5_ib reads the counters of a RoCE port). Link changes come as
  * PORT_CHANGE events (eq.c), which make us read the state again.
  *
- * The GID table is the one mlx5 builds for a RoCE port with one IPv4 address (and the one
- * bvctl writes to sysfs): 0 fe80::EUI-64 v1, 1 the same v2, 2 ::ffff:ip v1, 3 the same v2.
+ * The GID table is the one Linux builds for a RoCE port (roce_gid_mgmt, mlx5_ib set_roce_addr)
+ * from its net device: the default GID fe80::EUI-64 of the MAC, the port's IPv4 address
+ * ::ffff:a.b.c.d, then the net device's global IPv6 addresses, each as RoCE v1 and as RoCE v2,
+ * of the versions the device offers (roce_cap) and the media the port has carry: an entry
+ * SET_ROCE_ADDRESS refuses is not listed (docs/cx4-driver.md, "GID table"). What was
+ * programmed is written to sysfs, where libibverbs reads GIDs.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <infiniband/verbs.h>
 
+#include "bv_netdev.h"
+#include "bv_paths.h"
+#include "bv_sysfs.h"
 #include "bvd_attr.h"
 #include "cx4d.h"
 
-#define CX4D_GIDS	BV_GID_TBL_LEN
+#define CX4D_GIDS	BV_CX4_GID_TBL_LEN
 
 /* rdma-core mlx5 / Linux mlx5_ib: the largest data-carrying WQE we let clients build */
 #define MAX_INLINE	512
@@ -169,48 +177,113 @@ static void eui64_gid(const uint8_t mac[6], uint8_t gid[16])
 	gid[15] = mac[5];
 }
 
-/* Entry `index` of the port's GID table (see the top of this file). */
-static void gid_of(struct cx4d *d, unsigned int index, uint8_t gid[16])
-{
-	if (index < 2) {
-		eui64_gid(d->mac, gid);
-	} else {
-		memset(gid, 0, 16);
-		gid[10] = gid[11] = 0xff;
-		memcpy(gid + 12, &d->conf->ip.s_addr, 4);
-	}
-}
-
 int cx4d_gid_get(struct cx4d *d, unsigned int index, uint8_t gid[16], int *roce_v2)
 {
-	if (index >= d->gid_tbl_len || !(d->gid_valid & (1u << index)))
+	if (index >= d->ngids)
 		return EINVAL;
-	gid_of(d, index, gid);
+	memcpy(gid, d->gids[index].gid, 16);
 	if (roce_v2)
-		*roce_v2 = index & 1;
+		*roce_v2 = d->gids[index].type == BV_GID_ROCE_V2;
 	return 0;
 }
 
-/* Linux mlx5_core_roce_gid_set(): one SET_ROCE_ADDRESS per GID table entry. */
-static int set_roce_address(struct cx4d *d, unsigned int index)
+bool cx4d_gid_is_own(struct cx4d *d, const uint8_t gid[16])
+{
+	for (unsigned int i = 0; i < d->ngids; i++)
+		if (!memcmp(d->gids[i].gid, gid, 16))
+			return true;
+	return false;
+}
+
+static bool is_v4mapped(const uint8_t gid[16])
+{
+	static const uint8_t pfx[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+
+	return !memcmp(gid, pfx, 12);
+}
+
+/*
+ * Linux mlx5_core_roce_gid_set(): one SET_ROCE_ADDRESS per GID table entry; the L3 type is
+ * IPv6 only for RoCE v2 over IPv6 (mlx5_ib set_roce_addr). Returns the command status.
+ */
+static int set_roce_address(struct cx4d *d, unsigned int index, const struct bv_gid_entry *e,
+			    int *err)
 {
 	uint8_t in[CX4_SET_ROCE_ADDRESS_IN_SIZE] = { 0 }, out[CX4_SET_ROCE_ADDRESS_OUT_SIZE];
 	uint8_t *a = in + CX4_SET_ROCE_ADDRESS_IN_ADDR;
-	uint8_t gid[16];
-	int v2 = index & 1;
+	bool v2 = e->type == BV_GID_ROCE_V2;
+	uint8_t st = 0;
 
-	gid_of(d, index, gid);
 	cx4d_cmd_set_header(in, CX4_CMD_OP_SET_ROCE_ADDRESS, 0);
 	cx4_set(in, CX4_SET_ROCE_ADDRESS_IN_INDEX, index);
 	cx4_set(in, CX4_SET_ROCE_ADDRESS_IN_VHCA_PORT_NUM, 1);
-	cx4_set_bytes(a, CX4_ROCE_ADDR_SOURCE_L3_OFF, gid, 16);
+	cx4_set_bytes(a, CX4_ROCE_ADDR_SOURCE_L3_OFF, e->gid, 16);
 	cx4_set(a, CX4_ROCE_ADDR_SOURCE_MAC_47_32, d->mac[0] << 8 | d->mac[1]);
 	cx4_set(a, CX4_ROCE_ADDR_SOURCE_MAC_31_0, (uint32_t)d->mac[2] << 24 | d->mac[3] << 16 |
 						  d->mac[4] << 8 | d->mac[5]);
-	cx4_set(a, CX4_ROCE_ADDR_ROCE_L3_TYPE, index < 2 ? CX4_ROCE_L3_TYPE_IPV6 :
-							   CX4_ROCE_L3_TYPE_IPV4);
+	cx4_set(a, CX4_ROCE_ADDR_ROCE_L3_TYPE, v2 && !is_v4mapped(e->gid) ?
+					       CX4_ROCE_L3_TYPE_IPV6 : CX4_ROCE_L3_TYPE_IPV4);
 	cx4_set(a, CX4_ROCE_ADDR_ROCE_VERSION, v2 ? CX4_ROCE_VERSION_2 : CX4_ROCE_VERSION_1);
-	return cx4d_cmd(d, in, sizeof(in), out, sizeof(out));
+	*err = cx4d_cmd_quiet(d, in, sizeof(in), out, sizeof(out), &st);
+	return st;
+}
+
+/* The addresses of the table, in the kernel's order: default GID, IPv4, the net device's IPv6. */
+static unsigned int gid_addresses(struct cx4d *d, uint8_t addr[][16], unsigned int max)
+{
+	struct bv_netdev nd;
+	unsigned int n = 0;
+
+	eui64_gid(d->mac, addr[n++]);
+	memset(addr[n], 0, 16);
+	addr[n][10] = addr[n][11] = 0xff;
+	memcpy(addr[n++] + 12, &d->conf->ip.s_addr, 4);
+	if (!bv_netdev_get(d->conf->netdev, &nd))
+		for (unsigned int i = 0; i < nd.naddr6 && n < max; i++)
+			memcpy(addr[n++], nd.addr6[i], 16);
+	return n;
+}
+
+/*
+ * Program the table (see the top of this file) and show it in sysfs. RoCE versions the device
+ * lacks are not tried (roce_cap.roce_version: bit 0 v1, bit 2 v2; Linux
+ * MLX5_ROCE_VERSION_*_CAP); an entry the device refuses (BAD_PARAM: no medium of the port
+ * carries it) is left out and the next takes its index.
+ */
+static int gid_table_init(struct cx4d *d)
+{
+	uint8_t addr[2 + BV_NETDEV_MAX_ADDR6][16];
+	unsigned int ver = cx4_get(d->cap_roce, CX4_CAP_ROCE_ROCE_VERSION);
+	unsigned int naddr = gid_addresses(d, addr, 2 + BV_NETDEV_MAX_ADDR6);
+	char dir[BV_PATH_MAX * 2], g[INET6_ADDRSTRLEN];
+
+	d->ngids = 0;
+	for (unsigned int k = 0; k < naddr * 2 && d->ngids < d->gid_tbl_len; k++) {
+		struct bv_gid_entry e = { .type = k & 1 ? BV_GID_ROCE_V2 : BV_GID_ROCE_V1 };
+		int err, st;
+
+		if (!(ver & (e.type == BV_GID_ROCE_V2 ? 4 : 1)))
+			continue;
+		memcpy(e.gid, addr[k / 2], 16);
+		st = set_roce_address(d, d->ngids, &e, &err);
+		inet_ntop(AF_INET6, e.gid, g, sizeof(g));
+		if (st == CX4_CMD_STAT_BAD_PARAM_ERR) {
+			cx4d_log(d, "GID %s (RoCE v%d): not carried by the port's media, not listed",
+				 g, e.type == BV_GID_ROCE_V2 ? 2 : 1);
+			continue;
+		}
+		if (err)
+			return err;
+		d->gids[d->ngids++] = e;
+	}
+	if (!d->ngids) {
+		cx4d_log(d, "the device takes none of the port's GIDs");
+		return EOPNOTSUPP;
+	}
+	if (!bv_sysfs_ibdev_dir(dir, sizeof(dir), d->conf->name) &&
+	    bv_sysfs_write_gids(dir, d->gids, d->ngids, d->gid_tbl_len, d->conf->netdev))
+		cx4d_log(d, "cannot write the GID table to %s", dir);
+	return 0;
 }
 
 /*
@@ -266,28 +339,15 @@ int cx4d_port_init(struct cx4d *d)
 	d->gid_tbl_len = tbl < CX4D_GIDS ? tbl : CX4D_GIDS;
 	if (d->gid_tbl_len < CX4D_GIDS)
 		cx4d_log(d, "RoCE address table has %u entries, sysfs lists %u", tbl, CX4D_GIDS);
-	/*
-	 * Like the kernel's GID cache, program only the entries whose RoCE version and L3 type
-	 * the device supports (roce_cap.roce_version: bit 0 v1, bit 2 v2; l3_type: bit 1 IPv4,
-	 * bit 2 IPv6; Linux MLX5_ROCE_VERSION_*_CAP, MLX5_ROCE_L3_TYPE_*_CAP). The others stay
-	 * invalid in the device; a QP naming one is refused.
-	 */
-	for (unsigned int i = 0; i < d->gid_tbl_len; i++) {
-		unsigned int ver = cx4_get(d->cap_roce, CX4_CAP_ROCE_ROCE_VERSION);
-		unsigned int l3 = cx4_get(d->cap_roce, CX4_CAP_ROCE_L3_TYPE);
-		bool v2 = i & 1, ipv4 = i >= 2;
-
-		if (!(ver & (v2 ? 4 : 1)) || !(l3 & (ipv4 ? 2 : 4)))
-			continue;
-		err = set_roce_address(d, i);
-		if (err)
-			return err;
-		d->gid_valid |= 1u << i;
-	}
-	if (!d->gid_valid) {
-		cx4d_log(d, "the device supports none of the GID types of the port");
+	/* Linux mlx5_ib get_core_cap_flags(): no RoCE without both IPv4 and IPv6 */
+	if ((cx4_get(d->cap_roce, CX4_CAP_ROCE_L3_TYPE) & 6) != 6) {
+		cx4d_log(d, "the device does not do RoCE over IPv4 and IPv6 (l3_type 0x%x)",
+			 cx4_get(d->cap_roce, CX4_CAP_ROCE_L3_TYPE));
 		return EOPNOTSUPP;
 	}
+	err = gid_table_init(d);
+	if (err)
+		return err;
 	d->port_state = IBV_PORT_DOWN;
 	cx4d_port_refresh(d);
 	return 0;

@@ -11,8 +11,9 @@
  *    for that transition and service type, cx4_qp_optmask_allowed()).
  *
  * RoCE addressing (mlx5_set_path for an Ethernet port): the path always carries a GRH; the
- * remote MAC comes from resolving the destination GID (the kernel's neighbour lookup, here
- * ah.c); the UDP source port of RoCE v2 is the device's minimum source port.
+ * remote MAC comes from resolving the destination GID (the kernel's ib_resolve_eth_dmac, here
+ * ah.c); the UDP source port of RoCE v2 is the device's minimum source port; the network
+ * type is the source GID entry's (the device knows it from SET_ROCE_ADDRESS).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -339,9 +340,9 @@ static int set_path(struct cx4d *d, struct cx4d_qp *qp, const struct cx4_ah_attr
 		    uint8_t *ads)
 {
 	uint8_t dmac[6], sgid[16];
-	int err;
+	int err, v2;
 
-	if (!ah->is_global || cx4d_gid_get(d, ah->sgid_index, sgid, NULL))
+	if (!ah->is_global || cx4d_gid_get(d, ah->sgid_index, sgid, &v2))
 		return EINVAL;	/* RoCE addresses are always global, from a valid GID */
 	err = cx4d_resolve_dmac(d, ah->dgid, dmac);
 	if (err)
@@ -354,7 +355,9 @@ static int set_path(struct cx4d *d, struct cx4d_qp *qp, const struct cx4_ah_attr
 	cx4_set(ads, CX4_ADS_FLOW_LABEL, ah->flow_label & 0xfffff);
 	cx4_set_bytes(ads, CX4_ADS_RGID_RIP_OFF, ah->dgid, 16);
 	cx4_set(ads, CX4_ADS_DSCP, ah->traffic_class >> 2);
-	cx4_set(ads, CX4_ADS_UDP_SPORT, cx4_get(d->cap_roce, CX4_CAP_ROCE_R_ROCE_MIN_SRC_UDP_PORT));
+	if (v2)	/* RoCE v1 has no UDP header */
+		cx4_set(ads, CX4_ADS_UDP_SPORT,
+			cx4_get(d->cap_roce, CX4_CAP_ROCE_R_ROCE_MIN_SRC_UDP_PORT));
 	cx4_set(ads, CX4_ADS_ETH_PRIO, ah->sl & 7);
 	cx4_set(ads, CX4_ADS_RMAC_47_32, dmac[0] << 8 | dmac[1]);
 	cx4_set(ads, CX4_ADS_RMAC_31_0, (uint32_t)dmac[2] << 24 | dmac[3] << 16 | dmac[4] << 8 |

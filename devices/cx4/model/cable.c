@@ -7,9 +7,10 @@
  * network, and it costs two more copies of every byte (into and out of the socket) and a
  * system call per batch on each side, on the CPUs the devices need. Two cards joined by a
  * cable exchange frames with no host involved. The devices are unchanged: the same packets
- * (headers, ICRC with the IPv4 ID they carry, pcap), the same transport; only the medium
- * differs. Everything else (a port's loopback to itself, other hosts, the time before the
- * other end is up, an end that went away) still goes through the UDP sockets.
+ * (Ethernet frames of every RoCE type, ICRC, pcap), the same transport; only the medium
+ * differs. A cable is an Ethernet link: it carries RoCE v1 and link-local IPv6 too, which
+ * the UDP loopback cannot. Everything not for the other end's MAC (other hosts, the time
+ * before the other end is up, an end that went away) goes by the port's other media.
  *
  * The shared format (files, records, positions, wake-ups) is described in cable.h.
  *
@@ -88,6 +89,7 @@ int cable_open(struct mdev *d, const char *dir)
 	/* (alive stays as it was: an other end that still maps this file goes on using it) */
 	r->size = CABLE_RING_SIZE;
 	r->owner = d->cfg.ipv4;
+	memcpy(r->owner_mac, d->mac, 6);
 	/* whatever an earlier life of this end left unread is lost, as frames on a cable are */
 	c->rx_pos = atomic_load(&r->prod);
 	atomic_store(&r->cons, c->rx_pos);
@@ -125,6 +127,7 @@ static void drop_peer(struct mdev *d)
 	c->tx = NULL;
 	c->peer_wake_fd = -1;
 	c->peer = 0;
+	memset(c->peer_mac, 0, 6);
 	c->look_now = true; /* maybe another end is there already */
 }
 
@@ -195,6 +198,7 @@ static void look(struct mdev *d)
 		}
 		c->tx = r;
 		c->peer = r->owner;
+		memcpy(c->peer_mac, r->owner_mac, 6);
 		c->tx_pos = c->tx_published = atomic_load(&r->prod);
 		mdev_log(d, "cable: joined to the port at %u.%u.%u.%u", ((uint8_t *)&r->owner)[0],
 			 ((uint8_t *)&r->owner)[1], ((uint8_t *)&r->owner)[2],
@@ -259,8 +263,7 @@ static uint64_t tx_room(struct mdev *d, struct mcable *c, uint64_t need)
 	       (c->tx_pos - atomic_load_explicit(&c->tx->cons, memory_order_acquire));
 }
 
-int cable_put(struct mdev *d, const struct roce_addr *a, const struct iovec *iov, int iovcnt,
-	      uint32_t len)
+int cable_put(struct mdev *d, const struct iovec *iov, int iovcnt, uint32_t len)
 {
 	struct mcable *c = &d->net.cable;
 	uint32_t need = cable_rec_space(len), off = (uint32_t)(c->tx_pos & (CABLE_RING_SIZE - 1));
@@ -283,12 +286,7 @@ int cable_put(struct mdev *d, const struct roce_addr *a, const struct iovec *iov
 		return -EAGAIN;
 	}
 	rec = (struct cable_rec *)(ring_data(c->tx) + off);
-	*rec = (struct cable_rec){.len = len,
-				  .saddr = a->saddr,
-				  .sport = a->sport,
-				  .ip_id = a->ip_id,
-				  .tos = a->tos,
-				  .ttl = a->ttl};
+	*rec = (struct cable_rec){.len = len};
 	p = (uint8_t *)(rec + 1);
 	for (int i = 0; i < iovcnt; i++) {
 		memcpy(p, iov[i].iov_base, iov[i].iov_len);
@@ -302,7 +300,7 @@ int cable_put(struct mdev *d, const struct roce_addr *a, const struct iovec *iov
 	return 0;
 }
 
-const uint8_t *cable_next(struct mdev *d, struct roce_addr *a, size_t *len)
+const uint8_t *cable_next(struct mdev *d, size_t *len)
 {
 	struct mcable *c = &d->net.cable;
 	uint64_t prod;
@@ -325,13 +323,6 @@ const uint8_t *cable_next(struct mdev *d, struct roce_addr *a, size_t *len)
 		    cable_rec_space(rec.len) > CABLE_RING_SIZE - off ||
 		    cable_rec_space(rec.len) > prod - c->rx_pos)
 			break;
-		*a = (struct roce_addr){.saddr = rec.saddr,
-					.daddr = d->cfg.ipv4,
-					.sport = rec.sport,
-					.dport = d->cfg.udp_port,
-					.tos = rec.tos,
-					.ttl = rec.ttl,
-					.ip_id = rec.ip_id};
 		*len = rec.len;
 		c->rx_pos += cable_rec_space(rec.len);
 		d->stats.cable_rx_pkts++;

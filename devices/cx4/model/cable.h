@@ -5,9 +5,10 @@
  * <dir>/end-<IPv4 address, 8 hex digits>: a struct cable_ring page, then CABLE_RING_SIZE bytes
  * of records, and a FIFO <dir>/wake-<address> it sleeps on.
  *
- * A record is struct cable_rec followed by `len` bytes of UDP payload (the RoCE packet from
- * its BTH to its ICRC, which is computed with the record's IPv4 fields), padded to 64 bytes;
- * a record never crosses the ring's end: CABLE_WRAP in len says "go on at offset 0".
+ * A record is struct cable_rec followed by `len` bytes of Ethernet frame (roce_eth.h: RoCE v2
+ * over IPv4 or IPv6, or RoCE v1), padded to 64 bytes; a record never crosses the ring's end:
+ * CABLE_WRAP in len says "go on at offset 0". The frame is what a wire would carry: the other
+ * end's MAC filter, parser and ICRC check see it as from a cable.
  * Positions are free-running byte counts: the other end writes records, then stores prod
  * (release); this end reads them and stores cons (release) once nothing points into them.
  *
@@ -23,9 +24,9 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#define CABLE_MAGIC 0x43424c31u	   /* "CBL1" */
+#define CABLE_MAGIC 0x43424c32u	   /* "CBL2": Ethernet frames ("CBL1" carried UDP payloads) */
 #define CABLE_RING_SIZE (4u << 20) /* record bytes per direction, as a socket buffer */
-#define CABLE_MAX_PKT 8192	   /* UDP payload of one packet (path MTU <= 4096) */
+#define CABLE_MAX_PKT 8192	   /* one frame (path MTU <= 4096) */
 #define CABLE_WRAP 0xffffffffu	   /* record length: go on at the ring's start */
 #define CABLE_HDR 4096		   /* struct cable_ring, padded to a page */
 #define CABLE_MAP (CABLE_HDR + CABLE_RING_SIZE)
@@ -35,6 +36,7 @@ struct cable_ring {
 	uint32_t size;			   /* record bytes, CABLE_RING_SIZE */
 	uint32_t owner;			   /* the receiving port's IPv4 address (network order) */
 	_Atomic uint32_t alive;		   /* 0 once the owner closed it: producers let go */
+	uint8_t owner_mac[6];		   /* its MAC: frames to it go through the cable */
 	alignas(64) _Atomic uint64_t prod; /* bytes produced, written by the other end */
 	_Atomic uint32_t tx_waiting;	   /* the other end found no room */
 	alignas(64) _Atomic uint64_t cons; /* bytes given back, written by the owner */
@@ -42,12 +44,8 @@ struct cable_ring {
 };
 
 struct cable_rec {
-	uint32_t len;	/* UDP payload bytes, or CABLE_WRAP */
-	uint32_t saddr; /* the sender's IPv4 header: address, UDP source port, ID, TOS, TTL */
-	uint16_t sport;
-	uint16_t ip_id;
-	uint8_t tos, ttl;
-	uint16_t rsvd;
+	uint32_t len; /* frame bytes, or CABLE_WRAP */
+	uint32_t rsvd;
 };
 
 static inline uint32_t cable_rec_space(uint32_t len)

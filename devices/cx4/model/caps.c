@@ -74,12 +74,19 @@ static const struct capf gen[] = {
 };
 
 /* RoCE capabilities (type 4). */
+#define ROCE_CAP_L3_ALL 0x7 /* GRH, IPv4, IPv6 */
+#define ROCE_CAP_L3_IP 0x6  /* IPv4, IPv6: no medium for the GRH of RoCE v1 */
+#define ROCE_CAP_V1_V2 0x5
+#define ROCE_CAP_V2 0x4
 static const struct capf roce[] = {
     /* ads.udp_sport honoured when set (Linux/rdma-core set it when max says so) */
     {CX4_CAP_ROCE_SW_R_ROCE_SRC_UDP_PORT, 1, 0, 1},
-    /* [trace 7/7]: the model does RoCE v2 over IPv4 only (l3 bit 1, version bit 2) */
-    {CX4_CAP_ROCE_L3_TYPE, 0x2, 0x2, 0},
-    {CX4_CAP_ROCE_ROCE_VERSION, 0x4, 0x4, 0},
+    /*
+     * [trace 7/7]: l3_type bit 0 GRH, 1 IPv4, 2 IPv6; roce_version bit 0 v1, 1 v1.5, 2 v2.
+     * The model: IPv4 and IPv6, v2 and (with an Ethernet medium, fill()) v1; no v1.5.
+     */
+    {CX4_CAP_ROCE_L3_TYPE, ROCE_CAP_L3_ALL, ROCE_CAP_L3_ALL, 0},
+    {CX4_CAP_ROCE_ROCE_VERSION, ROCE_CAP_V1_V2, ROCE_CAP_V1_V2, 0},
     {CX4_CAP_ROCE_R_ROCE_DEST_UDP_PORT, ROCE_V2_UDP_PORT, ROCE_V2_UDP_PORT, 0},
     {CX4_CAP_ROCE_R_ROCE_MAX_SRC_UDP_PORT, 0xffff, 0xffff, 0},
     {CX4_CAP_ROCE_R_ROCE_MIN_SRC_UDP_PORT, 0xc000, 0xc000, 0},
@@ -133,7 +140,7 @@ int caps_boot_slot(unsigned int type)
 	}
 }
 
-static int fill(unsigned int type, uint8_t *page, bool max)
+static int fill(const struct mdev *d, unsigned int type, uint8_t *page, bool max)
 {
 	size_t n;
 	const struct capf *t = table(type, &n);
@@ -143,19 +150,25 @@ static int fill(unsigned int type, uint8_t *page, bool max)
 	memset(page, 0, CX4_HCA_CAP_SIZE);
 	for (size_t i = 0; i < n; i++)
 		cx4_set(page, t[i].f, max ? t[i].max : t[i].cur);
+	/*
+	 * RoCE v1 frames need an Ethernet medium (a cable, or an Ethernet net device); a port
+	 * whose only medium is UDP over the loopback says so, and its driver lists no such GID.
+	 */
+	if (type == CX4_CAP_ROCE && !net_has_ethernet(d)) {
+		cx4_set(page, CX4_CAP_ROCE_L3_TYPE, ROCE_CAP_L3_IP);
+		cx4_set(page, CX4_CAP_ROCE_ROCE_VERSION, ROCE_CAP_V2);
+	}
 	return 0;
 }
 
 int caps_max(const struct mdev *d, unsigned int type, uint8_t *page)
 {
-	(void)d;
-	return fill(type, page, true);
+	return fill(d, type, page, true);
 }
 
 int caps_cur_default(const struct mdev *d, unsigned int type, uint8_t *page)
 {
-	(void)d;
-	return fill(type, page, false);
+	return fill(d, type, page, false);
 }
 
 /*

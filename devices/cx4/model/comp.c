@@ -493,7 +493,7 @@ void comp_rx(struct mdev *d, struct mqp *qp, const struct roce_pkt *p)
 {
 	const uint8_t *aeth = roce_pkt_hdr(p, ROCE_HDR_AETH);
 
-	if (qp->st != CX4_QP_ST_RC || !qp->req.swq || p->addr.saddr != qp->path.rip ||
+	if (qp->st != CX4_QP_ST_RC || !qp->req.swq || !net_pkt_on_path(d, p, &qp->path) ||
 	    (qp->state != CX4_QP_STATE_RTS && qp->state != CX4_QP_STATE_SQD)) {
 		d->stats.rx_drop_qp++;
 		return;

@@ -7,7 +7,8 @@
  *               the WQE's index, byte_cnt = message length (read/atomic: bytes returned)
  *   responder:  opcode RESP_SEND / RESP_SEND_IMM / RESP_WR_IMM, byte_cnt = bytes received
  *               (UD: + 40 bytes of GRH), imm_inval_pkey = immediate, flags_rqpn = source QP and
- *               for UD the "GRH present" and L3 type (IPv4) bits, op_own SE = solicited
+ *               for UD the "GRH present" and L3 type (GRH, IPv6, IPv4) bits, op_own SE =
+ *               solicited
  *   errors:     opcode REQ_ERR / RESP_ERR, syndrome (byte 0x37), s_wqe_opcode_qpn, wqe_counter
  *   srqn_uidx:  the QP's user_index (cmd_hca_cap.cqe_version = 1)
  */
@@ -15,9 +16,10 @@
 
 #include "model.h"
 
-/* flags_rqpn for RoCE ([dev] mlx5_ib cq.c: g bits [29:28], L3 header type [25:24]) */
+/* flags_rqpn for RoCE ([dev] mlx5_ib cq.c: g bits [29:28], L3 header type [25:24]:
+ * 0 GRH (RoCE v1), 1 IPv6, 2 IPv4, as rdma-core's MLX5_CQE_L3_HDR_TYPE_*) */
 #define CQE_FLAGS_GRH (1u << 28)
-#define CQE_ROCE_L3_IPV4 (2u << 24)
+#define CQE_ROCE_L3_SHIFT 24
 
 static void set_own(uint8_t *cqe, uint8_t opcode, bool se)
 {
@@ -59,7 +61,12 @@ void cqe_resp(struct mdev *d, struct mqp *qp, const struct mrecv *r)
 	uint32_t flags = 0;
 
 	if (mqp_datagram(qp))
-		flags = CQE_FLAGS_GRH | CQE_ROCE_L3_IPV4 | (r->src_qp & 0xffffff);
+		flags = CQE_FLAGS_GRH |
+			(uint32_t)(r->net == ROCE_NET_IPV4   ? 2
+				   : r->net == ROCE_NET_IPV6 ? 1
+							     : 0)
+			    << CQE_ROCE_L3_SHIFT |
+			(r->src_qp & 0xffffff);
 	cx4_be32_store(c + 0x18, flags);
 	cx4_be32_store(c + 0x20, qp->user_index & 0xffffff);
 	memcpy(c + 0x24, &r->imm, 4);

@@ -74,6 +74,11 @@ static size_t stats_text(struct mdev *d, char *buf, size_t len)
 	STAT(cable_tx_pkts);
 	STAT(cable_rx_pkts);
 	STAT(cable_tx_full);
+	STAT(loop_pkts);
+	STAT(raw_tx_pkts);
+	STAT(raw_rx_pkts);
+	STAT(udp6_tx_pkts);
+	STAT(udp6_rx_pkts);
 #undef STAT
 	return n < len ? n : len - 1;
 }

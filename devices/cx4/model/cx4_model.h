@@ -3,7 +3,8 @@
  * The ConnectX-4 device model: the `model` backend of the bus (devices/cx4/bus/cx4_bus.h).
  *
  * cx4_model_open() builds one modelled PCI function with one Ethernet port that speaks RoCE v2
- * on the IPv4 address it is given, and returns its bus. From then on a driver reaches the
+ * on the IPv4 address it is given (and RoCE v2 over IPv6 and RoCE v1 on the addresses its GID
+ * table names, where its media carry them), and returns its bus. From then on a driver reaches the
  * device only through that bus: BAR0 loads and stores with the cx4_mmio_* accessors, memory it
  * maps for DMA with bus->ops->dma_map, and the interrupt eventfds bus->irq_fd[]. What the model
  * implements, and where it differs from a real card, is documented in docs/cx4-model.md.
@@ -36,6 +37,13 @@ struct cx4_model_config {
 	enum cx4_model_profile profile;
 	/* The port's IPv4 address, network byte order (required; loopback addresses are fine). */
 	uint32_t ipv4;
+	/*
+	 * The network device the port is attached to (its IPv6 addresses, link-local ones
+	 * included, are on it). When it is an Ethernet device the port also sends and receives
+	 * RoCE v1 frames on it through an AF_PACKET socket (needs CAP_NET_RAW). NULL = none:
+	 * RoCE v2 over UDP only (and everything over a cable).
+	 */
+	const char *netdev;
 	/* UDP port the port listens on and sends to; 0 = 4791 (IANA RoCE v2). */
 	uint16_t udp_port;
 	/* Port MAC (RoCE address table default, pcap); all zero = 02:00:<IPv4 address>. */

@@ -39,6 +39,9 @@ struct cx4_model_stats {
 	/* frames that went over the direct-attach cable (cable_dir), counted in tx/rx_pkts too */
 	uint64_t cable_tx_pkts, cable_rx_pkts;
 	uint64_t cable_tx_full; /* times the other end's ring had no room (we waited) */
+	uint64_t loop_pkts;	/* packets to our own GIDs, through the device's loopback */
+	uint64_t raw_tx_pkts, raw_rx_pkts; /* RoCE v1 frames on the net device (AF_PACKET) */
+	uint64_t udp6_tx_pkts, udp6_rx_pkts; /* RoCE v2 over IPv6 through UDP sockets */
 	uint32_t cable_peer;	/* state, not a count: the other end's IPv4 address, 0 = none */
 };
 

@@ -92,7 +92,7 @@ int mdev_init_hca(struct mdev *d)
 		free_tables(d);
 		return -ENOMEM;
 	}
-	memset(d->roce, 0, sizeof(d->roce));
+	net_gids_clear(d);
 	d->roce_tbl_size = cx4_get(d->cap_cur[2], CX4_CAP_ROCE_ADDRESS_TABLE_SIZE);
 	if (d->roce_tbl_size > 256)
 		d->roce_tbl_size = 256;
@@ -127,6 +127,7 @@ void mdev_destroy_objects(struct mdev *d)
 		d->hca = MHCA_ENABLED;
 	d->port_oper = CX4_PORT_STATUS_DOWN;
 	memset(d->nic_vport_ctx, 0, sizeof(d->nic_vport_ctx));
+	net_gids_clear(d);
 }
 
 void mdev_reset_state(struct mdev *d)
@@ -473,6 +474,14 @@ int cx4_model_open(const struct cx4_model_config *cfg, struct cx4_bus **busp)
 	d->cfg = *cfg;
 	snprintf(d->name, sizeof(d->name), "%s", cfg->name ? cfg->name : "cx4model");
 	d->cfg.name = d->name;
+	if (cfg->netdev) {
+		if (strlen(cfg->netdev) >= sizeof(d->netdev)) {
+			free(d);
+			return -EINVAL;
+		}
+		snprintf(d->netdev, sizeof(d->netdev), "%s", cfg->netdev);
+		d->cfg.netdev = d->netdev;
+	}
 	if (!d->cfg.udp_port)
 		d->cfg.udp_port = ROCE_V2_UDP_PORT;
 	if (!d->cfg.mtu)
@@ -543,6 +552,8 @@ int cx4_model_open(const struct cx4_model_config *cfg, struct cx4_bus **busp)
 		err = add_ep(d, d->net.rx_port.fd);
 	if (!err && d->net.cable.wake_fd >= 0)
 		err = add_ep(d, d->net.cable.wake_fd);
+	if (!err && d->net.raw.fd >= 0)
+		err = add_ep(d, d->net.raw.fd);
 	if (!err && d->net.cable.watch_fd >= 0)
 		err = add_ep(d, d->net.cable.watch_fd);
 	if (err) {

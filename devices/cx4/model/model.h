@@ -33,6 +33,8 @@
 #include <infiniband/mlx5dv.h>
 
 #include "cx4_prm.h"
+#include "packet_port.h"
+#include "roce_eth.h"
 #include "roce_pkt.h"
 #include "udp_port.h"
 #include "pcap.h"
@@ -485,12 +487,17 @@ void srq_destroy_all(struct mdev *d);
 #define MQP_MAX_SGE 64	 /* data segments a WQE can hold (1 KB WQE) */
 #define MQP_MAX_SEGS 128 /* translated pieces per request */
 
-/* The remote end of a connected QP, or of one UD send (from the address vector). */
+/*
+ * The remote end of a connected QP, or of one UD send (from the address vector): the PRM's
+ * address path (ads) / address vector. The network type is not in it: it is that of the
+ * source GID entry (src_addr_index), as on the card.
+ */
 struct mpath {
-	uint32_t rip;	    /* IPv4, network order */
+	uint8_t rgid[16];   /* remote GID (rgid_rip): IPv4 as ::ffff:a.b.c.d */
 	uint16_t udp_sport; /* 0 = pick from the QP number */
 	uint8_t hop_limit, tclass;
 	uint8_t sgid_index;
+	uint32_t flow_label;
 	uint8_t rmac[6];
 };
 
@@ -731,7 +738,7 @@ struct mrecv {
 	uint32_t byte_cnt;
 	uint32_t imm;	 /* big-endian image */
 	uint32_t src_qp; /* UD */
-	uint32_t src_ip; /* UD: for flags */
+	uint8_t net;	 /* UD: the network type, the CQE's L3 header type */
 	bool solicited;
 	uint16_t wqe_counter;
 };
@@ -756,15 +763,45 @@ struct txpkt {
 	uint8_t hdr[ROCE_MAX_HDR_LEN];
 	uint8_t tail[8]; /* pad + ICRC, computed when the packet is sent */
 	uint8_t hlen;
-	uint8_t tos, ttl;
-	uint16_t sock;
+	uint16_t sock; /* IPv4: the source-port socket */
 	bool faulted;
-	bool zcopy; /* some iov points into host memory */
-	uint32_t daddr;
+	bool zcopy;	    /* some iov points into host memory */
+	struct mpath dst;   /* where it goes, and from which GID entry */
+	uint8_t route;	    /* enum net_route, chosen when it is sent */
+	uint8_t l2[ROCE_ETH_HDR_LEN + ROCE_IP6UDP_LEN]; /* frame media: Ethernet + network hdr */
+	uint8_t l2len;
 	uint32_t plen;			   /* payload bytes */
 	int iovcnt;			   /* headers + payload pieces */
 	struct iovec iov[NET_MAX_IOV + 1]; /* + the tail, for the pcap writer */
 	uint8_t *bounce;		   /* NET_SLOT_SIZE bytes of ours */
+};
+
+struct mroce_addr;
+
+/* How a queued packet leaves (net.c). */
+enum net_route {
+	NET_ROUTE_DROP,	  /* nowhere to go: its source GID is gone, or no medium carries it */
+	NET_ROUTE_SELF,	  /* to one of our own GIDs: the device's loopback */
+	NET_ROUTE_CABLE,  /* to the cable's other end (its MAC) */
+	NET_ROUTE_PACKET, /* RoCE v1: an Ethernet frame on the net device (AF_PACKET) */
+	NET_ROUTE_UDP4,	  /* RoCE v2 / IPv4: the kernel's UDP socket */
+	NET_ROUTE_UDP6,	  /* RoCE v2 / IPv6: the UDP socket of the source address */
+	NET_ROUTE_UNKNOWN = 0xff, /* not chosen yet */
+};
+
+/* The device's own loopback: frames to its own GIDs, received at the next pass (net.c). */
+#define NET_LOOP_SIZE (1u << 20)
+struct mloop {
+	uint8_t *buf;		 /* NET_LOOP_SIZE bytes of records: u32 length, frame, pad to 8 */
+	uint64_t prod, rx, cons; /* bytes written, read, given back (at the end of a pass) */
+};
+
+/* A UDP socket of an IPv6 source address of the GID table (a GID may appear twice). */
+#define NET_MAX_UDP6 8
+struct mudp6 {
+	struct roce_udp_port rx; /* addr:4791, GRO on */
+	struct roce_udp_port tx; /* addr:<source port>, GSO off */
+	unsigned int users;	 /* GID entries with this address */
 };
 
 /* A direct-attach cable to another modelled port of this host (cable.c). */
@@ -778,18 +815,31 @@ struct mcable {
 	struct cable_ring *tx; /* the other end's ring, once found */
 	int peer_wake_fd;
 	uint32_t peer; /* its address, 0 = not joined (frames go by UDP) */
+	uint8_t peer_mac[6];
 	uint64_t tx_pos, tx_published;
 	int watch_fd; /* inotify on dir (in the engine's epoll): an end appeared */
 	bool look_now;
 	uint64_t next_look_ns;
 };
 
+#define NET_MAX_OWN 32
 struct mnet {
 	struct mcable cable;
+	struct mloop loop;
+	struct {
+		uint8_t net, gid[16];
+	} own[NET_MAX_OWN]; /* the distinct GIDs of the table, by type */
+	unsigned int nown;
+	struct roce_packet_port raw;		/* RoCE v1 on the net device; fd -1: none */
+	struct mudp6 udp6[NET_MAX_UDP6];	/* fd -1: free */
 	struct roce_udp_port rx_port;		/* IP:4791, GRO on */
+	unsigned int rx_turn;			/* which receive source goes first this pass */
+	struct iovec *raw_iov;			/* ROCE_PACKET_BATCH frames' pieces */
 	struct roce_udp_port tx[NET_MAX_SOCKS]; /* source ports, GSO on */
 	unsigned int ntx;
-	int blocked_sock; /* -1, or the socket that said EAGAIN (EPOLLOUT armed) */
+	/* -1, or the socket that said EAGAIN (EPOLLOUT armed): tx[i], NET_MAX_SOCKS + udp6[i].tx,
+	 * or NET_MAX_SOCKS + NET_MAX_UDP6 for the AF_PACKET socket */
+	int blocked_sock;
 	struct roce_pcap *pcap;
 	/* transmit queue: [head, tail) built in order */
 	struct txpkt *tx_slot;
@@ -807,7 +857,8 @@ struct mnet {
 	struct net_held {
 		uint8_t *buf; /* NET_RX_BUF bytes, allocated with the first DELAY rule */
 		size_t len;
-		struct roce_addr addr;
+		struct roce_addr addr; /* UDP datagrams */
+		bool frame;	       /* an Ethernet frame (cable, loopback, AF_PACKET) */
 		uint32_t after; /* packets still to overtake it; 0 = slot free */
 	} held[CX4_MODEL_FAULT_RULES];
 	uint8_t *scratch; /* per-pass memory for data the responder builds */
@@ -822,9 +873,10 @@ void net_tx_materialize(struct mdev *d);
 void net_close(struct mdev *d);
 /* A free transmit slot (NULL when the queue is full: try again next pass). */
 struct txpkt *net_tx_get(struct mdev *d);
-/* Headers for the slot; the payload is added with net_tx_payload. */
+/* Headers for the slot, to dst (IPv4: from source-port socket sock); the payload is added
+ * with net_tx_payload. */
 int net_tx_hdr(struct mdev *d, struct txpkt *t, const struct roce_tx_hdr *h, uint32_t plen,
-	       uint32_t daddr, uint16_t sock, uint8_t tos, uint8_t ttl);
+	       const struct mpath *dst, uint16_t sock);
 /* Add translated payload pieces (fd pieces by reference, pid pieces read into the bounce). */
 int net_tx_payload(struct mdev *d, struct txpkt *t, const struct dseg *s, int n,
 		   uint32_t bounce_off);
@@ -850,20 +902,37 @@ int cable_open(struct mdev *d, const char *dir);
 void cable_close(struct mdev *d);
 /* The other end's address once joined (looked for at most every 100 ms), else 0. */
 uint32_t cable_peer(struct mdev *d);
-/* Queue one frame (UDP payload pieces, len bytes) for the other end: 0, -EAGAIN (full, the
+/* Queue one Ethernet frame (pieces, len bytes) for the other end: 0, -EAGAIN (full, the
  * other end wakes us when it has room) or -EINVAL. */
-int cable_put(struct mdev *d, const struct roce_addr *a, const struct iovec *iov, int iovcnt,
-	      uint32_t len);
+int cable_put(struct mdev *d, const struct iovec *iov, int iovcnt, uint32_t len);
 /* Make what cable_put queued visible to the other end (and wake it if it sleeps). */
 void cable_publish(struct mdev *d);
 /* The next received frame (valid until cable_rx_done) or NULL. */
-const uint8_t *cable_next(struct mdev *d, struct roce_addr *a, size_t *len);
+const uint8_t *cable_next(struct mdev *d, size_t *len);
 void cable_rx_done(struct mdev *d);
 void cable_sleeping(struct mdev *d, bool sleeping);
 void cable_drain_wake(struct mdev *d);
 
 /* Pick the source-port socket for a QP (per-QP entropy, research note 4.1). */
 uint16_t net_sport_for(struct mdev *d, uint32_t qpn, uint16_t want, bool av, int *sock);
+
+/* The network type of a valid GID table entry (its roce_version and l3_type). */
+uint8_t net_type_of(const struct mroce_addr *a);
+/* Whether a GID can be the far end of a packet of network type net: RoCE v2 over IPv4 talks
+ * to IPv4-mapped GIDs only, over IPv6 to no such GID, RoCE v1 to any. */
+bool net_rgid_ok(uint8_t net, const uint8_t rgid[16]);
+/* A received packet comes from the far end of path and to its source GID (rxe check_addr). */
+bool net_pkt_on_path(const struct mdev *d, const struct roce_pkt *p, const struct mpath *path);
+/* Whether the port has a medium for RoCE v1 frames (a cable, or an Ethernet net device). */
+bool net_has_ethernet(const struct mdev *d);
+/*
+ * SET_ROCE_ADDRESS: make a the table's entry idx, if the port's media can carry it (IPv6:
+ * the sockets of its address are opened, those of the entry it replaces closed). 0, or
+ * -errno when no medium carries it (the entry is left as it was).
+ */
+int net_gid_set(struct mdev *d, uint32_t idx, const struct mroce_addr *a);
+/* Every entry invalid (INIT_HCA, teardown, reset). */
+void net_gids_clear(struct mdev *d);
 
 /* ---- the device ---------------------------------------------------------------------------- */
 struct mprofile {
@@ -877,6 +946,7 @@ struct mroce_addr {
 	uint8_t gid[16];
 	uint8_t mac[6];
 	uint8_t version, l3_type;
+	uint8_t net; /* enum roce_net, from version and l3_type */
 	bool vlan_valid;
 	uint16_t vlan;
 	bool valid;
@@ -892,6 +962,7 @@ struct mdev {
 	struct cx4_bus bus; /* first: the bus pointer is the device pointer */
 	struct cx4_model_config cfg;
 	char name[32];
+	char netdev[16]; /* cfg.netdev points here */
 	const struct mprofile *prof;
 
 	/* BAR0 and the kick */

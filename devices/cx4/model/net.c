@@ -1,7 +1,18 @@
 // SPDX-License-Identifier: MIT
 /*
- * The wire of one modelled port: RoCE v2 over UDP (IBTA Annex A17), through the wire library
- * (devices/cx4/wire: headers, ICRC, parse, pcap, UDP sockets; docs/roce-wire.md).
+ * The wire of one modelled port, through the wire library (devices/cx4/wire: headers, ICRC,
+ * parse, pcap, sockets; docs/roce-wire.md). A packet's network type is that of the GID table
+ * entry it leaves from (src_addr_index: roce_version, l3_type), and its medium is chosen when
+ * it leaves (route_of):
+ *   to one of our own GIDs           the device's loopback (frames in a ring, next pass)
+ *   to the cable's other end's MAC   the cable (cable.c): Ethernet frames in shared memory
+ *   RoCE v1 (GRH, Ethertype 0x8915)  an AF_PACKET socket on the Ethernet net device
+ *   RoCE v2 over IPv4                the kernel's UDP sockets (below)
+ *   RoCE v2 over IPv6                the UDP socket bound to the source address
+ * and a packet none of them carries is dropped (the GID table lists no such entry unless a
+ * medium carries it: net_gid_set refuses it).
+ *
+ * RoCE v2 over IPv4 through UDP (IBTA Annex A17):
  *
  * Transmit: the requester and responder build packets in a queue of slots. Headers come from
  * roce_write_hdrs; the payload either points into fd-backed host memory (zero copy) or is
@@ -21,9 +32,16 @@
  * real NIC), then handed to the responder (requests) or the completer (responses) of its QP.
  */
 #include <errno.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
+#include <net/if.h>
+#include <net/if_arp.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 #include "model.h"
 
@@ -51,6 +69,245 @@ static int open_tx(struct mdev *d, uint16_t port)
 	return (int)d->net.ntx++;
 }
 
+/* ---- the GID table and the media that carry it -------------------------------------------- */
+
+uint8_t net_type_of(const struct mroce_addr *a)
+{
+	if (a->version == CX4_ROCE_VERSION_1)
+		return ROCE_NET_GRH;
+	return a->l3_type == CX4_ROCE_L3_TYPE_IPV4 ? ROCE_NET_IPV4 : ROCE_NET_IPV6;
+}
+
+bool net_rgid_ok(uint8_t net, const uint8_t rgid[16])
+{
+	switch (net) {
+	case ROCE_NET_IPV4:
+		return roce_gid_is_v4mapped(rgid);
+	case ROCE_NET_IPV6:
+		return !roce_gid_is_v4mapped(rgid);
+	default:
+		return true;
+	}
+}
+
+bool net_has_ethernet(const struct mdev *d)
+{
+	return d->net.cable.rx || d->net.raw.fd >= 0;
+}
+
+/*
+ * RoCE v1 frames need an Ethernet device: an AF_PACKET socket on the configured net device,
+ * when it is one (not the loopback). Without it (no device, no CAP_NET_RAW) the port carries
+ * no RoCE v1 except over its cable, and its capabilities say so.
+ */
+static void raw_open(struct mdev *d)
+{
+	struct ifreq ifr = {0};
+	int s, err;
+
+	if (!d->cfg.netdev || strlen(d->cfg.netdev) >= sizeof(ifr.ifr_name))
+		return;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", d->cfg.netdev);
+	s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		return;
+	err = ioctl(s, SIOCGIFHWADDR, &ifr);
+	close(s);
+	if (err || ifr.ifr_hwaddr.sa_family != ARPHRD_ETHER)
+		return;
+	err = roce_packet_port_open(&d->net.raw, d->cfg.netdev, ROCE_ETHERTYPE_ROCE);
+	if (err)
+		mdev_log(d, "RoCE v1 on %s: %s (RoCE v2 only)", d->cfg.netdev, strerror(-err));
+}
+
+static bool is_link_local(const uint8_t gid[16])
+{
+	return gid[0] == 0xfe && (gid[1] & 0xc0) == 0x80;
+}
+
+/*
+ * The interface an IPv6 address is assigned to (tentative ones included: the socket binds
+ * with IPV6_FREEBIND), on the net device when the port has one. 0 = not assigned here.
+ */
+static unsigned int ipv6_ifindex(const struct mdev *d, const uint8_t addr[16])
+{
+	struct ifaddrs *ifa, *i;
+	unsigned int idx = 0;
+
+	if (getifaddrs(&ifa))
+		return 0;
+	for (i = ifa; i && !idx; i = i->ifa_next) {
+		if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET6 ||
+		    memcmp(&((struct sockaddr_in6 *)i->ifa_addr)->sin6_addr, addr, 16) ||
+		    (d->cfg.netdev && strcmp(i->ifa_name, d->cfg.netdev)))
+			continue;
+		idx = if_nametoindex(i->ifa_name);
+	}
+	freeifaddrs(ifa);
+	return idx;
+}
+
+static int udp6_find(const struct mdev *d, const uint8_t addr[16])
+{
+	for (int i = 0; i < NET_MAX_UDP6; i++)
+		if (d->net.udp6[i].rx.fd >= 0 && !memcmp(d->net.udp6[i].rx.addr6, addr, 16))
+			return i;
+	return -1;
+}
+
+/* The sockets of an IPv6 source address: 0, -EADDRNOTAVAIL (not ours), -ENOSPC, -errno. */
+static int udp6_get(struct mdev *d, const uint8_t addr[16])
+{
+	struct roce_udp_port_opts rxo = {.rcvbuf = 8 << 20, .sndbuf = 1 << 20, .gro = true};
+	struct roce_udp_port_opts txo = {.rcvbuf = 64 << 10, .sndbuf = 4 << 20, .gso = true};
+	unsigned int scope = ipv6_ifindex(d, addr);
+	int i = udp6_find(d, addr), err;
+	struct mudp6 *u;
+
+	if (i >= 0) {
+		d->net.udp6[i].users++;
+		return 0;
+	}
+	if (!scope)
+		return -EADDRNOTAVAIL;
+	for (i = 0; i < NET_MAX_UDP6 && d->net.udp6[i].rx.fd >= 0; i++)
+		;
+	if (i == NET_MAX_UDP6)
+		return -ENOSPC;
+	u = &d->net.udp6[i];
+	if (!is_link_local(addr))
+		scope = 0;
+	err = roce_udp_port_open6(&u->rx, addr, scope, d->cfg.udp_port, &rxo);
+	if (!err) {
+		/* one source port per address, in the RoCE range, as for the IPv4 pool */
+		err = roce_udp_port_open6(&u->tx, addr, scope, base_port(d), &txo);
+		if (err == -EADDRINUSE)
+			err = roce_udp_port_open6(&u->tx, addr, scope, 0, &txo);
+	}
+	if (!err && d->epfd >= 0) {
+		struct epoll_event ev = {.events = EPOLLIN, .data.fd = u->rx.fd};
+
+		if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, u->rx.fd, &ev))
+			err = -errno;
+	}
+	if (err) {
+		roce_udp_port_close(&u->rx);
+		roce_udp_port_close(&u->tx);
+		return err;
+	}
+	u->users = 1;
+	return 0;
+}
+
+static void udp6_put(struct mdev *d, const uint8_t addr[16])
+{
+	int i = udp6_find(d, addr);
+	struct mudp6 *u;
+
+	if (i < 0)
+		return;
+	u = &d->net.udp6[i];
+	if (--u->users)
+		return;
+	if (d->epfd >= 0)
+		epoll_ctl(d->epfd, EPOLL_CTL_DEL, u->rx.fd, NULL);
+	if (d->net.blocked_sock == NET_MAX_SOCKS + i)
+		d->net.blocked_sock = -1;
+	roce_udp_port_close(&u->rx);
+	roce_udp_port_close(&u->tx);
+}
+
+/* The distinct (type, GID) pairs of the table: what "to ourselves" and "for us" compare with. */
+static void own_rebuild(struct mdev *d)
+{
+	struct mnet *n = &d->net;
+
+	n->nown = 0;
+	for (uint32_t i = 0; i < d->roce_tbl_size && n->nown < NET_MAX_OWN; i++) {
+		const struct mroce_addr *a = &d->roce[i];
+		bool dup = false;
+
+		if (!a->valid)
+			continue;
+		for (unsigned int k = 0; k < n->nown && !dup; k++)
+			dup = n->own[k].net == a->net && !memcmp(n->own[k].gid, a->gid, 16);
+		if (dup)
+			continue;
+		n->own[n->nown].net = a->net;
+		memcpy(n->own[n->nown].gid, a->gid, 16);
+		n->nown++;
+	}
+}
+
+static bool is_own(const struct mdev *d, uint8_t net, const uint8_t gid[16])
+{
+	for (unsigned int k = 0; k < d->net.nown; k++)
+		if (d->net.own[k].net == net && !memcmp(d->net.own[k].gid, gid, 16))
+			return true;
+	return false;
+}
+
+/*
+ * What the port's media can carry from a GID ([PRM] SET_ROCE_ADDRESS; docs/cx4-model.md):
+ *   RoCE v1:        a cable, or the AF_PACKET socket of an Ethernet net device;
+ *   RoCE v2 / IPv4: the port's address (its UDP sockets are bound to it);
+ *   RoCE v2 / IPv6: an address assigned to the net device (its sockets are opened here), or
+ *                   any address over a cable (then only the cable and the loopback carry it).
+ */
+static int gid_carried(struct mdev *d, const struct mroce_addr *a)
+{
+	int err;
+
+	switch (a->net) {
+	case ROCE_NET_GRH:
+		return net_has_ethernet(d) ? 0 : -EPROTONOSUPPORT;
+	case ROCE_NET_IPV4:
+		if (!roce_gid_is_v4mapped(a->gid) || memcmp(a->gid + 12, &d->cfg.ipv4, 4))
+			return -EADDRNOTAVAIL;
+		return 0;
+	default:
+		if (roce_gid_is_v4mapped(a->gid))
+			return -EINVAL;
+		err = udp6_get(d, a->gid);
+		return err == -EADDRNOTAVAIL && d->net.cable.rx ? 0 : err;
+	}
+}
+
+int net_gid_set(struct mdev *d, uint32_t idx, const struct mroce_addr *a)
+{
+	struct mroce_addr *old = &d->roce[idx];
+	int err = 0;
+
+	if (a->valid && (err = gid_carried(d, a)))
+		return err;
+	if (old->valid && old->net == ROCE_NET_IPV6)
+		udp6_put(d, old->gid);
+	*old = *a;
+	own_rebuild(d);
+	return 0;
+}
+
+void net_gids_clear(struct mdev *d)
+{
+	for (uint32_t i = 0; i < sizeof(d->roce) / sizeof(d->roce[0]); i++)
+		if (d->roce[i].valid && d->roce[i].net == ROCE_NET_IPV6)
+			udp6_put(d, d->roce[i].gid);
+	memset(d->roce, 0, sizeof(d->roce));
+	own_rebuild(d);
+}
+
+bool net_pkt_on_path(const struct mdev *d, const struct roce_pkt *p, const struct mpath *path)
+{
+	const struct mroce_addr *s = &d->roce[path->sgid_index];
+
+	if (!s->valid || p->addr.net != s->net)
+		return false;
+	if (s->net == ROCE_NET_IPV4)
+		return !memcmp(&p->addr.saddr, path->rgid + 12, 4) &&
+		       !memcmp(&p->addr.daddr, s->gid + 12, 4);
+	return !memcmp(p->addr.sgid, path->rgid, 16) && !memcmp(p->addr.dgid, s->gid, 16);
+}
+
 int net_open(struct mdev *d, const char *pcap_path, const char *cable_dir)
 {
 	struct mnet *n = &d->net;
@@ -60,10 +317,17 @@ int net_open(struct mdev *d, const char *pcap_path, const char *cable_dir)
 	int err;
 
 	n->rx_port.fd = -1;
+	n->raw.fd = -1;
+	for (unsigned int i = 0; i < NET_MAX_UDP6; i++)
+		n->udp6[i].rx.fd = n->udp6[i].tx.fd = -1;
 	n->blocked_sock = -1;
 	err = cable_open(d, cable_dir);
 	if (err)
 		return err;
+	n->loop.buf = malloc(NET_LOOP_SIZE);
+	if (!n->loop.buf)
+		return -ENOMEM;
+	raw_open(d);
 	err = roce_udp_port_open(&n->rx_port, d->cfg.ipv4, d->cfg.udp_port, &o);
 	if (err)
 		return err;
@@ -78,10 +342,11 @@ int net_open(struct mdev *d, const char *pcap_path, const char *cable_dir)
 		return -EADDRINUSE;
 	n->tx_slot = calloc(NET_TX_SLOTS, sizeof(*n->tx_slot));
 	n->tx_iov = calloc(TX_IOV_MAX, sizeof(*n->tx_iov));
+	n->raw_iov = calloc((size_t)ROCE_PACKET_BATCH * (NET_MAX_IOV + 2), sizeof(*n->raw_iov));
 	slab =
 	    (size_t)NET_TX_SLOTS * NET_SLOT_SIZE + (size_t)NET_RX_SLOTS * NET_RX_BUF + NET_SCRATCH;
 	n->slab = malloc(slab);
-	if (!n->tx_slot || !n->tx_iov || !n->slab)
+	if (!n->tx_slot || !n->tx_iov || !n->raw_iov || !n->slab)
 		return -ENOMEM;
 	for (unsigned int i = 0; i < NET_TX_SLOTS; i++)
 		n->tx_slot[i].bounce = n->slab + (size_t)i * NET_SLOT_SIZE;
@@ -103,6 +368,15 @@ void net_close(struct mdev *d)
 	struct mnet *n = &d->net;
 
 	cable_close(d);
+	roce_packet_port_close(&n->raw);
+	for (unsigned int i = 0; i < NET_MAX_UDP6; i++) {
+		roce_udp_port_close(&n->udp6[i].rx);
+		roce_udp_port_close(&n->udp6[i].tx);
+		n->udp6[i].users = 0;
+	}
+	free(n->loop.buf);
+	n->loop = (struct mloop){0};
+	n->nown = 0;
 	roce_udp_port_close(&n->rx_port);
 	for (unsigned int i = 0; i < n->ntx; i++)
 		roce_udp_port_close(&n->tx[i]);
@@ -119,9 +393,11 @@ void net_close(struct mdev *d)
 	n->nfault = 0;
 	free(n->tx_slot);
 	free(n->tx_iov);
+	free(n->raw_iov);
 	free(n->slab);
 	n->tx_slot = NULL;
 	n->tx_iov = NULL;
+	n->raw_iov = NULL;
 	n->slab = NULL;
 }
 
@@ -191,11 +467,12 @@ struct txpkt *net_tx_get(struct mdev *d)
 	t->plen = 0;
 	t->faulted = false;
 	t->zcopy = false;
+	t->route = NET_ROUTE_UNKNOWN;
 	return t;
 }
 
 int net_tx_hdr(struct mdev *d, struct txpkt *t, const struct roce_tx_hdr *h, uint32_t plen,
-	       uint32_t daddr, uint16_t sock, uint8_t tos, uint8_t ttl)
+	       const struct mpath *dst, uint16_t sock)
 {
 	int hl = roce_write_hdrs(t->hdr, sizeof(t->hdr), h, plen);
 
@@ -205,10 +482,9 @@ int net_tx_hdr(struct mdev *d, struct txpkt *t, const struct roce_tx_hdr *h, uin
 	t->hlen = (uint8_t)hl;
 	t->iov[0] = (struct iovec){.iov_base = t->hdr, .iov_len = (size_t)hl};
 	t->iovcnt = 1;
-	t->daddr = daddr;
+	t->dst = *dst;
 	t->sock = sock;
-	t->tos = tos;
-	t->ttl = ttl;
+	t->route = NET_ROUTE_UNKNOWN;
 	return 0;
 }
 
@@ -303,18 +579,70 @@ static void tx_fault(void *ctx, uint64_t tag)
 	d->stats.dma_faults++;
 }
 
+/* ---- leaving: route, headers, media ------------------------------------------------------ */
+
+/* The source GID entry of a packet (valid or not). */
+static const struct mroce_addr *src_of(const struct mdev *d, const struct txpkt *t)
+{
+	return &d->roce[t->dst.sgid_index];
+}
+
+/* How the packet leaves (cached in t->route). */
+static uint8_t route_of(struct mdev *d, struct txpkt *t)
+{
+	const struct mroce_addr *s = src_of(d, t);
+	int i;
+
+	if (t->route != NET_ROUTE_UNKNOWN)
+		return t->route;
+	if (!s->valid || !net_rgid_ok(s->net, t->dst.rgid))
+		t->route = NET_ROUTE_DROP;
+	else if (is_own(d, s->net, t->dst.rgid))
+		t->route = NET_ROUTE_SELF;
+	else if (d->net.cable.peer && !memcmp(t->dst.rmac, d->net.cable.peer_mac, 6))
+		t->route = NET_ROUTE_CABLE;
+	else if (s->net == ROCE_NET_GRH)
+		t->route = d->net.raw.fd >= 0 ? NET_ROUTE_PACKET : NET_ROUTE_DROP;
+	else if (s->net == ROCE_NET_IPV4)
+		t->route = NET_ROUTE_UDP4;
+	else if ((i = udp6_find(d, s->gid)) >= 0) {
+		t->route = NET_ROUTE_UDP6;
+		t->sock = (uint16_t)i;
+	} else {
+		t->route = NET_ROUTE_DROP;
+	}
+	return t->route;
+}
+
+/* The UDP source port a RoCE v2 packet carries. */
+static uint16_t sport_of(const struct mdev *d, const struct txpkt *t, uint8_t net)
+{
+	int i;
+
+	if (net == ROCE_NET_IPV4)
+		return d->net.tx[t->sock].port;
+	if (t->route == NET_ROUTE_UDP6)
+		return d->net.udp6[t->sock].tx.port;
+	i = udp6_find(d, src_of(d, t)->gid);
+	return i >= 0 ? d->net.udp6[i].tx.port : base_port(d);
+}
+
+/* The network-layer fields of a packet (segment ip_id of an IPv4 GSO send). */
 static void pkt_addr(const struct mdev *d, const struct txpkt *t, uint16_t ip_id,
 		     struct roce_addr *a)
 {
+	const struct mroce_addr *s = src_of(d, t);
+
 	*a = (struct roce_addr){
-	    .saddr = d->cfg.ipv4,
-	    .daddr = t->daddr,
-	    .sport = d->net.tx[t->sock].port,
 	    .dport = d->cfg.udp_port,
-	    .tos = t->tos,
-	    .ttl = t->ttl ? t->ttl : 64,
+	    .tos = t->dst.tclass,
+	    .ttl = t->dst.hop_limit ? t->dst.hop_limit : 64,
 	    .ip_id = ip_id,
+	    .flow_label = t->dst.flow_label,
 	};
+	roce_addr_set_gids(a, s->net, s->gid, t->dst.rgid);
+	if (s->net != ROCE_NET_GRH)
+		a->sport = sport_of(d, t, s->net);
 }
 
 /* UDP payload bytes of a packet: headers, payload, pad to 4, ICRC. */
@@ -323,23 +651,74 @@ static uint32_t pkt_len(const struct txpkt *t)
 	return t->hlen + ((t->plen + 3) & ~3u) + ROCE_ICRC_LEN;
 }
 
+/*
+ * A packet for a frame medium (loopback, cable, AF_PACKET): its ICRC, and the Ethernet and
+ * network headers in t->l2 (with the IPv6 UDP checksum a kernel socket would compute).
+ * The frame is t->l2, then t->iov[0..iovcnt] (headers, payload, tail). 0 or -1.
+ */
+static int frame_build(struct mdev *d, struct txpkt *t, const uint8_t *dmac)
+{
+	struct roce_addr a;
+	int tl, hl;
+
+	pkt_addr(d, t, 0, &a); /* sent alone: IPv4 ID 0 with DF, as from the UDP socket */
+	tl = roce_write_tail(t->tail, &a, t->iov, t->iovcnt);
+	if (tl < 0)
+		return -1;
+	t->iov[t->iovcnt] = (struct iovec){.iov_base = t->tail, .iov_len = (size_t)tl};
+	hl = roce_eth_hdrs(t->l2, dmac, d->mac, &a, pkt_len(t));
+	if (hl < 0)
+		return -1;
+	if (a.net == ROCE_NET_IPV6)
+		roce_udp6_csum(t->l2 + ROCE_ETH_HDR_LEN, t->iov, t->iovcnt + 1);
+	t->l2len = (uint8_t)hl;
+	return 0;
+}
+
+/* The frame's pieces into v (at least iovcnt + 2): returns their number. */
+static int frame_iov(const struct txpkt *t, struct iovec *v)
+{
+	v[0] = (struct iovec){.iov_base = (void *)t->l2, .iov_len = t->l2len};
+	memcpy(v + 1, t->iov, (size_t)(t->iovcnt + 1) * sizeof(*v));
+	return t->iovcnt + 2;
+}
+
+/* The socket behind a blocked_sock number (see struct mnet). */
+static int blocked_fd(const struct mnet *n, int sock)
+{
+	if (sock < NET_MAX_SOCKS)
+		return n->tx[sock].fd;
+	if (sock < NET_MAX_SOCKS + NET_MAX_UDP6)
+		return n->udp6[sock - NET_MAX_SOCKS].tx.fd;
+	return n->raw.fd;
+}
+
 static void set_epollout(struct mdev *d, int sock)
 {
 	struct mnet *n = &d->net;
 	struct epoll_event ev = {.data.fd = -1};
+	int fd;
 
 	if (n->blocked_sock == sock)
 		return;
-	if (n->blocked_sock >= 0) {
-		ev.events = 0;
-		ev.data.fd = n->tx[n->blocked_sock].fd;
-		epoll_ctl(d->epfd, EPOLL_CTL_DEL, ev.data.fd, &ev);
+	/* the AF_PACKET socket is in the epoll set for reading: modify, do not add */
+	if (n->blocked_sock >= 0 && (fd = blocked_fd(n, n->blocked_sock)) >= 0) {
+		if (fd == n->raw.fd) {
+			ev = (struct epoll_event){.events = EPOLLIN, .data.fd = fd};
+			epoll_ctl(d->epfd, EPOLL_CTL_MOD, fd, &ev);
+		} else {
+			epoll_ctl(d->epfd, EPOLL_CTL_DEL, fd, &ev);
+		}
 	}
 	n->blocked_sock = sock;
-	if (sock >= 0) {
-		ev.events = EPOLLOUT;
-		ev.data.fd = n->tx[sock].fd;
-		epoll_ctl(d->epfd, EPOLL_CTL_ADD, ev.data.fd, &ev);
+	if (sock >= 0 && (fd = blocked_fd(n, sock)) >= 0) {
+		ev = (struct epoll_event){.events = EPOLLOUT, .data.fd = fd};
+		if (fd == n->raw.fd) {
+			ev.events |= EPOLLIN;
+			epoll_ctl(d->epfd, EPOLL_CTL_MOD, fd, &ev);
+		} else {
+			epoll_ctl(d->epfd, EPOLL_CTL_ADD, fd, &ev);
+		}
 	}
 }
 
@@ -355,64 +734,269 @@ static void tx_done(struct mdev *d, struct txpkt *t, uint16_t ip_id)
 	d->stats.tx_pkts++;
 	d->stats.tx_bytes += pkt_len(t);
 	if (n->pcap) {
-		struct roce_addr a;
+		struct iovec v[NET_MAX_IOV + 2];
 
-		pkt_addr(d, t, ip_id, &a);
-		t->iov[t->iovcnt] =
-		    (struct iovec){.iov_base = t->tail, .iov_len = pkt_len(t) - t->hlen - t->plen};
-		roce_pcap_write_udp(n->pcap, &a, t->iov, t->iovcnt + 1);
+		if (t->route == NET_ROUTE_SELF || t->route == NET_ROUTE_CABLE ||
+		    t->route == NET_ROUTE_PACKET) {
+			roce_pcap_write_frame(n->pcap, v, frame_iov(t, v));
+		} else {
+			struct roce_addr a;
+
+			pkt_addr(d, t, ip_id, &a);
+			t->iov[t->iovcnt] = (struct iovec){
+			    .iov_base = t->tail, .iov_len = pkt_len(t) - t->hlen - t->plen};
+			roce_pcap_write_pkt(n->pcap, &a, t->dst.rmac, d->mac, t->iov,
+					    t->iovcnt + 1);
+		}
 	}
 	/* UC/UD: a WQE is complete once its last packet has left */
 	if (t->qp && t->last && t->swq_pos >= 0 && t->qp->st != CX4_QP_ST_RC)
 		comp_sent(d, t->qp, (uint32_t)t->swq_pos);
 }
 
-/* The packets at the head of the queue that go to the cable's other end; *full when its ring
- * has no room (it wakes us when it has). */
-static int tx_cable(struct mdev *d, uint32_t peer, bool *full)
+/* ---- the device's loopback: a ring of frames to ourselves ----------------------------------- */
+
+#define LOOP_WRAP 0xffffffffu
+
+static uint32_t loop_rec_space(uint32_t len)
+{
+	return (uint32_t)((sizeof(uint32_t) + len + 7) & ~(uint32_t)7);
+}
+
+/* Queue a frame to ourselves: 0, or -EAGAIN when the ring is full (it empties next pass). */
+static int loop_put(struct mdev *d, const struct iovec *v, int n, uint32_t len)
+{
+	struct mloop *l = &d->net.loop;
+	uint32_t need = loop_rec_space(len), off = (uint32_t)(l->prod % NET_LOOP_SIZE);
+	uint32_t to_end = NET_LOOP_SIZE - off;
+	uint8_t *p;
+
+	if (to_end < need) {
+		if (NET_LOOP_SIZE - (l->prod - l->cons) < (uint64_t)to_end + need)
+			return -EAGAIN;
+		memcpy(l->buf + off, &(uint32_t){LOOP_WRAP}, sizeof(uint32_t));
+		l->prod += to_end;
+		off = 0;
+	} else if (NET_LOOP_SIZE - (l->prod - l->cons) < need) {
+		return -EAGAIN;
+	}
+	memcpy(l->buf + off, &len, sizeof(len));
+	p = l->buf + off + sizeof(len);
+	for (int i = 0; i < n; i++) {
+		memcpy(p, v[i].iov_base, v[i].iov_len);
+		p += v[i].iov_len;
+	}
+	l->prod += need;
+	d->stats.loop_pkts++;
+	return 0;
+}
+
+/* The next frame to ourselves (valid until net_rx_done), or NULL. */
+static const uint8_t *loop_next(struct mdev *d, size_t *len)
+{
+	struct mloop *l = &d->net.loop;
+
+	while (l->rx != l->prod) {
+		uint32_t off = (uint32_t)(l->rx % NET_LOOP_SIZE), n;
+
+		memcpy(&n, l->buf + off, sizeof(n));
+		if (n == LOOP_WRAP) {
+			l->rx += NET_LOOP_SIZE - off;
+			continue;
+		}
+		l->rx += loop_rec_space(n);
+		*len = n;
+		return l->buf + off + sizeof(n);
+	}
+	return NULL;
+}
+
+/* ---- the frame media: loopback, cable, AF_PACKET ------------------------------------------- */
+
+/* The packets at the head of the queue that leave by route r, as frames; *full when that
+ * medium has no room now (loopback: next pass; cable: its other end wakes us). */
+static int tx_frames(struct mdev *d, uint8_t r, bool *full)
 {
 	struct mnet *n = &d->net;
+	struct roce_packet_tx ptx[ROCE_PACKET_BATCH];
+	uint32_t pfirst = n->tx_head;
+	unsigned int np = 0;
 	int sent = 0;
 
-	while (n->tx_head != n->tx_tail) {
-		struct txpkt *t = &n->tx_slot[n->tx_head % NET_TX_SLOTS];
-		struct roce_addr a;
-		int tl, err;
+	while (n->tx_head + np != n->tx_tail) {
+		struct txpkt *t = &n->tx_slot[(n->tx_head + np) % NET_TX_SLOTS];
+		struct iovec v[NET_MAX_IOV + 2];
+		const uint8_t *dmac;
+		int vn, err = 0;
 
-		if (t->faulted || t->daddr != peer)
+		if (t->faulted || route_of(d, t) != r)
 			break;
-		/* a packet sent alone leaves with IPv4 ID 0 (DF set), as from the UDP socket */
-		pkt_addr(d, t, 0, &a);
-		tl = roce_write_tail(t->tail, &a, t->iov, t->iovcnt);
-		if (tl < 0) {
+		dmac = r == NET_ROUTE_SELF ? d->mac : t->dst.rmac;
+		if (frame_build(d, t, dmac)) {
 			t->faulted = true;
 			break;
 		}
-		t->iov[t->iovcnt] = (struct iovec){.iov_base = t->tail, .iov_len = (size_t)tl};
-		err = cable_put(d, &a, t->iov, t->iovcnt + 1, pkt_len(t));
+		if (r == NET_ROUTE_PACKET) {
+			/* collected, then sent in one batch below */
+			struct iovec *pv = n->raw_iov + np * (NET_MAX_IOV + 2);
+
+			ptx[np] = (struct roce_packet_tx){.iov = pv, .iovcnt = frame_iov(t, pv)};
+			if (++np == ROCE_PACKET_BATCH)
+				break;
+			continue;
+		}
+		vn = frame_iov(t, v);
+		err = r == NET_ROUTE_SELF ? loop_put(d, v, vn, t->l2len + pkt_len(t))
+					  : cable_put(d, v, vn, t->l2len + pkt_len(t));
 		if (err == -EAGAIN) {
 			*full = true;
+			/* the loopback ring is given back at the end of this pass: run another
+			 * one, which sends the rest (the cable's other end wakes us itself) */
+			if (r == NET_ROUTE_SELF && !sent)
+				sent = 1;
 			break;
 		}
-		if (err) {
-			mdev_log(d, "cable: %u-byte packet not sent: %s", pkt_len(t),
+		if (err)
+			mdev_log(d, "%s: %u-byte frame not sent: %s",
+				 r == NET_ROUTE_SELF ? "loopback" : "cable", t->l2len + pkt_len(t),
 				 strerror(-err));
-		} else {
+		else {
 			tx_done(d, t, 0);
 			sent++;
 		}
 		n->tx_head++;
 	}
-	cable_publish(d);
+	if (r == NET_ROUTE_CABLE)
+		cable_publish(d);
+	if (np) {
+		int k = roce_packet_send(&n->raw, ptx, np);
+
+		if (k < 0) {
+			mdev_log(d, "RoCE v1 send: %s (%u frames dropped)", strerror(-k), np);
+			k = (int)np;
+		} else {
+			for (int i = 0; i < k; i++)
+				tx_done(d, &n->tx_slot[(pfirst + (uint32_t)i) % NET_TX_SLOTS], 0);
+			d->stats.raw_tx_pkts += (uint64_t)k;
+			sent += k;
+			if ((unsigned int)k < np) {
+				/* the device's queue is full: wait for POLLOUT */
+				set_epollout(d, NET_MAX_SOCKS + NET_MAX_UDP6);
+				*full = true;
+			}
+		}
+		n->tx_head += (uint32_t)k;
+	}
+	return sent;
+}
+
+/* The socket a packet of route UDP4 / UDP6 leaves from. */
+static struct roce_udp_port *udp_sock(struct mnet *n, uint8_t route, uint16_t sock)
+{
+	return route == NET_ROUTE_UDP6 ? &n->udp6[sock].tx : &n->tx[sock];
+}
+
+static bool same_dest(uint8_t route, const struct txpkt *a, const struct txpkt *b)
+{
+	return route == NET_ROUTE_UDP6 ? !memcmp(a->dst.rgid, b->dst.rgid, 16)
+				       : !memcmp(a->dst.rgid + 12, b->dst.rgid + 12, 4);
+}
+
+/*
+ * RoCE v2 through a UDP socket (route UDP4 or UDP6): runs of equal-size packets to one
+ * destination become UDP GSO sends, for IPv6 as for IPv4 (a device queue, a tap's for one,
+ * then holds one entry per run instead of one per packet). Over IPv4 segment i leaves with
+ * IPv4 ID i, which its ICRC covers; IPv6 has no ID.
+ */
+static int tx_udp(struct mdev *d, uint8_t route, bool *full)
+{
+	struct mnet *n = &d->net;
+	struct roce_udp_tx tx[ROCE_UDP_BATCH];
+	struct txgroup grp[ROCE_UDP_BATCH];
+	uint32_t at = n->tx_head, niov = 0;
+	uint16_t sock = n->tx_slot[at % NET_TX_SLOTS].sock;
+	unsigned int k = 0;
+	int r, sent = 0;
+
+	/* groups of equal-size packets to one destination, for one sendmmsg */
+	while (at != n->tx_tail && k < ROCE_UDP_BATCH) {
+		struct txpkt *f = &n->tx_slot[at % NET_TX_SLOTS];
+		uint32_t size = pkt_len(f), bytes = 0, cnt = 0, iov0 = niov;
+
+		if (f->faulted || route_of(d, f) != route || f->sock != sock)
+			break;
+		while (at != n->tx_tail) {
+			struct txpkt *t = &n->tx_slot[at % NET_TX_SLOTS];
+			uint32_t len = pkt_len(t);
+			struct roce_addr a;
+			int tl;
+
+			if (cnt && (t->faulted || route_of(d, t) != route || t->sock != sock ||
+				    !same_dest(route, t, f) || t->dst.tclass != f->dst.tclass ||
+				    t->dst.hop_limit != f->dst.hop_limit || len > size ||
+				    bytes + len > UDP_MAX_PAYLOAD || cnt == NET_GSO_MAX_SEGS))
+				break;
+			if (niov + (uint32_t)t->iovcnt + 1 > TX_IOV_MAX)
+				break;
+			/* segment cnt of a GSO send leaves with IPv4 ID cnt */
+			pkt_addr(d, t, (uint16_t)cnt, &a);
+			tl = roce_write_tail(t->tail, &a, t->iov, t->iovcnt);
+			if (tl < 0) {
+				t->faulted = true;
+				break;
+			}
+			memcpy(&n->tx_iov[niov], t->iov, (size_t)t->iovcnt * sizeof(*t->iov));
+			niov += (uint32_t)t->iovcnt;
+			n->tx_iov[niov++] = (struct iovec){.iov_base = t->tail, .iov_len = (size_t)tl};
+			bytes += len;
+			cnt++;
+			at++;
+			if (len < size)
+				break; /* a shorter packet ends a GSO run */
+		}
+		if (!cnt)
+			break;
+		tx[k] = (struct roce_udp_tx){.iov = &n->tx_iov[iov0],
+					     .iovcnt = (int)(niov - iov0),
+					     .daddr6 = route == NET_ROUTE_UDP6 ? f->dst.rgid : NULL,
+					     .dport = d->cfg.udp_port,
+					     .tos = f->dst.tclass,
+					     .ttl = f->dst.hop_limit,
+					     .gso_size = cnt > 1 ? (uint16_t)size : 0};
+		memcpy(&tx[k].daddr, f->dst.rgid + 12, 4);
+		grp[k].first = at - cnt;
+		grp[k].n = cnt;
+		k++;
+	}
+	if (!k)
+		return 0;
+	r = roce_udp_send(udp_sock(n, route, sock), tx, k);
+	if (r < 0) {
+		/* EMSGSIZE (over the link MTU) or no route: the network drops it */
+		mdev_log(d, "send%s: %s (%u packets dropped)",
+			 route == NET_ROUTE_UDP6 ? " (IPv6)" : "", strerror(-r), grp[0].n);
+		n->tx_head += grp[0].n;
+		return 0;
+	}
+	for (int g = 0; g < r; g++) {
+		for (uint32_t i = 0; i < grp[g].n; i++)
+			tx_done(d, &n->tx_slot[(grp[g].first + i) % NET_TX_SLOTS], (uint16_t)i);
+		n->tx_head += grp[g].n;
+		sent += (int)grp[g].n;
+	}
+	if (route == NET_ROUTE_UDP6)
+		d->stats.udp6_tx_pkts += (uint64_t)sent;
+	if ((unsigned int)r < k) {
+		/* socket buffer full: wait for POLLOUT */
+		set_epollout(d, route == NET_ROUTE_UDP6 ? NET_MAX_SOCKS + sock : sock);
+		*full = true;
+	}
 	return sent;
 }
 
 int net_tx_flush(struct mdev *d)
 {
 	struct mnet *n = &d->net;
-	struct roce_udp_tx tx[ROCE_UDP_BATCH];
-	struct txgroup grp[ROCE_UDP_BATCH];
-	uint32_t peer;
 	int sent = 0;
 
 	if (n->tx_head == n->tx_tail) {
@@ -429,102 +1013,35 @@ int net_tx_flush(struct mdev *d)
 		set_epollout(d, -1);
 		return 0;
 	}
-	peer = cable_peer(d);
+	cable_peer(d); /* join an end that appeared, let go of one that left */
 	while (n->tx_head != n->tx_tail) {
-		uint32_t at = n->tx_head, niov = 0;
-		unsigned int k = 0;
-		uint16_t sock;
-		int r;
+		struct txpkt *t = &n->tx_slot[n->tx_head % NET_TX_SLOTS];
+		bool full = false;
 
 		/* a packet whose payload faulted is not sent: its QP learns it */
-		if (n->tx_slot[at % NET_TX_SLOTS].faulted) {
-			struct txpkt *t = &n->tx_slot[at % NET_TX_SLOTS];
-
+		if (t->faulted) {
 			n->tx_head++;
 			if (t->qp)
 				qp_tx_fault(d, t->qp, t->swq_pos);
 			continue;
 		}
-		if (peer && n->tx_slot[at % NET_TX_SLOTS].daddr == peer) {
-			bool full = false;
-
-			sent += tx_cable(d, peer, &full);
-			if (full)
-				break;
+		switch (route_of(d, t)) {
+		case NET_ROUTE_DROP:
+			d->stats.tx_dropped++;
+			mdev_log(d, "packet to a destination no medium reaches (GID entry %u)",
+				 t->dst.sgid_index);
+			n->tx_head++;
 			continue;
-		}
-		sock = n->tx_slot[at % NET_TX_SLOTS].sock;
-		/* groups of equal-size packets to one destination, for one sendmmsg */
-		while (at != n->tx_tail && k < ROCE_UDP_BATCH) {
-			struct txpkt *f = &n->tx_slot[at % NET_TX_SLOTS];
-			uint32_t size = pkt_len(f), bytes = 0, cnt = 0, iov0 = niov;
-
-			if (f->faulted || f->sock != sock || (peer && f->daddr == peer))
-				break;
-			while (at != n->tx_tail) {
-				struct txpkt *t = &n->tx_slot[at % NET_TX_SLOTS];
-				uint32_t len = pkt_len(t);
-				struct roce_addr a;
-				int tl;
-
-				if (cnt &&
-				    (t->faulted || t->sock != sock || t->daddr != f->daddr ||
-				     t->tos != f->tos || t->ttl != f->ttl || len > size ||
-				     bytes + len > UDP_MAX_PAYLOAD || cnt == NET_GSO_MAX_SEGS))
-					break;
-				if (niov + (uint32_t)t->iovcnt + 1 > TX_IOV_MAX)
-					break;
-				/* segment cnt of a GSO send leaves with IPv4 ID cnt */
-				pkt_addr(d, t, (uint16_t)cnt, &a);
-				tl = roce_write_tail(t->tail, &a, t->iov, t->iovcnt);
-				if (tl < 0) {
-					t->faulted = true;
-					break;
-				}
-				memcpy(&n->tx_iov[niov], t->iov,
-				       (size_t)t->iovcnt * sizeof(*t->iov));
-				niov += (uint32_t)t->iovcnt;
-				n->tx_iov[niov++] =
-				    (struct iovec){.iov_base = t->tail, .iov_len = (size_t)tl};
-				bytes += len;
-				cnt++;
-				at++;
-				if (len < size)
-					break; /* a shorter packet ends a GSO run */
-			}
-			if (!cnt)
-				break;
-			tx[k] = (struct roce_udp_tx){.iov = &n->tx_iov[iov0],
-						     .iovcnt = (int)(niov - iov0),
-						     .daddr = f->daddr,
-						     .dport = d->cfg.udp_port,
-						     .tos = f->tos,
-						     .ttl = f->ttl,
-						     .gso_size = cnt > 1 ? (uint16_t)size : 0};
-			grp[k].first = at - cnt;
-			grp[k].n = cnt;
-			k++;
-		}
-		if (!k)
-			continue;
-		r = roce_udp_send(&n->tx[sock], tx, k);
-		if (r < 0) {
-			/* EMSGSIZE (over the link MTU) or no route: the network drops it */
-			mdev_log(d, "send: %s (%u packets dropped)", strerror(-r), grp[0].n);
-			n->tx_head += grp[0].n;
-			continue;
-		}
-		for (int g = 0; g < r; g++) {
-			for (uint32_t i = 0; i < grp[g].n; i++)
-				tx_done(d, &n->tx_slot[(grp[g].first + i) % NET_TX_SLOTS],
-					(uint16_t)i);
-			n->tx_head += grp[g].n;
-			sent += (int)grp[g].n;
-		}
-		if ((unsigned int)r < k) {
-			set_epollout(d, sock); /* socket buffer full: wait for POLLOUT */
+		case NET_ROUTE_UDP4:
+		case NET_ROUTE_UDP6:
+			sent += tx_udp(d, t->route, &full);
+			break;
+		default:
+			sent += tx_frames(d, t->route, &full);
 			break;
 		}
+		if (full)
+			break;
 	}
 	if (n->tx_head == n->tx_tail)
 		set_epollout(d, -1);
@@ -600,7 +1117,8 @@ static const struct cx4_model_fault *fault_match(struct mdev *d, const struct ro
 	return NULL;
 }
 
-/* Keep a copy of the datagram to deliver later; false when every slot is taken. */
+/* Keep a copy of the datagram (a: its addresses) or frame (a NULL) to deliver later; false
+ * when every slot is taken. */
 static bool fault_hold(struct mdev *d, const uint8_t *buf, size_t len, const struct roce_addr *a,
 		       uint32_t delay)
 {
@@ -613,15 +1131,17 @@ static bool fault_hold(struct mdev *d, const uint8_t *buf, size_t len, const str
 			continue;
 		memcpy(h->buf, buf, len);
 		h->len = len;
-		h->addr = *a;
+		h->frame = !a;
+		if (a)
+			h->addr = *a;
 		h->after = delay;
 		return true;
 	}
 	return false;
 }
 
-static void rx_deliver(struct mdev *d, const uint8_t *buf, size_t len, struct roce_addr *addr,
-		       bool late);
+static void rx_deliver(struct mdev *d, const uint8_t *buf, size_t len,
+		       const struct roce_addr *addr, bool late);
 
 /* A packet was delivered: held ones whose turn has come follow it. all: release everything. */
 static void fault_release(struct mdev *d, bool all)
@@ -644,7 +1164,7 @@ static void fault_release(struct mdev *d, bool all)
 			continue;
 		memcpy(copy, h->buf, h->len);
 		d->stats.rx_fault_delayed++;
-		rx_deliver(d, copy, h->len, &h->addr, true);
+		rx_deliver(d, copy, h->len, h->frame ? NULL : &h->addr, true);
 	}
 }
 
@@ -656,39 +1176,65 @@ static bool fault_any_held(const struct mdev *d)
 	return false;
 }
 
-static void rx_one(struct mdev *d, const uint8_t *buf, size_t len, struct roce_addr *addr)
+/* A received datagram (addr: what recvmsg said) or Ethernet frame (addr NULL). */
+static void rx_one(struct mdev *d, const uint8_t *buf, size_t len, const struct roce_addr *addr)
 {
 	d->stats.rx_pkts++;
 	d->stats.rx_bytes += len;
 	rx_deliver(d, buf, len, addr, false);
 }
 
-/* Parse, check and dispatch one datagram; late: a held packet (no rule applies again). */
-static void rx_deliver(struct mdev *d, const uint8_t *buf, size_t len, struct roce_addr *addr,
-		       bool late)
+/* Parse a datagram or a frame; frames must be for our MAC (or a group address). */
+static int rx_parse(struct mdev *d, const uint8_t *buf, size_t len, const struct roce_addr *addr,
+		    struct roce_pkt *pkt)
+{
+	uint8_t dmac[6];
+	int err;
+
+	if (addr)
+		return roce_parse_udp(buf, len, addr,
+				      addr->net == ROCE_NET_IPV4 ? ROCE_PARSE_SOLVE_ID : 0, pkt);
+	err = roce_parse_eth(buf, len, 0, pkt, dmac, NULL);
+	if (!err && !(dmac[0] & 1) && memcmp(dmac, d->mac, 6))
+		return 1; /* another station's frame: the MAC filter drops it */
+	return err;
+}
+
+/* Parse, check and dispatch one packet; late: a held packet (no rule applies again). */
+static void rx_deliver(struct mdev *d, const uint8_t *buf, size_t len,
+		       const struct roce_addr *addr, bool late)
 {
 	struct mnet *n = &d->net;
 	const struct cx4_model_fault *rule = NULL;
 	struct roce_pkt pkt;
+	uint8_t dgid[16];
 	struct mqp *qp;
 	int err, act;
 
-	err = roce_parse_udp(buf, len, addr, ROCE_PARSE_SOLVE_ID, &pkt);
-	if (n->pcap && !late) {
+	err = rx_parse(d, buf, len, addr, &pkt);
+	if (n->pcap && !late && err <= 0) {
 		struct iovec v = {.iov_base = (void *)buf, .iov_len = len};
 
-		roce_pcap_write_udp(n->pcap, err ? addr : &pkt.addr, &v, 1);
+		if (addr)
+			roce_pcap_write_pkt(n->pcap, err ? addr : &pkt.addr, d->mac, NULL, &v, 1);
+		else
+			roce_pcap_write_frame(n->pcap, &v, 1);
 	}
 	if (err) {
+		if (err > 0) {
+			d->stats.rx_drop_qp++;
+			return;
+		}
 		d->stats.rx_drop_icrc++;
-		mdev_log(d, "rx: dropped datagram from port %u: %s", addr->sport,
-			 roce_strerror(err));
+		mdev_log(d, "rx: dropped %s: %s", addr ? "datagram" : "frame", roce_strerror(err));
 		return;
 	}
+	/* for one of our GIDs, of the type it arrived as */
+	roce_addr_dgid(&pkt.addr, dgid);
 	/* QP1 is the GSI QP's wherever its context lives ([IBTA] 13.4.6.1) */
 	qp = pkt.dqpn == 1 ? d->gsi : qp_get(d, pkt.dqpn);
-	if (!qp || !opcode_fits_qp(pkt.opcode, qp->st) || !vport_roce_enabled(d) ||
-	    d->port_oper != CX4_PORT_STATUS_UP) {
+	if (!is_own(d, pkt.addr.net, dgid) || !qp || !opcode_fits_qp(pkt.opcode, qp->st) ||
+	    !vport_roce_enabled(d) || d->port_oper != CX4_PORT_STATUS_UP) {
 		d->stats.rx_drop_qp++;
 		return;
 	}
@@ -705,7 +1251,8 @@ static void rx_deliver(struct mdev *d, const uint8_t *buf, size_t len, struct ro
 		return;
 	}
 	/* held: delivered later with the IPv4 ID the ICRC matched (pkt.addr); no slot: now */
-	if (act == CX4_MODEL_FAULT_DELAY && fault_hold(d, buf, len, &pkt.addr, rule->delay))
+	if (act == CX4_MODEL_FAULT_DELAY &&
+	    fault_hold(d, buf, len, addr ? &pkt.addr : NULL, rule->delay))
 		return;
 	for (int k = 0; k < (act == CX4_MODEL_FAULT_DUP ? 2 : 1); k++) {
 		if (pkt.info->flags & ROCE_F_REQ)
@@ -719,43 +1266,41 @@ static void rx_deliver(struct mdev *d, const uint8_t *buf, size_t len, struct ro
 		fault_release(d, false);
 }
 
-/* Frames from the cable's other end (at most as many as 32 full GRO buffers hold). */
-static int rx_cable(struct mdev *d)
+/* Frames from the cable's other end and from ourselves (loopback). */
+static int rx_frames(struct mdev *d)
 {
 	const uint8_t *buf;
-	struct roce_addr a;
 	size_t len;
 	int got = 0;
 
 	cable_peer(d); /* join an end that appeared, let go of one that left */
-	while (got < CABLE_RX_BATCH && (buf = cable_next(d, &a, &len))) {
-		rx_one(d, buf, len, &a);
+	while (got < CABLE_RX_BATCH && (buf = cable_next(d, &len))) {
+		rx_one(d, buf, len, NULL);
 		got++;
 	}
+	for (int k = 0; k < CABLE_RX_BATCH && (buf = loop_next(d, &len)); k++, got++)
+		rx_one(d, buf, len, NULL);
 	return got;
 }
 
-int net_rx(struct mdev *d)
+/* Datagrams of one UDP socket into rx slots [*used, NET_RX_SLOTS). */
+static int rx_udp(struct mdev *d, struct roce_udp_port *port, unsigned int *used)
 {
 	struct mnet *n = &d->net;
 	struct roce_udp_rx rx[NET_RX_SLOTS];
-	int got, cabled = rx_cable(d);
+	unsigned int first = *used;
+	int got;
 
+	if (port->fd < 0 || first == NET_RX_SLOTS)
+		return 0;
 	/* headroom in front of each buffer: the responder builds a UD GRH there (resp.c) */
-	for (unsigned int i = 0; i < NET_RX_SLOTS; i++)
-		rx[i] = (struct roce_udp_rx){.buf = n->rx_buf[i] + NET_RX_HEADROOM,
-					     .size = NET_RX_BUF - NET_RX_HEADROOM};
-	got = roce_udp_recv(&n->rx_port, rx, NET_RX_SLOTS);
-	if (got <= 0) {
-		/* nothing new arrives: the impaired link lets go of what it held */
-		if (!cabled && fault_any_held(d)) {
-			fault_release(d, true);
-			return 1;
-		}
-		if (cabled && n->pcap)
-			roce_pcap_flush(n->pcap);
-		return cabled;
-	}
+	for (unsigned int i = first; i < NET_RX_SLOTS; i++)
+		rx[i - first] = (struct roce_udp_rx){.buf = n->rx_buf[i] + NET_RX_HEADROOM,
+						     .size = NET_RX_BUF - NET_RX_HEADROOM};
+	got = roce_udp_recv(port, rx, NET_RX_SLOTS - first);
+	if (got <= 0)
+		return 0;
+	*used += (unsigned int)got;
 	for (int i = 0; i < got; i++) {
 		size_t seg = rx[i].seg_size ? rx[i].seg_size : rx[i].len;
 
@@ -770,16 +1315,78 @@ int net_rx(struct mdev *d)
 			a.ip_id = (uint16_t)k;
 			rx_one(d, rx[i].buf + off, rx[i].len - off < seg ? rx[i].len - off : seg,
 			       &a);
+			if (port->net == ROCE_NET_IPV6)
+				d->stats.udp6_rx_pkts++;
 		}
+	}
+	return got;
+}
+
+/* RoCE v1 frames from the net device into rx slots [*used, NET_RX_SLOTS). */
+static int rx_raw(struct mdev *d, unsigned int *used)
+{
+	struct mnet *n = &d->net;
+	struct roce_packet_rx rx[NET_RX_SLOTS];
+	unsigned int first = *used;
+	int got;
+
+	if (n->raw.fd < 0 || first == NET_RX_SLOTS)
+		return 0;
+	for (unsigned int i = first; i < NET_RX_SLOTS; i++)
+		rx[i - first] = (struct roce_packet_rx){.buf = n->rx_buf[i] + NET_RX_HEADROOM,
+							.size = NET_RX_BUF - NET_RX_HEADROOM};
+	got = roce_packet_recv(&n->raw, rx, NET_RX_SLOTS - first);
+	if (got <= 0)
+		return 0;
+	*used += (unsigned int)got;
+	d->stats.raw_rx_pkts += (uint64_t)got;
+	for (int i = 0; i < got; i++) {
+		if (rx[i].truncated) {
+			d->stats.rx_drop_icrc++;
+			continue;
+		}
+		rx_one(d, rx[i].buf, rx[i].len, NULL);
+	}
+	return got;
+}
+
+int net_rx(struct mdev *d)
+{
+	struct mnet *n = &d->net;
+	unsigned int used = 0, nsrc = 2 + NET_MAX_UDP6;
+	int got = 0, framed = rx_frames(d);
+
+	/* the receive slots of a pass are shared: each pass another source goes first */
+	for (unsigned int k = 0; k < nsrc; k++) {
+		unsigned int s = (n->rx_turn + k) % nsrc;
+
+		if (s == 0)
+			got += rx_udp(d, &n->rx_port, &used);
+		else if (s == 1)
+			got += rx_raw(d, &used);
+		else
+			got += rx_udp(d, &n->udp6[s - 2].rx, &used);
+	}
+	n->rx_turn++;
+	if (got <= 0) {
+		/* nothing new arrives: the impaired link lets go of what it held */
+		if (!framed && fault_any_held(d)) {
+			fault_release(d, true);
+			return 1;
+		}
+		if (framed && n->pcap)
+			roce_pcap_flush(n->pcap);
+		return framed;
 	}
 	if (n->pcap)
 		roce_pcap_flush(n->pcap);
-	return got + cabled;
+	return got + framed;
 }
 
 void net_rx_done(struct mdev *d)
 {
 	cable_rx_done(d);
+	d->net.loop.cons = d->net.loop.rx;
 }
 
 void net_sleeping(struct mdev *d, bool sleeping)

@@ -132,9 +132,10 @@ void qp_tx_fault(struct mdev *d, struct mqp *qp, int32_t swq_pos)
 
 /* ---- context fields ------------------------------------------------------------------------- */
 
-static const uint8_t v4pfx[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-
-/* The primary address path (RC/UC: INIT2RTR, or with PRIMARY_ADDR_PATH). 0 or a syndrome. */
+/*
+ * The primary address path (RC/UC: INIT2RTR, or with PRIMARY_ADDR_PATH). 0 or a syndrome.
+ * The source GID entry decides the network type; an IPv4 one needs an IPv4-mapped rgid_rip.
+ */
 static uint32_t apply_path(struct mdev *d, struct mqp *qp, const uint8_t *qpc)
 {
 	const uint8_t *ads = qpc + CX4_QPC_PRIMARY_ADDRESS_PATH;
@@ -142,14 +143,15 @@ static uint32_t apply_path(struct mdev *d, struct mqp *qp, const uint8_t *qpc)
 	uint32_t port = cx4_get(ads, CX4_ADS_VHCA_PORT_NUM);
 	uint32_t mh = cx4_get(ads, CX4_ADS_RMAC_47_32), ml = cx4_get(ads, CX4_ADS_RMAC_31_0);
 
-	if (memcmp(ads + CX4_ADS_RGID_RIP_OFF, v4pfx, 12))
-		return 1; /* RoCE v2 over IPv4: ::ffff:a.b.c.d */
 	if (sgid >= d->roce_tbl_size || !d->roce[sgid].valid)
 		return 2;
+	if (!net_rgid_ok(d->roce[sgid].net, ads + CX4_ADS_RGID_RIP_OFF))
+		return 1; /* RoCE v2 over IPv4 talks to ::ffff:a.b.c.d, over IPv6 to others */
 	if (port > 1)
 		return 3;
-	memcpy(&qp->path.rip, ads + CX4_ADS_RGID_RIP_OFF + 12, 4);
+	memcpy(qp->path.rgid, ads + CX4_ADS_RGID_RIP_OFF, 16);
 	qp->path.sgid_index = (uint8_t)sgid;
+	qp->path.flow_label = cx4_get(ads, CX4_ADS_FLOW_LABEL);
 	qp->path.hop_limit = (uint8_t)cx4_get(ads, CX4_ADS_HOP_LIMIT);
 	qp->path.tclass = (uint8_t)cx4_get(ads, CX4_ADS_TCLASS);
 	if (cx4_get(ads, CX4_ADS_F_DSCP) || cx4_get(ads, CX4_ADS_F_ECN))

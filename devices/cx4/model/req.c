@@ -179,20 +179,15 @@ static int start_new(struct mdev *d, struct mqp *qp)
 	return 1;
 }
 
-static void dest_of(const struct mqp *qp, const struct mwqe *w, uint32_t *daddr, uint8_t *tos,
-		    uint8_t *ttl, uint32_t *dqpn)
+/* Where a WQE's packets go: the UD address vector, or the connected QP's address path. */
+static const struct mpath *dest_of(const struct mqp *qp, const struct mwqe *w, uint32_t *dqpn)
 {
 	if (mqp_datagram(qp)) {
-		*daddr = w->av.rip;
-		*tos = w->av.tclass;
-		*ttl = w->av.hop_limit;
 		*dqpn = w->dqpn;
-	} else {
-		*daddr = qp->path.rip;
-		*tos = qp->path.tclass;
-		*ttl = qp->path.hop_limit;
-		*dqpn = qp->remote_qpn;
+		return &w->av;
 	}
+	*dqpn = qp->remote_qpn;
+	return &qp->path;
 }
 
 static uint8_t roce_op(const struct mqp *qp, uint8_t op)
@@ -257,25 +252,32 @@ static void skip_acked(struct mqp *qp, const struct mswqe *e)
 		r->cur_psn = r->ack_psn;
 }
 
+/* sent_psn = max(sent_psn, end), modulo 2^24 */
+static void sent_upto(struct mqp *qp, uint32_t end)
+{
+	if (psn_sub(end, qp->req.sent_psn) - 1 < (1u << 23) - 1)
+		qp->req.sent_psn = end;
+}
+
 /* Queue one packet; returns 0, 1 when blocked (no slot), or a CQE syndrome (> 1). */
 static int emit(struct mdev *d, struct mqp *qp, uint32_t pos, const struct mwqe *w,
 		struct roce_tx_hdr *h, uint32_t off, uint32_t plen, bool last, bool payload)
 {
 	struct txpkt *t = net_tx_get(d);
-	uint32_t daddr, dqpn;
-	uint8_t tos, ttl;
+	const struct mpath *dst;
+	uint32_t dqpn;
 	int synd, sock = qp->sock;
 
 	if (!t)
 		return 1;
-	dest_of(qp, w, &daddr, &tos, &ttl, &dqpn);
+	dst = dest_of(qp, w, &dqpn);
 	h->dqpn = dqpn;
 	h->pkey = ROCE_DEFAULT_PKEY;
 	/* a UD address vector names its RoCE v2 UDP source port in rlid (rdma-core mlx5
 	 * create_ah); ports outside the RoCE range (roce_cap) fall back to the QP's */
 	if (mqp_datagram(qp) && w->av.udp_sport >= 0xc000)
 		net_sport_for(d, qp->qpn, w->av.udp_sport, true, &sock);
-	if (net_tx_hdr(d, t, h, payload ? plen : 0, daddr, (uint16_t)sock, tos, ttl))
+	if (net_tx_hdr(d, t, h, payload ? plen : 0, dst, (uint16_t)sock))
 		return MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR;
 	if (payload && plen) {
 		synd = gather(d, qp, w, off, plen, t);
@@ -286,9 +288,7 @@ static int emit(struct mdev *d, struct mqp *qp, uint32_t pos, const struct mwqe 
 	t->swq_pos = (int32_t)pos;
 	t->last = last;
 	net_tx_commit(d, t);
-	/* sent_psn = max(sent_psn, psn + 1), modulo 2^24 */
-	if (psn_sub(psn_add(h->psn, 1), qp->req.sent_psn) - 1 < (1u << 23) - 1)
-		qp->req.sent_psn = psn_add(h->psn, 1);
+	sent_upto(qp, psn_add(h->psn, 1));
 	return 0;
 }
 
@@ -340,10 +340,10 @@ static int send_entry(struct mdev *d, struct mqp *qp, uint32_t pos)
 		 * Its responses take the READ's whole PSN range: all of it is outstanding, not
 		 * just the request's PSN (rxe: req.psn = first_psn + num_pkts). Else the first
 		 * response would acknowledge "everything sent" and stop the timer while the rest
-		 * is still to come: their loss would never be noticed.
+		 * is still to come: their loss would never be noticed; and an ACK of a PSN in
+		 * that range would not count as about something sent (ack_upto, on_nak).
 		 */
-		if (psn_sub(r->cur_psn, r->sent_psn) - 1 < (1u << 23) - 1)
-			r->sent_psn = r->cur_psn;
+		sent_upto(qp, r->cur_psn);
 		req_arm_retry(d, qp);
 		return 1;
 	}

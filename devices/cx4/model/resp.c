@@ -18,8 +18,9 @@
  * ahead of READ responses still to be sent.
  * UC: no acknowledgements; a PSN gap drops the message in progress; errors drop the message.
  * SEND_WITH_INV: the key its last packet names is invalidated before the receive completes.
- * UD: Q_Key check; the receive buffer gets the 40-byte GRH (IPv4 header in its last 20 bytes,
- * the verbs convention that rxe also follows) then the payload; no receive WQE = dropped.
+ * UD: Q_Key check; the receive buffer gets the 40-byte GRH (the GRH or IPv6 header as received;
+ * for IPv4 the header in its last 20 bytes, the verbs convention that rxe also follows) then
+ * the payload; no receive WQE = dropped.
  */
 #include <string.h>
 
@@ -47,8 +48,7 @@ static struct txpkt *ctl_pkt(struct mdev *d, struct mqp *qp, struct roce_tx_hdr 
 		return NULL;
 	h->dqpn = qp->remote_qpn;
 	h->pkey = ROCE_DEFAULT_PKEY;
-	if (net_tx_hdr(d, t, h, 0, qp->path.rip, (uint16_t)qp->sock, qp->path.tclass,
-		       qp->path.hop_limit))
+	if (net_tx_hdr(d, t, h, 0, &qp->path, (uint16_t)qp->sock))
 		return NULL;
 	t->swq_pos = -1;
 	return t;
@@ -257,13 +257,14 @@ static int put_recv(struct mdev *d, struct mqp *qp, uint32_t off, const uint8_t 
 }
 
 static void complete_recv(struct mdev *d, struct mqp *qp, uint8_t opcode, uint32_t byte_cnt,
-			  uint32_t imm, bool se, uint32_t src_qp)
+			  uint32_t imm, bool se, uint32_t src_qp, uint8_t net)
 {
 	struct mrecv r = {.opcode = opcode,
 			  .byte_cnt = byte_cnt,
 			  .imm = imm,
 			  .solicited = se,
 			  .src_qp = src_qp,
+			  .net = net,
 			  .wqe_counter = qp->resp.wqe_idx};
 
 	cqe_resp(d, qp, &r);
@@ -316,7 +317,8 @@ static bool send_inv_done(struct mdev *d, struct mqp *qp, const struct roce_pkt 
 		fatal_nak(d, qp, ROCE_NAK_INV_REQ, p->psn, CX4_EVENT_TYPE_WQ_INVAL_REQ_ERROR);
 		return false;
 	}
-	complete_recv(d, qp, MLX5_CQE_RESP_SEND_INV, s->msg_off, htobe32(rkey), p->se, 0);
+	complete_recv(d, qp, MLX5_CQE_RESP_SEND_INV, s->msg_off, htobe32(rkey), p->se, 0,
+		      p->addr.net);
 	s->msn = psn_add(s->msn, 1);
 	return true;
 }
@@ -365,7 +367,7 @@ static bool do_send(struct mdev *d, struct mqp *qp, const struct roce_pkt *p)
 		    d, qp, is_imm(p->opcode) ? MLX5_CQE_RESP_SEND_IMM : MLX5_CQE_RESP_SEND,
 		    s->msg_off,
 		    is_imm(p->opcode) ? roce_immdt_raw(roce_pkt_hdr(p, ROCE_HDR_IMMDT)) : 0, p->se,
-		    0);
+		    0, p->addr.net);
 		s->msn = psn_add(s->msn, 1);
 	}
 	return true;
@@ -426,7 +428,8 @@ static bool do_write(struct mdev *d, struct mqp *qp, const struct roce_pkt *p)
 	if (f & ROCE_F_LAST) {
 		if (is_imm(p->opcode))
 			complete_recv(d, qp, MLX5_CQE_RESP_WR_IMM, s->msg_len,
-				      roce_immdt_raw(roce_pkt_hdr(p, ROCE_HDR_IMMDT)), p->se, 0);
+				      roce_immdt_raw(roce_pkt_hdr(p, ROCE_HDR_IMMDT)), p->se, 0,
+				      p->addr.net);
 		s->msn = psn_add(s->msn, 1);
 	}
 	return true;
@@ -469,6 +472,18 @@ static struct mres *res_new(struct mdev *d, struct mqp *qp, const struct roce_pk
 	if (res_active(s) >= max) {
 		fatal_nak(d, qp, ROCE_NAK_INV_REQ, p->psn, CX4_EVENT_TYPE_WQ_INVAL_REQ_ERROR);
 		return NULL;
+	}
+	/*
+	 * An ACK owed for what came before this request leaves now, ahead of its responses:
+	 * responses go in PSN order ([IBTA] 9.7.5.1.1), and an ACK sent after them would name an
+	 * older PSN than they did (the requester is past it by then). Behind responses of
+	 * earlier requests still to be sent it is dropped instead: the first response of this one
+	 * acknowledges everything before it.
+	 */
+	if (s->ack_owed && (s->ack_syn & ROCE_AETH_TYPE_MASK) == ROCE_AETH_ACK) {
+		if (!responses_pending(s))
+			send_aeth(d, qp, s->ack_syn, s->ack_psn);
+		s->ack_owed = false;
 	}
 	/*
 	 * The slot of the oldest kept resource: if a duplicate request had set it going again,
@@ -740,7 +755,7 @@ static void ud_rx(struct mdev *d, struct mqp *qp, const struct roce_pkt *p)
 {
 	const uint8_t *deth = roce_pkt_hdr(p, ROCE_HDR_DETH);
 	uint32_t sqpn = roce_deth_sqpn(deth), imm = 0;
-	uint8_t ipudp[ROCE_IPUDP_LEN], *grh;
+	uint8_t nh[ROCE_IP6UDP_LEN], *grh;
 	bool imm_op = is_imm(p->opcode), se = p->se;
 	int synd;
 
@@ -755,9 +770,9 @@ static void ud_rx(struct mdev *d, struct mqp *qp, const struct roce_pkt *p)
 		return;
 	}
 	/*
-	 * The GRH: 40 bytes before the payload, the IPv4 header in the last 20 ([IBTA] A17.4.5.1
-	 * "union rdma_network_hdr"); header and payload go to the buffer in one DMA from memory
-	 * that lives until the end of the pass.
+	 * The GRH: 40 bytes before the payload: the packet's GRH (RoCE v1) or IPv6 header, or
+	 * the IPv4 header in the last 20 ([IBTA] A17.4.5.1 "union rdma_network_hdr"); header and
+	 * payload go to the buffer in one DMA from memory that lives until the end of the pass.
 	 */
 	grh = net_scratch(d, GRH_LEN + p->payload_len);
 	if (!grh) {
@@ -765,9 +780,13 @@ static void ud_rx(struct mdev *d, struct mqp *qp, const struct roce_pkt *p)
 		return;
 	}
 	memcpy(grh + GRH_LEN, p->payload, p->payload_len);
-	roce_ipv4_udp_hdr(ipudp, &p->addr, p->tlen);
-	memset(grh, 0, GRH_LEN - ROCE_IPV4_HDR_LEN);
-	memcpy(grh + GRH_LEN - ROCE_IPV4_HDR_LEN, ipudp, ROCE_IPV4_HDR_LEN);
+	roce_net_hdr(nh, &p->addr, p->tlen);
+	if (p->addr.net == ROCE_NET_IPV4) {
+		memset(grh, 0, GRH_LEN - ROCE_IPV4_HDR_LEN);
+		memcpy(grh + GRH_LEN - ROCE_IPV4_HDR_LEN, nh, ROCE_IPV4_HDR_LEN);
+	} else {
+		memcpy(grh, nh, GRH_LEN); /* the IPv6 header and the GRH are both 40 bytes */
+	}
 	synd = put_recv(d, qp, 0, grh, GRH_LEN + p->payload_len);
 	if (synd) {
 		/* UD errors complete the WQE in error; the QP stays usable */
@@ -776,7 +795,7 @@ static void ud_rx(struct mdev *d, struct mqp *qp, const struct roce_pkt *p)
 		return;
 	}
 	complete_recv(d, qp, imm_op ? MLX5_CQE_RESP_SEND_IMM : MLX5_CQE_RESP_SEND,
-		      GRH_LEN + p->payload_len, imm, se, sqpn);
+		      GRH_LEN + p->payload_len, imm, se, sqpn, p->addr.net);
 }
 
 void resp_rx(struct mdev *d, struct mqp *qp, const struct roce_pkt *p)
@@ -786,7 +805,7 @@ void resp_rx(struct mdev *d, struct mqp *qp, const struct roce_pkt *p)
 		d->stats.rx_drop_qp++;
 		return;
 	}
-	if (!mqp_datagram(qp) && p->addr.saddr != qp->path.rip) {
+	if (!mqp_datagram(qp) && !net_pkt_on_path(d, p, &qp->path)) {
 		d->stats.rx_drop_qp++;
 		return;
 	}
@@ -876,8 +895,7 @@ int resp_read_run(struct mdev *d, struct mqp *qp, unsigned int budget)
 		}
 		h.dqpn = qp->remote_qpn;
 		h.pkey = ROCE_DEFAULT_PKEY;
-		if (net_tx_hdr(d, t, &h, plen, qp->path.rip, (uint16_t)qp->sock, qp->path.tclass,
-			       qp->path.hop_limit) ||
+		if (net_tx_hdr(d, t, &h, plen, &qp->path, (uint16_t)qp->sock) ||
 		    net_tx_payload(d, t, segs, n, 0))
 			break;
 		t->qp = qp;

@@ -10,7 +10,8 @@
  * RoCE traffic flows only while the NIC vport context has roce_en set, as on the card, where
  * mlx5_ib (and rdma-core's VFIO driver) set it with MODIFY_NIC_VPORT_CONTEXT at start.
  * The RoCE address table (the GID table of an Ethernet port, 256 entries) lives in two boot
- * pages of ICM; only RoCE v2 over IPv4 entries are accepted (roce_cap: l3_type IPv4, v2).
+ * pages of ICM. Each entry's roce_version and l3_type give the network type of the packets
+ * that leave from it; an entry no medium of the port can carry is refused (net_gid_set).
  */
 #include <arpa/inet.h>
 #include <string.h>
@@ -341,26 +342,33 @@ static int set_roce_address(struct mdev *d, struct mcmd *c)
 	a.mac[4] = (uint8_t)(ml >> 8);
 	a.mac[5] = (uint8_t)ml;
 	if (a.valid) {
-		static const uint8_t v4pfx[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+		int err;
 
-		/* RoCE v2 over IPv4 (::ffff:a.b.c.d) only: roce_cap.l3_type / roce_version */
-		if (a.version != CX4_ROCE_VERSION_2 || a.l3_type != CX4_ROCE_L3_TYPE_IPV4 ||
-		    memcmp(a.gid, v4pfx, 12))
+		/* versions and L3 types of roce_cap: v1 and v2 (no v1.5), IPv4 and IPv6 */
+		if ((a.version != CX4_ROCE_VERSION_1 && a.version != CX4_ROCE_VERSION_2) ||
+		    (a.l3_type != CX4_ROCE_L3_TYPE_IPV4 && a.l3_type != CX4_ROCE_L3_TYPE_IPV6))
 			return mcmd_err(c, CX4_CMD_STAT_BAD_PARAM_ERR,
 					MSYND(OP(SET_ROCE_ADDRESS), 2));
-		if (memcmp(a.gid + 12, &d->cfg.ipv4, 4)) {
-			char ip[INET_ADDRSTRLEN];
+		a.net = net_type_of(&a);
+		err = net_gid_set(d, idx, &a);
+		if (err) {
+			char g[INET6_ADDRSTRLEN];
 
-			inet_ntop(AF_INET, a.gid + 12, ip, sizeof(ip));
-			mdev_log(d,
-				 "RoCE address %u is %s, not the port's address: packets "
-				 "still leave from the port's address",
-				 idx, ip);
+			inet_ntop(AF_INET6, a.gid, g, sizeof(g));
+			mdev_log(d, "RoCE address %u (%s, %s): no medium of the port carries it: %s",
+				 idx, g,
+				 a.net == ROCE_NET_GRH	  ? "RoCE v1"
+				 : a.net == ROCE_NET_IPV4 ? "RoCE v2 / IPv4"
+							  : "RoCE v2 / IPv6",
+				 strerror(-err));
+			return mcmd_err(c, CX4_CMD_STAT_BAD_PARAM_ERR,
+					MSYND(OP(SET_ROCE_ADDRESS), 4));
 		}
+	} else {
+		net_gid_set(d, idx, &a);
 	}
 	if (roce_rw(d, idx, (uint8_t *)e, true))
 		return mcmd_err(c, CX4_CMD_STAT_INT_ERR, MSYND(OP(SET_ROCE_ADDRESS), 3));
-	d->roce[idx] = a;
 	return CX4_CMD_STAT_OK;
 }
 

@@ -125,10 +125,9 @@ int wqe_fetch(struct mdev *d, struct mqp *qp, uint16_t idx, struct mwqe *w)
 		return parse_umr(w, at);
 	if (mqp_datagram(qp)) {
 		const uint8_t *av = p + at;
-		static const uint8_t v4pfx[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
 		uint32_t qkey = cx4_be32_load(av);
 
-		if (ds * 16 < at + 48 || memcmp(av + 0x20, v4pfx, 12))
+		if (ds * 16 < at + 48)
 			return MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR;
 		/* IBTA: a Q_Key with the high bit set means "use the QP's Q_Key" */
 		w->qkey = (qkey & 0x80000000u) ? qp->qkey : qkey;
@@ -138,7 +137,9 @@ int wqe_fetch(struct mdev *d, struct mqp *qp, uint16_t idx, struct mwqe *w)
 		w->av.tclass = av[0x1a];
 		w->av.hop_limit = av[0x1b];
 		w->av.sgid_index = (uint8_t)(cx4_be32_load(av + 0x1c) >> 20);
-		memcpy(&w->av.rip, av + 0x20 + 12, 4);
+		w->av.flow_label = cx4_be32_load(av + 0x1c) & 0xfffff;
+		/* the network type is the source GID entry's, checked when the packet leaves */
+		memcpy(w->av.rgid, av + 0x20, 16);
 		at += 48;
 	}
 	if (w->opcode == MLX5_OPCODE_RDMA_WRITE || w->opcode == MLX5_OPCODE_RDMA_WRITE_IMM ||

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "icrc.h"
+#include "roce_hdr.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -244,41 +245,80 @@ uint32_t roce_crc32_unshift(uint32_t reg, uint64_t nbytes)
 
 /* ---- ICRC ---------------------------------------------------------------------------------- */
 
-/* Offsets inside the masked pseudo-header: 8 x 0xFF, IPv4 (20), UDP (8), BTH (12). */
-#define PH_IP 8
-#define PH_UDP (PH_IP + 20)
-#define PH_BTH (PH_UDP + 8)
-#define PH_LEN (PH_BTH + 12)
+/*
+ * The masked pseudo-header: 8 x 0xFF (the LRH RoCE has not), the network header, the BTH.
+ * Longest with IPv6 + UDP: 8 + 48 + 12 bytes.
+ */
+#define PH_NET 8
+#define PH_MAX (PH_NET + 48 + 12)
 
-uint32_t roce_icrc_ipv4(const uint8_t *ipudp, const struct iovec *iov, int iovcnt)
+int roce_icrc_net_len(uint8_t net)
 {
-	uint8_t ph[PH_LEN];
-	size_t have = 0, skip = 0;
+	switch (net) {
+	case ROCE_NET_IPV4:
+		return ROCE_IPUDP_LEN;
+	case ROCE_NET_IPV6:
+		return ROCE_IP6UDP_LEN;
+	case ROCE_NET_GRH:
+		return ROCE_GRH_LEN;
+	default:
+		return -1;
+	}
+}
+
+/*
+ * The variant fields of each network header, set to ones: IPv4 TOS, TTL and header
+ * checksum (Annex A17); IPv6 traffic class, flow label and hop limit (Annex A17, rxe_icrc.c);
+ * the GRH's TClass, FlowLabel and HopLmt (§7.8.1, the same bytes as IPv6's); the UDP checksum.
+ */
+static void mask_net(uint8_t net, uint8_t *h)
+{
+	switch (net) {
+	case ROCE_NET_IPV4:
+		h[1] = 0xff;		/* TOS: DSCP + ECN */
+		h[8] = 0xff;		/* TTL */
+		h[10] = h[11] = 0xff;	/* header checksum */
+		h[ROCE_IPV4_HDR_LEN + 6] = h[ROCE_IPV4_HDR_LEN + 7] = 0xff; /* UDP checksum */
+		break;
+	case ROCE_NET_IPV6:
+	case ROCE_NET_GRH:
+		h[0] |= 0x0f;		/* traffic class (high nibble) ... */
+		h[1] = h[2] = h[3] = 0xff; /* ... its low nibble and the flow label */
+		h[7] = 0xff;		/* hop limit */
+		if (net == ROCE_NET_IPV6)
+			h[ROCE_IPV6_HDR_LEN + 6] = h[ROCE_IPV6_HDR_LEN + 7] = 0xff;
+		break;
+	}
+}
+
+uint32_t roce_icrc_net(uint8_t net, const uint8_t *nethdr, const struct iovec *iov, int iovcnt)
+{
+	uint8_t ph[PH_MAX];
+	int nl = roce_icrc_net_len(net);
+	size_t have = 0, skip = 0, bth;
 	uint32_t crc;
 	int i;
 
-	memset(ph, 0xff, 8); /* masked LRH stand-in */
-	memcpy(ph + PH_IP, ipudp, 28);
-	ph[PH_IP + 1] = 0xff;  /* TOS: DSCP + ECN */
-	ph[PH_IP + 8] = 0xff;  /* TTL */
-	ph[PH_IP + 10] = 0xff; /* header checksum */
-	ph[PH_IP + 11] = 0xff;
-	ph[PH_UDP + 6] = 0xff; /* UDP checksum */
-	ph[PH_UDP + 7] = 0xff;
+	if (nl < 0)
+		nl = 0; /* caller error: CRC what there is */
+	bth = PH_NET + (size_t)nl;
+	memset(ph, 0xff, PH_NET); /* masked LRH stand-in */
+	memcpy(ph + PH_NET, nethdr, (size_t)nl);
+	mask_net(net, ph + PH_NET);
 
 	/* Gather the BTH, which the caller may have split. */
 	for (i = 0; i < iovcnt && have < 12; i++) {
 		size_t n = iov[i].iov_len < 12 - have ? iov[i].iov_len : 12 - have;
 
-		memcpy(ph + PH_BTH + have, iov[i].iov_base, n);
+		memcpy(ph + bth + have, iov[i].iov_base, n);
 		have += n;
 		skip = n;
 	}
 	if (have < 12) /* caller error: no BTH; CRC what there is */
-		memset(ph + PH_BTH + have, 0, 12 - have);
-	ph[PH_BTH + 4] = 0xff; /* FECN, BECN, resv6a */
+		memset(ph + bth + have, 0, 12 - have);
+	ph[bth + 4] = 0xff; /* FECN, BECN, resv6a */
 
-	crc = roce_crc32(0, ph, have < 12 ? PH_BTH + have : PH_LEN);
+	crc = roce_crc32(0, ph, bth + have);
 	/* i now indexes the piece after the one the BTH ended in; finish that one first. */
 	if (i > 0 && skip < iov[i - 1].iov_len)
 		crc = roce_crc32(crc, (const uint8_t *)iov[i - 1].iov_base + skip,
@@ -286,6 +326,18 @@ uint32_t roce_icrc_ipv4(const uint8_t *ipudp, const struct iovec *iov, int iovcn
 	for (; i < iovcnt; i++)
 		crc = roce_crc32(crc, iov[i].iov_base, iov[i].iov_len);
 	return crc;
+}
+
+uint32_t roce_icrc_ipv4(const uint8_t *ipudp, const struct iovec *iov, int iovcnt)
+{
+	return roce_icrc_net(ROCE_NET_IPV4, ipudp, iov, iovcnt);
+}
+
+uint32_t roce_icrc_net_buf(uint8_t net, const uint8_t *nethdr, const uint8_t *tpkt, size_t tlen)
+{
+	struct iovec iov = {.iov_base = (void *)tpkt, .iov_len = tlen};
+
+	return roce_icrc_net(net, nethdr, &iov, 1);
 }
 
 uint32_t roce_icrc_ipv4_buf(const uint8_t *ipudp, const uint8_t *tpkt, size_t tlen)

@@ -7,10 +7,16 @@
  * and roce_crc32(roce_crc32(0, a, n), b, m) is the CRC of a||b.  It is the CRC that IBTA vol 1
  * §7.8.1 (ICRC) specifies and that Linux rxe computes with crc32_le.
  *
- * ICRC (IBTA vol 1 Annex A17, RoCE v2; rxe_icrc.c) = CRC-32 over
+ * ICRC (IBTA vol 1 §7.8.1, Annex A16 RoCE v1, Annex A17 RoCE v2; rxe_icrc.c) = CRC-32 over
  *   8 bytes of 0xFF                 (stand-in for the masked IB LRH)
- *   IPv4 header, with TOS (DSCP+ECN) = 0xFF, TTL = 0xFF, header checksum = 0xFFFF
- *   UDP header, with checksum = 0xFFFF
+ *   the network header, its variant fields set to ones:
+ *     RoCE v2 / IPv4: IPv4 header with TOS (DSCP+ECN), TTL and header checksum all ones,
+ *                     UDP header with checksum 0xFFFF
+ *     RoCE v2 / IPv6: IPv6 header with traffic class, flow label and hop limit all ones,
+ *                     UDP header with checksum 0xFFFF
+ *     RoCE v1:        GRH with TClass, FlowLabel and HopLmt all ones (the IB rule of §7.8.1;
+ *                     the same bytes as IPv6's; docs/roce-wire.md says why the LRH stand-in
+ *                     is kept for v1 too)
  *   BTH, with byte 4 (FECN, BECN, resv6a) = 0xFF
  *   every extension header, the payload and the pad bytes
  * and is carried in the last 4 bytes of the UDP payload, least significant byte first
@@ -43,6 +49,17 @@ uint32_t roce_crc32_shift(uint32_t reg, uint64_t nbytes);
 uint32_t roce_crc32_unshift(uint32_t reg, uint64_t nbytes);
 
 /* ---- ICRC ---------------------------------------------------------------------------------- */
+
+/*
+ * ICRC of one RoCE packet of network type net (enum roce_net in roce_hdr.h).
+ *   nethdr: the network header exactly as on the wire, roce_icrc_net_len(net) bytes: IPv4 + UDP
+ *           (28), IPv6 + UDP (48) or the GRH (40); the variant fields may hold anything.
+ *   iov:    BTH, extension headers, payload, pad (without the ICRC), in any number of pieces.
+ */
+uint32_t roce_icrc_net(uint8_t net, const uint8_t *nethdr, const struct iovec *iov, int iovcnt);
+uint32_t roce_icrc_net_buf(uint8_t net, const uint8_t *nethdr, const uint8_t *tpkt, size_t tlen);
+/* Bytes of network header the ICRC covers, -1 for an unknown type. */
+int roce_icrc_net_len(uint8_t net);
 
 /*
  * ICRC of one RoCE v2 packet over IPv4.

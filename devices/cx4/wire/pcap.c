@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "pcap.h"
+#include "roce_eth.h"
 
 #define PCAP_MAGIC_NSEC 0xa1b23c4du
 #define PCAP_SNAPLEN 262144u
@@ -83,56 +84,38 @@ struct roce_pcap *roce_pcap_open(const char *path, int linktype)
 	return pc;
 }
 
-/* Locally administered unicast MAC derived from an IPv4 address: 02:00:a.b.c.d. */
-static void mac_of(uint8_t *mac, uint32_t addr_be)
+/*
+ * A MAC for a packet whose Ethernet header never existed (it went through a UDP socket):
+ * 02:00 and the last four bytes of the address, locally administered.
+ */
+static void mac_of(uint8_t *mac, const uint8_t gid[16])
 {
 	mac[0] = 0x02;
 	mac[1] = 0x00;
-	memcpy(mac + 2, &addr_be, 4);
+	memcpy(mac + 2, gid + 12, 4);
 }
 
-/*
- * Write one record: the link header (if Ethernet), then ipudp (28 bytes or NULL when the
- * datagram's own header is in iov), then iov.  Caller holds no lock.
- */
-static int write_rec(struct roce_pcap *pc, const uint8_t *ipudp, const struct iovec *iov,
-		     int iovcnt)
+/* Write one record: hdr (hlen bytes: link and network headers, as on the wire), then iov. */
+static int write_rec(struct roce_pcap *pc, const uint8_t *hdr, size_t hlen,
+		     const struct iovec *iov, int iovcnt)
 {
 	struct pcap_rec_hdr rh;
-	uint8_t eth[ETH_HDR_LEN];
-	const uint8_t *ip;
 	struct timespec ts;
-	size_t len = 0, link = 0;
-	uint32_t saddr, daddr;
+	size_t len = hlen;
 	int i, ret = 0;
 
 	for (i = 0; i < iovcnt; i++)
 		len += iov[i].iov_len;
-	ip = ipudp ? ipudp : (const uint8_t *)iov[0].iov_base;
-	if (ipudp)
-		len += ROCE_IPUDP_LEN;
-	if (len < ROCE_IPV4_HDR_LEN || (!ipudp && iov[0].iov_len < ROCE_IPV4_HDR_LEN))
-		return -EINVAL;
-	if (pc->linktype == ROCE_PCAP_LINKTYPE_ETHERNET) {
-		memcpy(&saddr, ip + 12, 4);
-		memcpy(&daddr, ip + 16, 4);
-		mac_of(eth, daddr);
-		mac_of(eth + 6, saddr);
-		eth[12] = 0x08; /* EtherType IPv4 */
-		eth[13] = 0x00;
-		link = ETH_HDR_LEN;
-	}
-	if (len + link > PCAP_SNAPLEN)
+	if (len > PCAP_SNAPLEN)
 		return -EMSGSIZE;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	rh.ts_sec = (uint32_t)ts.tv_sec;
 	rh.ts_nsec = (uint32_t)ts.tv_nsec;
-	rh.incl_len = rh.orig_len = (uint32_t)(len + link);
+	rh.incl_len = rh.orig_len = (uint32_t)len;
 
 	pthread_mutex_lock(&pc->lock);
-	if (fwrite(&rh, sizeof(rh), 1, pc->f) != 1 || (link && fwrite(eth, link, 1, pc->f) != 1) ||
-	    (ipudp && fwrite(ipudp, ROCE_IPUDP_LEN, 1, pc->f) != 1))
+	if (fwrite(&rh, sizeof(rh), 1, pc->f) != 1 || (hlen && fwrite(hdr, hlen, 1, pc->f) != 1))
 		ret = -(errno ? errno : EIO);
 	for (i = 0; !ret && i < iovcnt; i++)
 		if (iov[i].iov_len && fwrite(iov[i].iov_base, iov[i].iov_len, 1, pc->f) != 1)
@@ -146,23 +129,68 @@ static int write_rec(struct roce_pcap *pc, const uint8_t *ipudp, const struct io
 int roce_pcap_write_ipv4(struct roce_pcap *pc, const uint8_t *frame, size_t len)
 {
 	struct iovec iov = {.iov_base = (void *)frame, .iov_len = len};
+	uint8_t eth[ETH_HDR_LEN], g[16] = {0};
 
-	return write_rec(pc, NULL, &iov, 1);
+	if (len < ROCE_IPV4_HDR_LEN)
+		return -EINVAL;
+	if (pc->linktype != ROCE_PCAP_LINKTYPE_ETHERNET)
+		return write_rec(pc, NULL, 0, &iov, 1);
+	memcpy(g + 12, frame + 16, 4);
+	mac_of(eth, g);
+	memcpy(g + 12, frame + 12, 4);
+	mac_of(eth + 6, g);
+	roce_put_be16(eth + 12, ROCE_ETHERTYPE_IPV4);
+	return write_rec(pc, eth, sizeof(eth), &iov, 1);
 }
 
-int roce_pcap_write_udp(struct roce_pcap *pc, const struct roce_addr *a, const struct iovec *iov,
-			int iovcnt)
+int roce_pcap_write_frame(struct roce_pcap *pc, const struct iovec *iov, int iovcnt)
 {
-	uint8_t ipudp[ROCE_IPUDP_LEN];
-	size_t len = 0;
-	int i;
+	if (pc->linktype != ROCE_PCAP_LINKTYPE_ETHERNET || iovcnt < 1 ||
+	    iov[0].iov_len < ETH_HDR_LEN)
+		return -EINVAL;
+	return write_rec(pc, NULL, 0, iov, iovcnt);
+}
+
+int roce_pcap_write_pkt(struct roce_pcap *pc, const struct roce_addr *a, const uint8_t *dmac,
+			const uint8_t *smac, const struct iovec *iov, int iovcnt)
+{
+	uint8_t hdr[ETH_HDR_LEN + ROCE_IP6UDP_LEN], g[16], d[6], sm[6];
+	size_t len = 0, link = pc->linktype == ROCE_PCAP_LINKTYPE_ETHERNET ? ETH_HDR_LEN : 0;
+	int i, n;
 
 	for (i = 0; i < iovcnt; i++)
 		len += iov[i].iov_len;
 	if (len > ROCE_MAX_UDP_PAYLOAD)
 		return -EMSGSIZE;
-	roce_ipv4_udp_hdr(ipudp, a, len);
-	return write_rec(pc, ipudp, iov, iovcnt);
+	if (!link && a->net != ROCE_NET_IPV4)
+		return -EINVAL; /* LINKTYPE_IPV4 holds IPv4 datagrams only */
+	n = roce_net_hdr(hdr + link, a, len);
+	if (n < 0)
+		return -EINVAL;
+	if (a->net == ROCE_NET_IPV6)
+		roce_udp6_csum(hdr + link, iov, iovcnt); /* as the kernel's socket sent it */
+	if (link) {
+		if (!dmac) {
+			roce_addr_dgid(a, g);
+			mac_of(d, g);
+			dmac = d;
+		}
+		if (!smac) {
+			roce_addr_sgid(a, g);
+			mac_of(sm, g);
+			smac = sm;
+		}
+		memcpy(hdr, dmac, 6);
+		memcpy(hdr + 6, smac, 6);
+		roce_put_be16(hdr + 12, roce_net_ethertype(a->net));
+	}
+	return write_rec(pc, hdr, link + (size_t)n, iov, iovcnt);
+}
+
+int roce_pcap_write_udp(struct roce_pcap *pc, const struct roce_addr *a, const struct iovec *iov,
+			int iovcnt)
+{
+	return roce_pcap_write_pkt(pc, a, NULL, NULL, iov, iovcnt);
 }
 
 int roce_pcap_flush(struct roce_pcap *pc)

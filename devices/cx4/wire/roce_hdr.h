@@ -86,6 +86,32 @@ static inline void roce_put_be64(uint8_t *p, uint64_t v)
 #define ROCE_UDP_HDR_LEN	8
 #define ROCE_IPUDP_LEN		(ROCE_IPV4_HDR_LEN + ROCE_UDP_HDR_LEN)
 #define ROCE_ICRC_LEN		4	/* invariant CRC, last 4 bytes of the UDP payload */
+#define ROCE_IPV6_HDR_LEN	40	/* RFC 8200; we never send extension headers */
+#define ROCE_IP6UDP_LEN		(ROCE_IPV6_HDR_LEN + ROCE_UDP_HDR_LEN)
+
+/* ---- RoCE v1 (IBTA vol 1 Annex A16): Ethertype 0x8915, then the GRH (§8.3), then the BTH ---- */
+
+#define ROCE_GRH_LEN		40	/* IPVer 4 | TClass 8 | FlowLabel 20, PayLen, NxtHdr, HopLmt,
+					 * SGID 16, DGID 16: the layout of an IPv6 header */
+#define ROCE_GRH_IPVER		6
+#define ROCE_GRH_NXTHDR_BTH	0x1b	/* §8.3.1: an IBA transport header follows */
+
+/*
+ * The network layer under the BTH, as a RoCE address's (roce_version, l3_type) selects it
+ * ([PRM] roce_addr_layout): what a packet is built, checked and captured as.
+ */
+enum roce_net {
+	ROCE_NET_IPV4 = 0,	/* RoCE v2 over IPv4: IPv4 | UDP 4791 | BTH (Annex A17) */
+	ROCE_NET_IPV6 = 1,	/* RoCE v2 over IPv6: IPv6 | UDP 4791 | BTH (Annex A17) */
+	ROCE_NET_GRH = 2,	/* RoCE v1: GRH | BTH, Ethertype 0x8915 (Annex A16) */
+};
+
+/* ---- Ethernet II framing of the three RoCE network types (no VLAN tag: not modelled) -------- */
+
+#define ROCE_ETH_HDR_LEN	14	/* destination MAC, source MAC, Ethertype */
+#define ROCE_ETHERTYPE_IPV4	0x0800
+#define ROCE_ETHERTYPE_IPV6	0x86dd
+#define ROCE_ETHERTYPE_ROCE	0x8915	/* RoCE v1 (Annex A16) */
 
 /* ---- header sizes (IBTA vol 1 §9.2, §9.3; rxe_hdr.h RXE_*_BYTES) ---------------------------- */
 

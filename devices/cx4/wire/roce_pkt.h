@@ -1,13 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Building and parsing RoCE v2 packets over IPv4 (IBTA vol 1 Annex A17):
+ * Building and parsing RoCE packets of the three network types (enum roce_net):
  *
- *   IPv4 (20, DF, proto 17) | UDP (8, dst 4791, csum 0) | BTH (12) | ETHs | payload | pad | ICRC
- *   '---- written by the kernel for a UDP socket ----'
+ *   RoCE v2 / IPv4 (Annex A17): IPv4 (20, DF, proto 17) | UDP (8, dst 4791) | BTH (12) | ETHs |
+ *                               payload | pad | ICRC
+ *   RoCE v2 / IPv6 (Annex A17): IPv6 (40, next header 17) | UDP (8, dst 4791) | BTH | ... | ICRC
+ *   RoCE v1 (Annex A16):        GRH (40, NxtHdr 0x1B) | BTH | ... | ICRC      (Ethertype 0x8915)
  *
- * Two forms of every packet:
+ * The forms of a packet:
  *  - the "UDP form": the UDP payload, BTH..ICRC, which is what a UDP socket sends and receives;
- *  - the "IPv4 form": the full IPv4 datagram, as seen on a wire, in a pcap, or by a TAP device.
+ *  - the "network form": the network header (IPv4 + UDP, IPv6 + UDP, or the GRH) and the
+ *    transport packet, as seen on a wire or in a pcap (roce_net_hdr writes the header);
+ *  - the Ethernet frame (roce_eth.h): 14 bytes of Ethernet II in front of the network form.
+ * For IPv4 the network form is also called the "IPv4 form" (roce_build_ipv4, roce_parse_ipv4).
  *
  * The ICRC covers the IPv4 and UDP headers, so a sender in the UDP form must know the exact
  * header the kernel will put in front of its datagram.  A Linux UDP socket produces a
@@ -63,13 +68,19 @@ enum roce_err {
 	ROCE_ENOSPC = -16,   /* builder: output buffer too small */
 	ROCE_EINVAL = -17,   /* builder: argument out of range (payload on a header-only opcode,
 			      * packet longer than one datagram, unknown opcode, bad iovec) */
+	ROCE_EIP6HDR = -18,  /* IPv6: next header is not UDP (extension headers: not supported) */
+	ROCE_EGRH = -19,     /* GRH: IPVer is not 6 or NxtHdr is not 0x1B */
+	ROCE_EETHTYPE = -20, /* Ethernet frame of another Ethertype (roce_eth.h) */
 };
 
 const char *roce_strerror(int err);
 
 /*
- * Network-layer fields of one packet.  Addresses in network byte order (struct in_addr.s_addr),
- * ports in host order.  tos = DSCP << 2 | ECN; ip_id is the IPv4 Identification.
+ * Network-layer fields of one packet. net says which header they describe (a zeroed struct
+ * is IPv4, as before there were other types). IPv4 addresses in network byte order (struct
+ * in_addr.s_addr) in saddr/daddr; IPv6 addresses and GRH GIDs in sgid/dgid; ports in host order.
+ * tos = DSCP << 2 | ECN (the IPv6 traffic class, the GRH TClass); ttl = TTL or hop limit;
+ * ip_id is the IPv4 Identification; flow_label the IPv6 / GRH flow label (20 bits).
  */
 struct roce_addr {
 	uint32_t saddr;
@@ -79,7 +90,38 @@ struct roce_addr {
 	uint8_t tos;
 	uint8_t ttl;
 	uint16_t ip_id;
+	uint8_t net; /* enum roce_net */
+	uint32_t flow_label;
+	uint8_t sgid[16], dgid[16];
 };
+
+/* The source / destination as a GID, whatever the type (IPv4 as ::ffff:a.b.c.d). */
+void roce_addr_sgid(const struct roce_addr *a, uint8_t gid[16]);
+void roce_addr_dgid(const struct roce_addr *a, uint8_t gid[16]);
+/* Set both ends from GIDs for network type net (IPv4: the GIDs are IPv4-mapped). */
+void roce_addr_set_gids(struct roce_addr *a, uint8_t net, const uint8_t sgid[16],
+			const uint8_t dgid[16]);
+/* True for ::ffff:a.b.c.d. */
+bool roce_gid_is_v4mapped(const uint8_t gid[16]);
+
+/* Bytes of network header of type net (28, 48, 40), or ROCE_EINVAL. */
+int roce_net_hdr_len(uint8_t net);
+
+/*
+ * The network header of a packet whose transport part (BTH..ICRC) is tlen bytes: IPv4 + UDP
+ * (roce_ipv4_udp_hdr below), IPv6 + UDP (version 6, a->tos, a->flow_label, payload length,
+ * next header 17, a->ttl, addresses; UDP checksum 0, RFC 6935 as for tunnels: the ICRC covers
+ * the payload) or the GRH (IPVer 6, TClass, FlowLabel, PayLen = tlen, NxtHdr 0x1B, HopLmt,
+ * GIDs). Returns its length, or ROCE_EINVAL for an unknown type.
+ */
+int roce_net_hdr(uint8_t *out, const struct roce_addr *a, size_t tlen);
+
+/*
+ * Fill in the UDP checksum of an IPv6 + UDP header (roce_net_hdr) over the transport packet
+ * iov (BTH..ICRC, in any pieces): what a kernel socket sends, and what tshark expects of an
+ * IPv6 frame (a zero one is legal only for tunnels, RFC 6936).
+ */
+void roce_udp6_csum(uint8_t *ip6udp, const struct iovec *iov, int iovcnt);
 
 /*
  * The 28-byte IPv4 + UDP header of a datagram carrying udp_payload_len bytes: version 4, IHL 5,
@@ -133,8 +175,8 @@ int roce_write_hdrs(uint8_t *hdr, size_t size, const struct roce_tx_hdr *h, size
 
 /*
  * Zero-copy build, step 2: iov[0] starts with the headers written by roce_write_hdrs, the rest
- * of iov is the payload.  Writes the pad bytes (zero) and the ICRC for the IPv4/UDP header
- * roce_ipv4_udp_hdr(a, ...) into tail (at most 3 + 4 bytes) and returns the tail length; the
+ * of iov is the payload.  Writes the pad bytes (zero) and the ICRC for the network header
+ * roce_net_hdr(a, ...) into tail (at most 3 + 4 bytes) and returns the tail length; the
  * datagram is iov followed by tail.
  */
 int roce_write_tail(uint8_t *tail, const struct roce_addr *a, const struct iovec *iov, int iovcnt);
@@ -143,9 +185,13 @@ int roce_write_tail(uint8_t *tail, const struct roce_addr *a, const struct iovec
  * One-shot builds into a contiguous buffer; payload may already sit at its place in buf (then
  * it is not copied).  Return the number of bytes written or a ROCE_E* code.
  *   roce_build_udp:  the UDP form, BTH..ICRC, for a kernel UDP socket.
- *   roce_build_ipv4: the IPv4 form: roce_ipv4_udp_hdr() + the UDP form.
+ *   roce_build_net:  the network form of type a->net: roce_net_hdr() + the transport packet
+ *                    (IPv6: with its UDP checksum, roce_udp6_csum).
+ *   roce_build_ipv4: the same for IPv4 (a->net must be ROCE_NET_IPV4).
  */
 ssize_t roce_build_udp(uint8_t *buf, size_t size, const struct roce_tx_hdr *h, const void *payload,
+		       size_t payload_len, const struct roce_addr *a);
+ssize_t roce_build_net(uint8_t *buf, size_t size, const struct roce_tx_hdr *h, const void *payload,
 		       size_t payload_len, const struct roce_addr *a);
 ssize_t roce_build_ipv4(uint8_t *buf, size_t size, const struct roce_tx_hdr *h, const void *payload,
 			size_t payload_len, const struct roce_addr *a);
@@ -186,9 +232,10 @@ enum {
 
 /*
  * Parse the UDP form (buf = UDP payload as received).  a: the datagram's addresses and ports as
- * reported by recvmsg (source from msg_name, destination from IP_PKTINFO ipi_addr, dport = the
- * bound port), ip_id = the ID to assume (0 for senders using this library); tos/ttl are unused
- * by the check.  Returns 0 and fills pkt, or a ROCE_E* code.
+ * reported by recvmsg (source from msg_name, destination from IP_PKTINFO ipi_addr or
+ * IPV6_PKTINFO, dport = the bound port), a->net IPv4 or IPv6, ip_id = the ID to assume (0 for
+ * senders using this library); tos, ttl and the flow label are unused by the check (masked).
+ * Returns 0 and fills pkt, or a ROCE_E* code.
  */
 int roce_parse_udp(const uint8_t *buf, size_t len, const struct roce_addr *a, unsigned int flags,
 		   struct roce_pkt *pkt);
@@ -196,5 +243,10 @@ int roce_parse_udp(const uint8_t *buf, size_t len, const struct roce_addr *a, un
 /* Parse the IPv4 form (frame starts at the IPv4 header; bytes after the IPv4 total length,
  * e.g. Ethernet padding, are ignored).  Returns 0 and fills pkt, or a ROCE_E* code. */
 int roce_parse_ipv4(const uint8_t *frame, size_t len, unsigned int flags, struct roce_pkt *pkt);
+
+/* The same for an IPv6 datagram (no extension headers; UDP checksum 0 accepted, RFC 6936) and
+ * for a RoCE v1 packet starting at its GRH (IPVer 6, NxtHdr 0x1B, PayLen within the frame). */
+int roce_parse_ipv6(const uint8_t *frame, size_t len, unsigned int flags, struct roce_pkt *pkt);
+int roce_parse_grh(const uint8_t *frame, size_t len, unsigned int flags, struct roce_pkt *pkt);
 
 #endif /* BV_ROCE_PKT_H */

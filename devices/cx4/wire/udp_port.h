@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The UDP socket of one modelled RoCE v2 port.
+ * The UDP sockets of one modelled RoCE v2 port.
  *
  * Each modelled port owns one IPv4 address (on loopback: its own 127.x.y.z) and binds UDP 4791
- * on it.  The socket is set up so that the kernel's IPv4/UDP header is predictable, because the
+ * on it, and one socket per IPv6 address of its GID table (roce_udp_port_open6: link-local ones
+ * with the interface as scope).  The socket is set up so that the kernel's IPv4/UDP header is predictable, because the
  * ICRC covers it (see roce_pkt.h, shared/research/cx4.md §4.8):
  *   - never connect()ed, and IP_MTU_DISCOVER = IP_PMTUDISC_DO: DF set and IP ID 0 on every
  *     datagram (Linux ip_select_ident_segs); also means oversize datagrams fail with EMSGSIZE
@@ -15,6 +16,15 @@
  *     idle (roce_udp_wait).
  * Per-datagram TOS/TTL (the address vector's traffic class and hop limit) go in IP_TOS/IP_TTL
  * control messages; the ICRC masks both.
+ *
+ * IPv6 (ipv6(7)): IPV6_V6ONLY; IPV6_MTU_DISCOVER = IPV6_PMTUDISC_DO (IPv6 routers never
+ * fragment, and neither may the sender); IPV6_RECVPKTINFO, IPV6_RECVTCLASS, IPV6_RECVHOPLIMIT,
+ * IPV6_FLOWINFO on receive; IPV6_TCLASS / IPV6_HOPLIMIT control messages on send; the kernel
+ * computes the UDP checksum (IPv6 requires one; UDP_NO_CHECK6_RX accepts senders that send 0)
+ * and picks the flow label (net.ipv6.auto_flowlabels), both masked or unchecked by the ICRC;
+ * IPV6_FREEBIND, so that an address still in duplicate address detection can be bound. There
+ * is no IPv6 Identification: the kernel's header is always what roce_net_hdr writes, up to the
+ * masked fields.
  */
 #ifndef BV_ROCE_UDP_PORT_H
 #define BV_ROCE_UDP_PORT_H
@@ -31,7 +41,10 @@
 
 struct roce_udp_port {
 	int fd;
-	uint32_t addr; /* bound IPv4 address, network byte order */
+	uint8_t net;	  /* ROCE_NET_IPV4 or ROCE_NET_IPV6 */
+	uint32_t addr;	  /* bound IPv4 address, network byte order */
+	uint8_t addr6[16]; /* bound IPv6 address */
+	uint32_t scope;	  /* its interface (link-local addresses), 0 = none */
 	uint16_t port; /* bound UDP port, host order (4791, or ephemeral if asked for 0) */
 	bool gro;      /* UDP_GRO enabled: received buffers may hold several datagrams */
 	bool gso;      /* UDP_SEGMENT allowed (UDP checksums on, see opts.gso) */
@@ -52,13 +65,17 @@ struct roce_udp_port_opts {
  */
 int roce_udp_port_open(struct roce_udp_port *p, uint32_t addr, uint16_t port,
 		       const struct roce_udp_port_opts *opts);
+/* The same for an IPv6 address; scope: the interface index of a link-local one (else 0). */
+int roce_udp_port_open6(struct roce_udp_port *p, const uint8_t addr[16], uint32_t scope,
+			uint16_t port, const struct roce_udp_port_opts *opts);
 void roce_udp_port_close(struct roce_udp_port *p);
 
 /* One datagram to send. */
 struct roce_udp_tx {
 	const struct iovec *iov; /* the UDP payload, in pieces (e.g. headers, payload, tail) */
 	int iovcnt;
-	uint32_t daddr;	   /* network byte order */
+	uint32_t daddr;	   /* network byte order (IPv4 ports) */
+	const uint8_t *daddr6; /* IPv6 ports: the destination (scope: the port's own) */
 	uint16_t dport;	   /* host order */
 	uint8_t tos;	   /* 0: socket default (0) */
 	uint8_t ttl;	   /* 0: socket default (64 on Linux) */
@@ -82,8 +99,9 @@ struct roce_udp_rx {
 	uint8_t *buf;	       /* in: where to put the datagram */
 	size_t size;	       /* in: buffer size */
 	size_t len;	       /* out: bytes received */
-	struct roce_addr addr; /* out: saddr/sport from the sender, daddr from IP_PKTINFO,
-				* dport = the bound port, tos, ttl; ip_id = 0 (unknown) */
+	struct roce_addr addr; /* out: net of the port; saddr/sgid, sport from the sender,
+				* daddr/dgid from IP(V6)_PKTINFO, dport = the bound port, tos,
+				* ttl, flow label (IPv6); ip_id = 0 (unknown) */
 	uint16_t seg_size;     /* out: with UDP_GRO, the size of each coalesced datagram
 				* (all but the last), 0 if buf holds one datagram */
 	bool truncated;	       /* out: the datagram was longer than size (data lost) */

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cable.h"
+#include "roce_eth.h"
 #include "roce_pkt.h"
 
 #include "tverbs.h"
@@ -1875,6 +1876,8 @@ static void fake_open(struct fake_end *f, const char *dir, uint32_t ip)
 	f->r = p;
 	f->r->size = CABLE_RING_SIZE;
 	f->r->owner = ip;
+	f->r->owner_mac[0] = 0x02; /* the model's default MAC for an address: 02:00:<IPv4> */
+	memcpy(f->r->owner_mac + 2, &ip, 4);
 	f->r->magic = CABLE_MAGIC;
 	atomic_store(&f->r->alive, 1);
 	end_path(path, sizeof(path), dir, "wake", ip);
@@ -2010,8 +2013,8 @@ static void test_cable(void)
 				uint32_t off = (uint32_t)(f.pos % CABLE_RING_SIZE);
 				const uint8_t *p = (const uint8_t *)f.r + CABLE_HDR + off;
 				struct cable_rec rec;
-				struct roce_addr ad;
 				struct roce_pkt pkt;
+				uint8_t dmac[6], smac[6];
 
 				memcpy(&rec, p, sizeof(rec));
 				if (rec.len == CABLE_WRAP) {
@@ -2020,15 +2023,14 @@ static void test_cable(void)
 				}
 				T_ASSERT(rec.len > 0 && rec.len <= CABLE_MAX_PKT);
 				T_ASSERT(off + cable_rec_space(rec.len) <= CABLE_RING_SIZE);
-				ad = (struct roce_addr){.saddr = rec.saddr,
-							.daddr = x,
-							.sport = rec.sport,
-							.dport = ROCE_V2_UDP_PORT,
-							.tos = rec.tos,
-							.ttl = rec.ttl,
-							.ip_id = rec.ip_id};
-				T_EQ(rec.saddr, a.t.ip);
-				T_EQ(roce_parse_udp(p + sizeof(rec), rec.len, &ad, 0, &pkt), 0);
+				/* a whole Ethernet frame, for our MAC, from a's */
+				T_EQ(roce_parse_eth(p + sizeof(rec), rec.len, 0, &pkt, dmac, smac), 0);
+				T_EQ(pkt.addr.net, ROCE_NET_IPV4);
+				T_EQ(pkt.addr.saddr, a.t.ip);
+				T_EQ(pkt.addr.daddr, x);
+				T_EQ(memcmp(dmac, f.r->owner_mac, 6), 0);
+				T_EQ(smac[0], 0x02);
+				T_EQ(memcmp(smac + 2, &a.t.ip, 4), 0);
 				T_EQ(pkt.dqpn, 0x123);
 				T_EQ(pkt.psn, (psn0 + got) & ROCE_PSN_MASK);
 				T_EQ(pkt.payload_len, 4096);

@@ -396,6 +396,58 @@ static void test_implied_nak_by_ack(void)
 	down(&b);
 }
 
+/*
+ * A SEND, a READ of more responses than the requester's window of unacknowledged PSNs (600 at
+ * PMTU 1024; WINDOW 512 in req.c), then, once the READ is done, a SEND: what Open MPI's
+ * rendezvous over UCX does (the request to send, the GET of the data, the acknowledgement).
+ * Responses leave in PSN order ([IBTA] 9.7.5.1.1): the first SEND's ACK before the READ's
+ * responses. It used to leave after them: the requester, past that PSN by then, took it as
+ * new (its sent PSN counted only the READ request, not the responses' PSNs), moved the
+ * acknowledged PSN back, and the window stayed shut on the second SEND; with no timer nothing
+ * opened it again (Open MPI's MPI_Alltoall of 512 KB hung at path MTU 1024). Second round: the
+ * ACK held back at the requester behind 64 responses arrives late anyway, a duplicate to
+ * ignore ([IBTA] 9.7.5.1.4).
+ */
+static void test_ack_behind_read(void)
+{
+	for (int late = 0; late < 2; late++) {
+		struct opts o = {.retry = 7}; /* ack_timeout 0: no local ACK timeout */
+		const uint32_t big = 600 * 1024;
+		struct side a, b;
+		struct tsge rs[2];
+		int i1, ir, i2;
+
+		pair(&a, &b, &o);
+		for (int k = 0; k < 2; k++) {
+			rs[k] = sge(&b.mr, 900000 + (size_t)k * 1000, 1000);
+			tqp_post_recv(&b.t, &b.qp, &rs[k], 1);
+		}
+		fill(b.mr.buf, big, 70);
+		fill(a.mr.buf + big, 100, 71);
+		fill(a.mr.buf + big + 100, 100, 72);
+		if (late)
+			fault(&a, CX4_MODEL_FAULT_DELAY, OP_ACK, OP_ACK, 0, 1, 64);
+		i1 = post_data(&a, &b, MLX5_OPCODE_SEND, big, 0, 100);
+		ir = post_read(&a, &b, 0, 0, big);
+		expect_req(&a, i1, MLX5_OPCODE_SEND, 100);
+		expect_req(&a, ir, MLX5_OPCODE_RDMA_READ, big);
+		/* posted once the READ is done, as the acknowledgement of a rendezvous is */
+		i2 = post_data(&a, &b, MLX5_OPCODE_SEND, big + 100, 0, 100);
+		expect_req(&a, i2, MLX5_OPCODE_SEND, 100);
+		expect_recv(&b, MLX5_CQE_RESP_SEND, 100, 0);
+		expect_recv(&b, MLX5_CQE_RESP_SEND, 100, 1);
+		check_bytes(a.mr.buf, big, 70, "READ between two SENDs");
+		check_bytes(b.mr.buf + 900000, 100, 71, "the first SEND");
+		check_bytes(b.mr.buf + 901000, 100, 72, "the second SEND");
+		expect_quiet(&a, &b);
+		T_EQ(stats(&a).retransmits, 0);
+		if (late)
+			T_EQ(stats(&a).rx_fault_delayed, 1);
+		down(&a);
+		down(&b);
+	}
+}
+
 /* ---- SEND / WRITE packets lost, duplicated, reordered --------------------------------------- */
 
 enum { LOSE, DUPLICATE, REORDER, LOSE_LAST };
@@ -788,6 +840,7 @@ static const struct {
     {"read_dup_request", test_read_dup_request},
     {"read_resp_dup_reorder", test_read_resp_dup_reorder},
     {"implied_nak_by_ack", test_implied_nak_by_ack},
+    {"ack_behind_read", test_ack_behind_read},
     {"data_faults", test_data_faults},
     {"nak_dup", test_nak_dup},
     {"ack_faults", test_ack_faults},

@@ -508,6 +508,25 @@ int tdev_bringup(struct tdev *t)
 	return 0;
 }
 
+int tdev_set_gid(struct tdev *t, uint32_t idx, const uint8_t gid[16], uint32_t version,
+		 uint32_t l3_type, const uint8_t *mac)
+{
+	uint8_t in[CX4_SET_ROCE_ADDRESS_IN_SIZE] = {0}, out[16];
+	uint8_t *a = in + CX4_SET_ROCE_ADDRESS_IN_ADDR;
+
+	cx4_set(in, CX4_CMD_IN_OPCODE, CX4_CMD_OP_SET_ROCE_ADDRESS);
+	cx4_set(in, CX4_SET_ROCE_ADDRESS_IN_INDEX, idx);
+	cx4_set(in, CX4_SET_ROCE_ADDRESS_IN_VHCA_PORT_NUM, 1);
+	cx4_set_bytes(a, CX4_ROCE_ADDR_SOURCE_L3_OFF, gid, 16);
+	if (mac) {
+		cx4_set(a, CX4_ROCE_ADDR_SOURCE_MAC_47_32, (uint32_t)mac[0] << 8 | mac[1]);
+		cx4_set(a, CX4_ROCE_ADDR_SOURCE_MAC_31_0, cx4_be32_load(mac + 2));
+	}
+	cx4_set(a, CX4_ROCE_ADDR_ROCE_VERSION, version);
+	cx4_set(a, CX4_ROCE_ADDR_ROCE_L3_TYPE, l3_type);
+	return tdev_cmd(t, in, sizeof(in), out, sizeof(out));
+}
+
 int tdev_roce_setup(struct tdev *t)
 {
 	uint8_t in[0x200] = {0}, out[16];

@@ -125,6 +125,10 @@ int tdev_give_pages(struct tdev *t, uint32_t n);
 int tdev_bringup(struct tdev *t);
 /* Enable RoCE on the vport and set RoCE address 0 to the port's IPv4 (v2). */
 int tdev_roce_setup(struct tdev *t);
+/* SET_ROCE_ADDRESS idx = gid (all zero: delete) with roce_version / l3_type and the source
+ * MAC mac (NULL: none); returns the command status. */
+int tdev_set_gid(struct tdev *t, uint32_t idx, const uint8_t gid[16], uint32_t version,
+		 uint32_t l3_type, const uint8_t *mac);
 
 /* Next EQE on the test EQ (consumes it, re-arms); returns type or -1 if none. */
 int tdev_eq_poll(struct tdev *t, uint8_t *eqe64);

@@ -333,10 +333,12 @@ int tqp_connect(struct tdev *t, struct tqp *qp, const struct tconn *c)
 		cx4_set(qpc, CX4_QPC_NEXT_RCV_PSN, c->rq_psn);
 		cx4_set(qpc, CX4_QPC_MIN_RNR_NAK, c->min_rnr ? c->min_rnr : 1);
 		cx4_set(qpc, CX4_QPC_LOG_RRA_MAX, c->rd_set ? c->log_rd : 4);
-		ads[CX4_ADS_RGID_RIP_OFF + 10] = 0xff;
-		ads[CX4_ADS_RGID_RIP_OFF + 11] = 0xff;
-		memcpy(ads + CX4_ADS_RGID_RIP_OFF + 12, &c->rip, 4);
-		cx4_set(ads, CX4_ADS_SRC_ADDR_INDEX, 0);
+		uint8_t mac[6];
+
+		tverbs_gid_mac(c->rip, c->rgid, c->rmac, ads + CX4_ADS_RGID_RIP_OFF, mac);
+		cx4_set(ads, CX4_ADS_RMAC_47_32, (uint32_t)mac[0] << 8 | mac[1]);
+		cx4_set(ads, CX4_ADS_RMAC_31_0, cx4_be32_load(mac + 2));
+		cx4_set(ads, CX4_ADS_SRC_ADDR_INDEX, c->sgid_index);
 		cx4_set(ads, CX4_ADS_HOP_LIMIT, 64);
 		cx4_set(ads, CX4_ADS_VHCA_PORT_NUM, 1);
 	}
@@ -364,6 +366,28 @@ static void sq_write(struct tqp *qp, uint32_t off_bytes, const uint8_t *src, uin
 		sq[(off_bytes + i) % sq_len] = src[i];
 }
 
+void tverbs_gid_mac(uint32_t ip, const uint8_t gid[16], const uint8_t mac[6], uint8_t gid_out[16],
+		    uint8_t mac_out[6])
+{
+	static const uint8_t zero[16];
+
+	if (memcmp(gid, zero, 16)) {
+		memcpy(gid_out, gid, 16);
+	} else {
+		memset(gid_out, 0, 16);
+		gid_out[10] = gid_out[11] = 0xff;
+		memcpy(gid_out + 12, &ip, 4);
+	}
+	if (memcmp(mac, zero, 6)) {
+		memcpy(mac_out, mac, 6);
+	} else {
+		/* the model's default MAC for its IPv4 address (cx4_model_config.mac) */
+		mac_out[0] = 0x02;
+		mac_out[1] = 0x00;
+		memcpy(mac_out + 2, gid_out + 12, 4);
+	}
+}
+
 int tqp_post_send(struct tdev *t, struct tqp *qp, const struct tsend *s)
 {
 	uint8_t w[1024] = {0};
@@ -376,8 +400,8 @@ int tqp_post_send(struct tdev *t, struct tqp *qp, const struct tsend *s)
 		cx4_be32_store(av, s->qkey);
 		cx4_be32_store(av + 8, MLX5_EXTENDED_UD_AV | s->dqpn);
 		av[0x1b] = 64; /* hop limit */
-		av[0x20 + 10] = av[0x20 + 11] = 0xff;
-		memcpy(av + 0x20 + 12, &s->dip, 4);
+		tverbs_gid_mac(s->dip, s->dgid, s->dmac, av + 0x20, av + 0x14);
+		cx4_be32_store(av + 0x1c, (s->sgid_index & 0xff) << 20);
 		at += 48;
 	}
 	if (s->opcode == MLX5_OPCODE_RDMA_WRITE || s->opcode == MLX5_OPCODE_RDMA_WRITE_IMM ||

@@ -75,6 +75,10 @@ int tqp_create(struct tdev *t, struct tqp *qp, uint8_t st, uint32_t pd, struct t
 
 struct tconn {
 	uint32_t rip; /* peer's IPv4 (network order) */
+	/* or its GID (when not all zero) from RoCE address sgid_index; rmac zero = 02:00:<rip> */
+	uint8_t rgid[16];
+	uint32_t sgid_index;
+	uint8_t rmac[6];
 	uint32_t rqpn;
 	uint32_t mtu; /* CX4_QP_MTU_* */
 	uint32_t sq_psn, rq_psn;
@@ -108,11 +112,19 @@ struct tsend {
 	uint32_t rkey;
 	uint64_t swap_add, compare;
 	uint32_t imm; /* big-endian image */
-	/* UD */
+	/* UD: to dip, or to dgid (when not all zero) from RoCE address sgid_index; dmac zero =
+	 * 02:00:<dip> (the model's MAC for an address, cx4_model.h) */
 	uint32_t dqpn, qkey, dip;
+	uint8_t dgid[16];
+	uint32_t sgid_index;
+	uint8_t dmac[6];
 	bool bf;	  /* BlueFlame copy instead of an 8-byte doorbell */
 	bool no_doorbell; /* only write the WQE and the doorbell record */
 };
+
+/* The GID and MAC a path or AV names: gid, or ::ffff:ip when all zero; mac, or 02:00:<IPv4>. */
+void tverbs_gid_mac(uint32_t ip, const uint8_t gid[16], const uint8_t mac[6], uint8_t gid_out[16],
+		    uint8_t mac_out[6]);
 
 /* Post one send WQE; returns its WQE index. */
 int tqp_post_send(struct tdev *t, struct tqp *qp, const struct tsend *s);

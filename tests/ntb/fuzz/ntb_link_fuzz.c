@@ -329,7 +329,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		l->d.num_comp_vectors = 1;
 		if (!l->d.conf || l->d.epfd < 0)
 			die("bvd");
-		/* what ntbd.c's init does */
+		/* what bvd_main and ntbd.c's init do */
+		l->d.ops = &ntbd_ops;
 		l->n.d = &l->d;
 		l->d.priv = &l->n;
 		l->n.mod = &ntbd_verbs_module;

@@ -155,7 +155,8 @@ static void bring_up(void)
 		d->num_comp_vectors = 1;
 		if (!d->conf || d->epfd < 0)
 			die("bvd");
-		/* what ntbd.c's init does */
+		/* what bvd_main and ntbd.c's init do */
+		d->ops = &ntbd_ops;
 		n->d = d;
 		d->priv = n;
 		n->mod = &ntbd_verbs_module;
