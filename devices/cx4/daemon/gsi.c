@@ -360,25 +360,41 @@ void cx4d_gsi_cq_event(struct cx4d *d)
 
 /* ---- the CM's transport ----------------------------------------------------------------------- */
 
+/* The first RoCE v2 GID of the table that is IPv4-mapped (v4) or link-local (!v4). */
+static bool gsi_find_gid(struct cx4d *d, bool v4, uint8_t gid[16], uint8_t *index)
+{
+	static const uint8_t v4pfx[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+	static const uint8_t llpfx[8] = { 0xfe, 0x80, 0, 0, 0, 0, 0, 0 };
+	int v2;
+
+	for (unsigned int i = 0; !cx4d_gid_get(d, i, gid, &v2); i++) {
+		if (v2 && (v4 ? !memcmp(gid, v4pfx, 12) : !memcmp(gid, llpfx, 8))) {
+			*index = (uint8_t)i;
+			return true;
+		}
+	}
+	return false;
+}
+
 static int gsi_port(struct bvd *b, struct bvd_cm_port *p)
 {
 	struct cx4d *d = cx4d_of(b);
 	struct bv_device_attr a;
-	int v2;
 
 	memset(p, 0, sizeof(*p));
 	/* port events keep the state; ask the device only while it looks down */
 	if (d->port_state != IBV_PORT_ACTIVE)
 		cx4d_port_refresh(d);
 	p->active = d->gsi.up && d->port_state == IBV_PORT_ACTIVE && !d->dead;
-	/* the RoCE v2 GIDs of the table bvctl writes (port.c: 1 link-local, 3 IPv4); the CM
-	 * needs the IPv4 one, the link-local one only for IPv6 link-local addresses */
-	if (cx4d_gid_get(d, 3, p->gid, &v2))
-		p->active = false;
-	if (cx4d_gid_get(d, 1, p->gid6, &v2))
+	/*
+	 * The RoCE v2 GIDs the CM speaks from, found in the table as the net device fills it
+	 * (port.c): the IPv4-mapped one, and the link-local one for IPv6 link-local addresses.
+	 * Their indexes move with the interface's addresses (a tap without carrier has no
+	 * link-local address yet), so they are looked up, not assumed.
+	 */
+	p->active = p->active && gsi_find_gid(d, true, p->gid, &p->gid_index);
+	if (!gsi_find_gid(d, false, p->gid6, &p->gid6_index))
 		memset(p->gid6, 0, 16);
-	p->gid_index = 3;
-	p->gid6_index = 1;
 	p->mtu = (uint8_t)cx4d_active_mtu(d);
 	if (!cx4d_query_device(b, &a)) {
 		p->ack_delay = a.local_ca_ack_delay;
