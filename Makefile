@@ -34,9 +34,11 @@ asan: deps
 	cmake --build $(ASAN_BUILD) -j$(JOBS)
 	cd $(ASAN_BUILD) && ctest -j$(JOBS) --output-on-failure $(CTEST_ARGS)
 
-# Interop with Linux soft-RoCE in an emulated VM (slow): tests/integration/cx4_interop_rxe.sh.
+# Interop with Linux soft-RoCE in an emulated VM (slow): tests/integration/cx4_interop_rxe.sh
+# (verbs) and tests/rdmacm/rdmacm_interop_rxe.sh (the kernel's rdma_cm).
 interop: build
 	BV_BUILD_DIR=$(CURDIR)/$(BUILD) BV_SOURCE_DIR=$(CURDIR) tests/integration/cx4_interop_rxe.sh
+	BV_BUILD_DIR=$(CURDIR)/$(BUILD) BV_SOURCE_DIR=$(CURDIR) tests/rdmacm/rdmacm_interop_rxe.sh
 
 # The long reliability runs (docs/reliability.md): RC through the lossy wire with 1 GiB per
 # opcode (the suite's cx4_lossy moves a few MiB), then the ntb engine's reproducers looped a

@@ -9,7 +9,7 @@ PKGS="build-essential cmake pkg-config python3 iproute2 util-linux procps valgri
 libibverbs-dev librdmacm-dev libibverbs1 ibverbs-providers ibverbs-utils rdmacm-utils \
 perftest tshark libpcap-dev cppcheck clang-format ethtool clang libclang-rt-14-dev strace \
 libnl-3-dev libnl-route-3-dev qperf ucx-utils openmpi-bin libopenmpi-dev infiniband-diags \
-python3-pyverbs"
+python3-pyverbs libfabric-bin libucx-dev"
 for extra in "$@"; do
 	case $extra in
 	package) PKGS="$PKGS dpkg-dev debhelper lintian debootstrap qemu-system-x86 e2fsprogs" ;;

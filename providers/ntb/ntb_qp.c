@@ -125,6 +125,13 @@ struct ibv_qp *ntb_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_
 	qp->cap = attr->cap;
 	if (!qp->cap.max_send_sge)
 		qp->cap.max_send_sge = 1;
+	/*
+	 * A send WQE holds its SGEs or its inline data, whichever is larger (Linux rxe_init_sq();
+	 * mlx5's WQE has room too): inline data as large as the SGEs fits though none was asked.
+	 * rdma_xclient posts 16 inline bytes on a QP created with max_inline_data 0.
+	 */
+	if (qp->cap.max_inline_data < qp->cap.max_send_sge * sizeof(struct ibv_sge))
+		qp->cap.max_inline_data = qp->cap.max_send_sge * (uint32_t)sizeof(struct ibv_sge);
 	if (qp->srq) {
 		qp->cap.max_recv_wr = 0;
 		qp->cap.max_recv_sge = 0;

@@ -406,6 +406,15 @@ static int build_env(const struct bvctl *b, struct env_var *v)
 	v[n++] = (struct env_var){ "LD_PRELOAD", strdup(buf) };
 	v[n++] = (struct env_var){ "BV_RUNDIR", strdup(bv_rundir()) };
 	v[n++] = (struct env_var){ "BV_HIDE_RDMA_NETLINK", strdup("1") };
+	/*
+	 * The drop-in librdmacm.so.1 (librdmacm-plugin) first: programs linked against the
+	 * system's librdmacm load ours, whose connection manager lives in the daemons. The
+	 * system library stays where it is.
+	 */
+	old = getenv("LD_LIBRARY_PATH");
+	snprintf(buf, sizeof(buf), "%s/rdmacm%s%s", b->libdir, old && *old ? ":" : "",
+		 old && *old ? old : "");
+	v[n++] = (struct env_var){ "LD_LIBRARY_PATH", strdup(buf) };
 	return n;
 }
 

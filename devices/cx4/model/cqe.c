@@ -60,7 +60,7 @@ void cqe_resp(struct mdev *d, struct mqp *qp, const struct mrecv *r)
 	uint8_t c[64] = {0};
 	uint32_t flags = 0;
 
-	if (qp->st == CX4_QP_ST_UD)
+	if (mqp_datagram(qp))
 		flags = CQE_FLAGS_GRH |
 			(uint32_t)(r->net == ROCE_NET_IPV4   ? 2
 				   : r->net == ROCE_NET_IPV6 ? 1

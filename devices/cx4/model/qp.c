@@ -200,6 +200,8 @@ static void qp_free(struct mdev *d, struct mqp *qp)
 	if (qp->srq)
 		qp->srq->refs--;
 	d->uar_used[qp->uar]--;
+	if (d->gsi == qp)
+		d->gsi = NULL;
 	idtab_remove(&d->qps, qp->qpn);
 	icm_table_put(d, &d->icm.qpc, qp->icm_idx);
 	dbuf_free(&qp->buf);
@@ -226,12 +228,16 @@ static int create_qp(struct mdev *d, struct mcmd *c)
 	uint32_t npas, qpn;
 	struct mqp *qp;
 
-	/* the transports, and the driver's UMR QP (send queue only, mlx5r_umr_resource_init) */
+	/* the transports, the GSI QP, and the driver's UMR QP (send queue only,
+	   mlx5r_umr_resource_init) */
 	if (st != CX4_QP_ST_RC && st != CX4_QP_ST_UC && st != CX4_QP_ST_UD &&
-	    st != CX4_QP_ST_REG_UMR)
+	    st != CX4_QP_ST_QP1 && st != CX4_QP_ST_REG_UMR)
 		return mcmd_err(c, CX4_CMD_STAT_BAD_PARAM_ERR, MSYND(OP(CREATE_QP), 1));
 	if (st == CX4_QP_ST_REG_UMR && (rq_type != CX4_QP_RQ_TYPE_ZERO_LEN || no_sq))
 		return mcmd_err(c, CX4_CMD_STAT_BAD_PARAM_ERR, MSYND(OP(CREATE_QP), 16));
+	/* one GSI QP per port (the device's one port) */
+	if (st == CX4_QP_ST_QP1 && d->gsi)
+		return mcmd_err(c, CX4_CMD_STAT_BAD_RES_STATE_ERR, MSYND(OP(CREATE_QP), 16));
 	if (cx4_get(c->in, CX4_CREATE_QP_IN_OPT_PARAM_MASK))
 		return mcmd_err(c, CX4_CMD_STAT_BAD_PARAM_ERR, MSYND(OP(CREATE_QP), 2));
 	if (!idtab_get(&d->pds, pd))
@@ -304,6 +310,8 @@ static int create_qp(struct mdev *d, struct mcmd *c)
 	qp->icm_idx = qpn - QPN_BASE;
 	qp->st = (uint8_t)st;
 	qp->state = CX4_QP_STATE_RST;
+	if (st == CX4_QP_ST_QP1)
+		d->gsi = qp;
 	qp->pd = pd;
 	qp->uar = uar;
 	d->uar_used[uar]++;
