@@ -317,6 +317,8 @@ void scif_epfd_hangup(struct scif_ep *ep);
 int scif_epfd_wait(struct scif_ep *ep, short events, int timeout_ms);	/* without the lock */
 
 /* port.c */
+struct sockaddr_un;
+int scif_port_name(struct sockaddr_un *a, uint16_t node, uint16_t pn);	/* its length */
 struct scif_port *scif_port_reserve(uint16_t node, uint16_t pn, int *err);
 void scif_port_get(struct scif_port *p);
 void scif_port_put(struct scif_port *p);
