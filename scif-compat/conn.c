@@ -807,6 +807,8 @@ void scif_conn_cm_event(const struct scif_cm_ev *e)
 	} else if (e->type == RDMA_CM_EVENT_ESTABLISHED && ep->state == SCIF_CONNECTED) {
 		c->established = true;	/* accepted before the CM said so: nothing to do */
 	} else if (e->type == RDMA_CM_EVENT_DISCONNECTED) {
+		scif_debug("rdma_cm: DISCONNECTED from node %u port %u", ep->peer.node,
+			   ep->peer.port);
 		c->disconnected = true;
 		scif_conn_lost(ep, ECONNRESET);
 	} else if (e->type == RDMA_CM_EVENT_DEVICE_REMOVAL) {

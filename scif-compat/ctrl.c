@@ -29,6 +29,7 @@ void scif_ctrl_recv(struct scif_ep *ep, const void *buf, size_t len)
 			scif_conn_granted(ep, m.op == SCIF_OP_GRANT);
 		break;
 	case SCIF_OP_DISCONNECT:
+		scif_debug("node %u port %u closed the connection", ep->peer.node, ep->peer.port);
 		scif_conn_lost(ep, ECONNRESET);
 		break;
 	case SCIF_OP_WAKE_DATA:

@@ -86,10 +86,12 @@ static void ctl_write(struct scif_ep *ep, struct scif_conn *c, struct ibv_send_w
 }
 
 /*
- * Post an arm (which: 0 waits for data, 1 for credits) unless one is in flight. Under sq_lock.
- * Returns the arm generation to wait for.
+ * Post an arm (which: 0 waits for data, 1 for credits) unless one is in flight: bump the want
+ * count in the peer's memory and read where the peer is. Without want, only read: a peek at
+ * the peer's consumer count, for a non-blocking send that finds the ring full by our count.
+ * Under sq_lock. Returns the arm generation to wait for.
  */
-static int arm_post(struct scif_ep *ep, int which, uint64_t *gen)
+static int arm_post(struct scif_ep *ep, int which, bool want, bool async, uint64_t *gen)
 {
 	struct scif_conn *c = ep->conn;
 	struct ibv_send_wr w[2];
@@ -97,12 +99,17 @@ static int arm_post(struct scif_ep *ep, int which, uint64_t *gen)
 	uint32_t seq;
 
 	*gen = ep->arm_gen[which] + 1;
-	if (ep->arm_state[which] == SCIF_ARM_POSTED)
+	if (ep->arm_state[which] == SCIF_ARM_POSTED) {
+		ep->arm_async[which] &= async;	/* a thread waits for this one now */
 		return 0;
-	seq = which ? ++ep->my_want_credit : ++ep->my_want_data;
-	small_write(c, &w[0], &s[0],
-		    c->r_ctl + (which ? SCIF_CTL_WANT_CREDIT_OFF : SCIF_CTL_WANT_DATA_OFF), &seq, 4,
-		    1 + which);
+	}
+	ep->arm_async[which] = async;
+	if (want) {
+		seq = which ? ++ep->my_want_credit : ++ep->my_want_data;
+		small_write(c, &w[0], &s[0],
+			    c->r_ctl + (which ? SCIF_CTL_WANT_CREDIT_OFF : SCIF_CTL_WANT_DATA_OFF),
+			    &seq, 4, 1 + which);
+	}
 	memset(&w[1], 0, sizeof(w[1]));
 	w[1].opcode = IBV_WR_RDMA_READ;
 	w[1].sg_list = &s[1];
@@ -116,7 +123,7 @@ static int arm_post(struct scif_ep *ep, int which, uint64_t *gen)
 	s[1].length = 8;
 	s[1].lkey = c->lbuf_mr->lkey;
 	w[0].next = &w[1];
-	if (scif_sq_post(ep, w))
+	if (scif_sq_post(ep, want ? w : &w[1]))
 		return -ECONNRESET;
 	ep->arm_state[which] = SCIF_ARM_POSTED;
 	ibv_req_notify_cq(c->scq, 0);	/* the progress thread looks at the result too */
@@ -264,6 +271,7 @@ int scif_msg_send(struct scif_ep *ep, void *msg, int len, int flags)
 	const uint8_t *p = msg;
 	int done = 0, ret = 0;
 	uint64_t spin_start = 0;
+	bool peeked = false;
 
 	pthread_mutex_lock(&ep->send_mutex);
 	while (done < len) {
@@ -292,7 +300,22 @@ int scif_msg_send(struct scif_ep *ep, void *msg, int len, int flags)
 			spin_start = 0;
 			continue;
 		}
-		/* the ring is full */
+		/* the ring is full by our count: the reader may have made room we do not know of */
+		if (!(flags & SCIF_SEND_BLOCK) && !peeked) {
+			uint64_t gen;
+
+			peeked = true;
+			pthread_mutex_lock(&ep->sq_lock);
+			ret = arm_post(ep, 1, false, false, &gen);
+			if (!ret)
+				ret = arm_wait(ep, 1, gen);
+			ep->arm_state[1] = SCIF_ARM_IDLE;
+			pthread_mutex_unlock(&ep->sq_lock);
+			if (ret)
+				continue;	/* the state says why */
+			if (ep->arm_seen[1] > ep->tx.cons)
+				continue;
+		}
 		if (!(flags & SCIF_SEND_BLOCK)) {
 			uint64_t gen;
 
@@ -301,7 +324,7 @@ int scif_msg_send(struct scif_ep *ep, void *msg, int len, int flags)
 			scif_epfd_block_out(ep);
 			pthread_mutex_unlock(&ep->lock);
 			pthread_mutex_lock(&ep->sq_lock);
-			arm_post(ep, 1, &gen);
+			arm_post(ep, 1, true, true, &gen);
 			pthread_mutex_unlock(&ep->sq_lock);
 			break;
 		}
@@ -319,9 +342,10 @@ int scif_msg_send(struct scif_ep *ep, void *msg, int len, int flags)
 			scif_epfd_block_out(ep);
 			pthread_mutex_unlock(&ep->lock);
 			pthread_mutex_lock(&ep->sq_lock);
-			ret = arm_post(ep, 1, &gen);
+			ret = arm_post(ep, 1, true, false, &gen);
 			if (!ret)
 				ret = arm_wait(ep, 1, gen);
+			ep->arm_state[1] = SCIF_ARM_IDLE;
 			pthread_mutex_unlock(&ep->sq_lock);
 			if (ret)
 				continue;	/* the state says why */
@@ -393,7 +417,7 @@ void scif_msg_arm_rx(struct scif_ep *ep)
 	pthread_mutex_lock(&ep->lock);
 	if (ep->state == SCIF_CONNECTED && !ep->rx_armed && !ep->pollin) {
 		pthread_mutex_lock(&ep->sq_lock);
-		arm_post(ep, 0, &gen);
+		arm_post(ep, 0, true, true, &gen);
 		pthread_mutex_unlock(&ep->sq_lock);
 	}
 	pthread_mutex_unlock(&ep->lock);
@@ -446,6 +470,9 @@ int scif_msg_recv(struct scif_ep *ep, void *msg, int len, int flags)
 		}
 		if (ep->rx_armed && ep->arm_state[0] != SCIF_ARM_POSTED) {
 			/* armed already: the peer wakes us (a hang-up does too) */
+			scif_debug("recv: armed, waiting: rx %llu/%llu ctl %llu",
+				   (unsigned long long)ep->rx.prod, (unsigned long long)ep->rx.cons,
+				   (unsigned long long)atomic_load(&ep->conn->ctl->prod));
 			if (scif_epfd_wait(ep, POLLIN, 1000) == -EINTR) {
 				ret = -EINTR;
 				break;
@@ -461,21 +488,26 @@ int scif_msg_recv(struct scif_ep *ep, void *msg, int len, int flags)
 			int w;
 
 			pthread_mutex_lock(&ep->sq_lock);
-			ret = arm_post(ep, 0, &gen);
+			ret = arm_post(ep, 0, true, false, &gen);
 			if (!ret)
 				ret = arm_wait(ep, 0, gen);
+			ep->arm_state[0] = SCIF_ARM_IDLE;
 			pthread_mutex_unlock(&ep->sq_lock);
 			if (ret) {
 				ret = 0;
 				continue;	/* the state says why */
 			}
+			scif_debug("recv: arm saw %llu, rx %llu/%llu ctl %llu",
+				   (unsigned long long)ep->arm_seen[0], (unsigned long long)ep->rx.prod,
+				   (unsigned long long)ep->rx.cons,
+				   (unsigned long long)atomic_load(&ep->conn->ctl->prod));
 			if (ep->arm_seen[0] > ep->rx.cons) {
 				/* data is on its way: it lands shortly */
 				spin_start = scif_now_ns() - SCIF_SPIN_NS / 2;
 				continue;
 			}
 			pthread_mutex_lock(&ep->lock);
-			ep->rx_armed = true;
+			ep->rx_armed = ep->my_want_data != ep->rx_woken;
 			if (ep->pollin)
 				scif_epfd_clear_in(ep);	/* a stale token: wait for a new one */
 			pthread_mutex_unlock(&ep->lock);
@@ -516,7 +548,9 @@ void scif_msg_wake(struct scif_ep *ep, enum scif_op op, uint32_t seq)
 		return;
 	}
 	if (op == SCIF_OP_WAKE_DATA) {
-		ep->rx_armed = false;
+		ep->rx_woken = seq;
+		if (seq == mine)
+			ep->rx_armed = false;	/* the latest arm is answered */
 		scif_epfd_set_in(ep);
 	} else {
 		scif_epfd_unblock_out(ep);
@@ -533,12 +567,13 @@ static void arm_results(struct scif_ep *ep)
 
 	pthread_mutex_lock(&ep->sq_lock);
 	scif_sq_poll(ep);
-	if (ep->arm_state[0] == SCIF_ARM_DONE) {
+	if (ep->arm_state[0] == SCIF_ARM_DONE && ep->arm_async[0]) {
 		ep->arm_state[0] = SCIF_ARM_IDLE;
 		data = ep->arm_seen[0] > atomic_load(&ep->rx_cons_pub);
-		ep->rx_armed = !data;
+		/* armed unless the answer to this arm came already */
+		ep->rx_armed = !data && ep->my_want_data != ep->rx_woken;
 	}
-	if (ep->arm_state[1] == SCIF_ARM_DONE) {
+	if (ep->arm_state[1] == SCIF_ARM_DONE && ep->arm_async[1]) {
 		ep->arm_state[1] = SCIF_ARM_IDLE;
 		credit = ep->arm_seen[1] > __atomic_load_n(&ep->tx.cons, __ATOMIC_RELAXED);
 	}
@@ -594,7 +629,7 @@ void scif_msg_timers(uint64_t now, uint64_t *next)
 				uint64_t gen;
 
 				pthread_mutex_lock(&ep->sq_lock);
-				arm_post(ep, 0, &gen);
+				arm_post(ep, 0, true, true, &gen);
 				pthread_mutex_unlock(&ep->sq_lock);
 			} else if (at < *next) {
 				*next = at;

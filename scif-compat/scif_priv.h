@@ -27,6 +27,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
@@ -44,7 +45,7 @@
 #define SCIF_CONNECT_TIMEOUT_MS	30000		/* SCIF_NODE_ALIVE_TIMEOUT */
 #define SCIF_CM_TIMEOUT_MS	5000		/* address and route resolution */
 #define SCIF_MAX_BACKLOG	1024		/* SCIF_MAX_BACKLOG */
-#define SCIF_SPIN_NS		50000		/* spin this long before sleeping */
+#define SCIF_SPIN_NS		50000ull	/* spin this long before sleeping */
 #define SCIF_ARM_DELAY_NS	200000		/* progress thread arms POLLIN after this idle time */
 #define SCIF_NCTRL_SLOTS	32		/* control messages sent from memory (not inline) */
 #define SCIF_KEEPALIVE_NS	1000000000ull	/* probe an idle connection's peer this often */
@@ -192,8 +193,10 @@ struct scif_ep {
 	uint32_t my_want_credit;
 	_Atomic int rx_busy;		/* threads in scif_recv */
 	_Atomic uint64_t rx_idle_since;	/* ns: when a recv last emptied the ring */
-	bool rx_armed;			/* the peer will wake us on data (under lock) */
+	bool rx_armed;			/* the peer owes us WAKE_DATA for my_want_data */
+	uint32_t rx_woken;		/* the last WAKE_DATA's count */
 	int arm_state[2];		/* SCIF_ARM_*, for rx and tx (under sq_lock) */
+	bool arm_async[2];		/* nobody waits for it: the progress thread takes the result */
 	uint64_t arm_seen[2];		/* what the arm READ found */
 	uint64_t arm_gen[2];		/* arms completed */
 	uint64_t tx_cons_read;		/* the peer's consumer count as an arm READ found it */

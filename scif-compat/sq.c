@@ -67,9 +67,11 @@ int scif_sq_poll(struct scif_ep *ep)
 	while ((n = ibv_poll_cq(c->scq, 16, wc)) > 0) {
 		for (int i = 0; i < n; i++) {
 			if (wc[i].status != IBV_WC_SUCCESS) {
+				scif_debug("send completion %llu of %llu: %s (opcode %d)",
+					   (unsigned long long)wc[i].wr_id,
+					   (unsigned long long)ep->sq_posted,
+					   ibv_wc_status_str(wc[i].status), wc[i].opcode);
 				if (!ep->sq_err) {
-					scif_debug("send completion: %s",
-						   ibv_wc_status_str(wc[i].status));
 					ep->sq_err = wc_errno(wc[i].status);
 				}
 				/* a failed queue completes nothing more: count it all done */
@@ -348,6 +350,8 @@ void scif_chan_event(struct scif_conn *c)
 		while ((n = ibv_poll_cq(c->rcq, 16, wc)) > 0) {
 			for (int i = 0; i < n; i++) {
 				if (wc[i].status != IBV_WC_SUCCESS) {
+					scif_debug("receive completion: %s",
+						   ibv_wc_status_str(wc[i].status));
 					pthread_mutex_lock(&ep->lock);
 					if (ep->conn == c)
 						scif_conn_lost(ep, wc_errno(wc[i].status));

@@ -1,0 +1,394 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libscif between processes on bridgeverbs devices: every function, flag and documented error
+ * that needs a connection, with every byte checked. Run through bvctl run with the devices up
+ * (tests/integration/scif_verbs.sh); BV_SCIF_FABRIC picks the device kind.
+ *
+ *   scif_test [CASE...]      run the cases (all by default); each forks its processes:
+ *                            node 0 (the listener) and node 1 (the connector), or two
+ *                            processes of node 0 for the "self" cases
+ *
+ * A case's processes report through their exit status; a hang is caught by an alarm.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/mman.h>
+#include <sys/select.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "scif.h"
+
+#define PG 4096
+
+static const char *case_name;
+static int failures;
+
+static void failf(const char *file, int line, const char *what)
+{
+	fprintf(stderr, "FAIL [%s] %s:%d (pid %d): %s (errno %d %s)\n", case_name, file, line,
+		(int)getpid(), what, errno, strerror(errno));
+	failures++;
+}
+
+#define CHECK(c)                                                                                   \
+	do {                                                                                       \
+		if (!(c))                                                                          \
+			failf(__FILE__, __LINE__, #c);                                             \
+	} while (0)
+/* fatal in a child: report and leave */
+#define MUST(c)                                                                                    \
+	do {                                                                                       \
+		if (!(c)) {                                                                        \
+			failf(__FILE__, __LINE__, #c);                                             \
+			_exit(1);                                                                  \
+		}                                                                                  \
+	} while (0)
+#define FAILS(call, e) CHECK((errno = 0, (call) == -1 && errno == (e)))
+
+static uint16_t port_base;
+
+/* A pattern every byte of which depends on its position and a seed. */
+static void fill(void *buf, size_t len, uint32_t seed)
+{
+	uint8_t *p = buf;
+
+	for (size_t i = 0; i < len; i++)
+		p[i] = (uint8_t)((i * 131 + seed * 7 + (i >> 8)) ^ (seed >> 3));
+}
+
+static size_t mismatch(const void *buf, size_t len, uint32_t seed)
+{
+	const uint8_t *p = buf;
+
+	for (size_t i = 0; i < len; i++)
+		if (p[i] != (uint8_t)((i * 131 + seed * 7 + (i >> 8)) ^ (seed >> 3)))
+			return i + 1;
+	return 0;
+}
+
+__attribute__((unused)) static void *pages(size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void set_node(int node)
+{
+	char v[8];
+
+	snprintf(v, sizeof(v), "%d", node);
+	setenv("BV_SCIF_NODE", v, 1);
+}
+
+/* A listener on node 0 at port, or -1. */
+static scif_epd_t listener(uint16_t port, int backlog)
+{
+	scif_epd_t l = scif_open();
+
+	if (l < 0 || scif_bind(l, port) != port || scif_listen(l, backlog))
+		return -1;
+	return l;
+}
+
+static scif_epd_t connect_to(uint16_t node, uint16_t port)
+{
+	struct scif_portID dst = { node, port };
+	scif_epd_t e = scif_open();
+
+	if (e < 0)
+		return -1;
+	if (scif_connect(e, &dst) < 0) {
+		int err = errno;
+
+		scif_close(e);
+		errno = err;
+		return -1;
+	}
+	return e;
+}
+
+/* Accept one connection (blocking). */
+static scif_epd_t accept_one(scif_epd_t l, struct scif_portID *peer)
+{
+	struct scif_portID p;
+	scif_epd_t n;
+
+	if (scif_accept(l, peer ? peer : &p, &n, SCIF_ACCEPT_SYNC))
+		return -1;
+	return n;
+}
+
+static int send_all(scif_epd_t e, const void *buf, int len)
+{
+	return scif_send(e, (void *)buf, len, SCIF_SEND_BLOCK);
+}
+
+static int recv_all(scif_epd_t e, void *buf, int len)
+{
+	return scif_recv(e, buf, len, SCIF_RECV_BLOCK);
+}
+
+/* A one-byte go-ahead between the two sides of a case. */
+static void sync_send(scif_epd_t e)
+{
+	char c = 'g';
+
+	MUST(send_all(e, &c, 1) == 1);
+}
+
+static void sync_recv(scif_epd_t e)
+{
+	char c = 0;
+
+	MUST(recv_all(e, &c, 1) == 1 && c == 'g');
+}
+
+/* ----------------------------------------------------------------------------------------- */
+/* Cases: each is a server (node 0) and a client (node 1) run in two processes                 */
+
+struct tcase {
+	const char *name;
+	void (*server)(uint16_t port);
+	void (*client)(uint16_t port);
+	int client_node;		/* 1, or 0 for a connection to one's own node */
+};
+
+static void connect_server(uint16_t port)
+{
+	struct scif_portID peer;
+	scif_epd_t l = listener(port, 4), n;
+
+	MUST(l >= 0);
+	n = accept_one(l, &peer);
+	MUST(n >= 0);
+	CHECK(peer.node == 1 && peer.port >= SCIF_PORT_RSVD);
+	sync_send(n);
+	sync_recv(n);	/* the client is done with its checks */
+	CHECK(scif_close(n) == 0);
+	CHECK(scif_close(l) == 0);
+}
+
+static void connect_client(uint16_t port)
+{
+	scif_epd_t e = scif_open();
+	struct scif_portID dst = { 0, port };
+	uint16_t self;
+	int r;
+
+	MUST(e >= 0);
+	CHECK(scif_get_nodeIDs(NULL, 0, &self) >= 2 && self == 1);
+	r = scif_connect(e, &dst);
+	CHECK(r >= SCIF_PORT_RSVD);	/* the local port */
+	FAILS(scif_connect(e, &dst), EISCONN);
+	FAILS(scif_bind(e, 0), EISCONN);
+	FAILS(scif_listen(e, 1), EISCONN);
+	sync_recv(e);
+	sync_send(e);
+	CHECK(scif_close(e) == 0);
+}
+
+/* No listener: ECONNREFUSED, and the endpoint may try again. */
+static void refused_client(uint16_t port)
+{
+	struct scif_portID dst = { 0, (uint16_t)(port + 1) };
+	scif_epd_t e = scif_open();
+
+	MUST(e >= 0);
+	FAILS(scif_connect(e, &dst), ECONNREFUSED);
+	FAILS(scif_connect(e, &dst), ECONNREFUSED);	/* again, on the same endpoint */
+	CHECK(scif_close(e) == 0);
+}
+
+/* Messaging: byte stream, blocking and non-blocking, partial transfers, every byte checked. */
+static void msg_server(uint16_t port)
+{
+	scif_epd_t l = listener(port, 1), n;
+	static uint8_t big[1 << 20];
+	uint8_t buf[256];
+	int got = 0, r;
+
+	MUST(l >= 0);
+	n = accept_one(l, NULL);
+	MUST(n >= 0);
+	/* 1: a stream without boundaries: 100 sends of 7 bytes read back as 25-byte pieces */
+	for (int i = 0; i < 28; i++) {
+		CHECK(recv_all(n, buf, 25) == 25);
+		for (int k = 0; k < 25; k++)
+			CHECK(buf[k] == (uint8_t)(i * 25 + k));
+	}
+	/* 2: 1 MiB blocking: more than a ring, with credits coming back */
+	CHECK(recv_all(n, big, sizeof(big)) == (int)sizeof(big));
+	CHECK(!mismatch(big, sizeof(big), 11));
+	/* 3: non-blocking receive of what is there: possibly 0, never EAGAIN */
+	while (got < 300) {
+		r = scif_recv(n, buf, 300 - got < (int)sizeof(buf) ? 300 - got : (int)sizeof(buf), 0);
+		CHECK(r >= 0);
+		if (r < 0)
+			break;
+		for (int k = 0; k < r; k++)
+			if (buf[k] != (uint8_t)(got + k)) {
+				fprintf(stderr, "at %d: %d bytes, byte %d is %u not %u\n", got, r, k,
+					buf[k], (uint8_t)(got + k));
+				CHECK(!"stream bytes");
+				break;
+			}
+		got += r;
+	}
+	CHECK(got == 300);
+	/* 4: echo, 8 bytes, a thousand times */
+	for (int i = 0; i < 1000; i++) {
+		uint64_t v;
+
+		CHECK(recv_all(n, &v, 8) == 8);
+		v = ~v;
+		CHECK(send_all(n, &v, 8) == 8);
+	}
+	/* 5: the client fills the ring while we do not read: non-blocking sends stop short */
+	usleep(500000);
+	got = 0;
+	while (got < (int)sizeof(big)) {
+		r = recv_all(n, big + got, (int)sizeof(big) - got);
+		CHECK(r > 0);
+		if (r <= 0)
+			break;
+		got += r;
+	}
+	CHECK(!mismatch(big, (size_t)got, 5));
+	/* 6: the client closes; queued bytes stay readable, then ECONNRESET */
+	sync_send(n);
+	CHECK(recv_all(n, buf, 10) == 10 && !mismatch(buf, 10, 9));
+	FAILS(scif_recv(n, buf, 1, SCIF_RECV_BLOCK), ECONNRESET);
+	FAILS(scif_send(n, buf, 1, 0), ECONNRESET);
+	CHECK(scif_close(n) == 0 && scif_close(l) == 0);
+}
+
+static void msg_client(uint16_t port)
+{
+	scif_epd_t e = connect_to(0, port);
+	static uint8_t big[1 << 20];
+	uint8_t buf[300];
+	int sent, r;
+
+	MUST(e >= 0);
+	for (int i = 0; i < 100; i++) {
+		uint8_t m[7];
+
+		for (int k = 0; k < 7; k++)
+			m[k] = (uint8_t)(i * 7 + k);
+		CHECK(send_all(e, m, 7) == 7);
+	}
+	fill(big, sizeof(big), 11);
+	CHECK(send_all(e, big, sizeof(big)) == (int)sizeof(big));
+	for (int k = 0; k < 300; k++)
+		buf[k] = (uint8_t)k;
+	/* non-blocking: what fits now (the reader may still be at the 1 MiB's end) */
+	for (int off = 0, tries = 0; off < 300 && tries < 1000000; tries++) {
+		r = scif_send(e, buf + off, 300 - off < 100 ? 300 - off : 100, 0);
+		CHECK(r >= 0 && r <= 100);
+		if (r < 0)
+			break;
+		off += r;
+	}
+	for (int i = 0; i < 1000; i++) {
+		uint64_t v = (uint64_t)i * 0x0101010101ull, w;
+
+		CHECK(send_all(e, &v, 8) == 8);
+		CHECK(recv_all(e, &w, 8) == 8 && w == ~v);
+	}
+	/* non-blocking sends into a reader that does not read: some bytes, then 0 */
+	fill(big, sizeof(big), 5);
+	sent = 0;
+	for (int i = 0; i < 1000; i++) {
+		r = scif_send(e, big + sent, (int)sizeof(big) - sent, 0);
+		CHECK(r >= 0);
+		if (r <= 0)
+			break;
+		sent += r;
+	}
+	CHECK(sent > 0 && sent < (int)sizeof(big));
+	CHECK(scif_send(e, big + sent, 100, 0) == 0);
+	CHECK(send_all(e, big + sent, (int)sizeof(big) - sent) == (int)sizeof(big) - sent);
+	sync_recv(e);
+	fill(buf, 10, 9);
+	CHECK(send_all(e, buf, 10) == 10);
+	CHECK(scif_close(e) == 0);
+}
+
+static const struct tcase cases[] = {
+	{ "connect", connect_server, connect_client, 1 },
+	{ "refused", NULL, refused_client, 1 },
+	{ "messages", msg_server, msg_client, 1 },
+};
+
+static int run_case(const struct tcase *t, uint16_t port)
+{
+	pid_t s = -1, c;
+	int st, bad = 0;
+
+	case_name = t->name;
+	if (t->server) {
+		s = fork();
+		if (s == 0) {
+			alarm(120);
+			set_node(0);
+			t->server(port);
+			_exit(failures ? 1 : 0);
+		}
+		usleep(200000);	/* the listener first */
+	}
+	c = fork();
+	if (c == 0) {
+		alarm(120);
+		set_node(t->client_node);
+		t->client(port);
+		_exit(failures ? 1 : 0);
+	}
+	if (waitpid(c, &st, 0) != c || !WIFEXITED(st) || WEXITSTATUS(st)) {
+		fprintf(stderr, "FAIL [%s] client: %s %d\n", t->name,
+			WIFSIGNALED(st) ? "signal" : "exit",
+			WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+		bad = 1;
+		if (s > 0)
+			kill(s, SIGKILL);
+	}
+	if (s > 0 && (waitpid(s, &st, 0) != s || !WIFEXITED(st) || WEXITSTATUS(st))) {
+		fprintf(stderr, "FAIL [%s] server: %s %d\n", t->name,
+			WIFSIGNALED(st) ? "signal" : "exit",
+			WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+		bad = 1;
+	}
+	printf("%s %s\n", bad ? "FAIL" : "ok", t->name);
+	fflush(stdout);
+	return bad;
+}
+
+int main(int argc, char **argv)
+{
+	int bad = 0;
+
+	signal(SIGPIPE, SIG_IGN);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	port_base = (uint16_t)(2000 + (getpid() % 500) * 20);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		bool want = argc < 2;
+
+		for (int a = 1; a < argc; a++)
+			want |= !strcmp(argv[a], cases[i].name);
+		if (want)
+			bad += run_case(&cases[i], (uint16_t)(port_base + 2 * i));
+	}
+	printf("%s\n", bad ? "FAIL" : "PASS");
+	return bad ? 1 : 0;
+}
