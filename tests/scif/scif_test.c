@@ -77,7 +77,7 @@ static size_t mismatch(const void *buf, size_t len, uint32_t seed)
 	return 0;
 }
 
-__attribute__((unused)) static void *pages(size_t len)
+static void *pages(size_t len)
 {
 	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
@@ -326,10 +326,239 @@ static void msg_client(uint16_t port)
 	CHECK(scif_close(e) == 0);
 }
 
+
+/* ----------------------------------------------------------------------------------------- */
+/* Registration, RMA, fences                                                                  */
+
+#define W1 0x10000l	/* 4 pages, read-write */
+#define W2 0x14000l	/* 2 pages right after: a range may span both */
+#define W4 0x20000l	/* 1 page, write-only */
+
+static void put64(scif_epd_t e, uint64_t v)
+{
+	MUST(send_all(e, &v, 8) == 8);
+}
+
+static uint64_t get64(scif_epd_t e)
+{
+	uint64_t v = 0;
+
+	MUST(recv_all(e, &v, 8) == 8);
+	return v;
+}
+
+/* Wait (bounded) for an 8-byte value to appear in memory. */
+static bool wait_value(volatile uint64_t *p, uint64_t v)
+{
+	for (int i = 0; i < 20000 && *p != v; i++)
+		usleep(500);
+	return *p == v;
+}
+
+static void rma_server(uint16_t port)
+{
+	scif_epd_t l = listener(port, 1), n;
+	uint8_t *w1 = pages(6 * PG), *w3 = pages(PG), *w4 = pages(PG);
+	off_t o3, clo;
+
+	MUST(l >= 0 && w1 && w3 && w4);
+	n = accept_one(l, NULL);
+	MUST(n >= 0);
+	fill(w1, 6 * PG, 1);
+	fill(w3, PG, 3);
+	CHECK(scif_register(n, w1, 4 * PG, W1, SCIF_PROT_READ | SCIF_PROT_WRITE, SCIF_MAP_FIXED) ==
+	      W1);
+	CHECK(scif_register(n, w1 + 4 * PG, 2 * PG, W2, SCIF_PROT_READ | SCIF_PROT_WRITE,
+			    SCIF_MAP_FIXED) == W2);
+	/* overlaps; the fixed range is below 2^62; automatic offsets are above it */
+	CHECK(scif_register(n, w3, PG, W1 + PG, SCIF_PROT_READ, SCIF_MAP_FIXED) ==
+		      SCIF_REGISTER_FAILED && errno == EADDRINUSE);
+	CHECK(scif_register(n, w3, PG, 1l << 62, SCIF_PROT_READ, SCIF_MAP_FIXED) ==
+		      SCIF_REGISTER_FAILED && errno == EADDRINUSE);
+	o3 = scif_register(n, w3, PG, 0x7000, SCIF_PROT_READ, 0);
+	CHECK(o3 >= (1l << 62) && o3 % PG == 0);
+	CHECK(scif_register(n, w4, PG, W4, SCIF_PROT_WRITE, SCIF_MAP_FIXED) == W4);
+	put64(n, (uint64_t)o3);
+	clo = (off_t)get64(n);
+
+	/* the client wrote 5 pages at W1 + 100 (across the two windows): check every byte */
+	MUST(get64(n) == 1);
+	CHECK(!mismatch(w1 + 100, 5 * PG, 21));
+	CHECK(!mismatch(w1, 100, 1) || w1[0] == (uint8_t)((0 * 131 + 7) ^ 0));
+	fill(w1, 6 * PG, 1);	/* back to the pattern for the client's reads */
+	put64(n, 2);
+
+	/* v* writes: small (bounce) and large (registered for the call) at W1 */
+	MUST(get64(n) == 3);
+	{
+		size_t m = mismatch(w1 + 7, 3000, 31);
+
+		if (m)
+			fprintf(stderr, "vwriteto: byte %zu of 3000 differs\n", m - 1);
+		CHECK(!m);
+	}
+	put64(n, 3);
+	MUST(get64(n) == 4);
+	CHECK(!mismatch(w1, 6 * PG, 41));
+	put64(n, 4);
+
+	/* fences: async writes, then a remote signal after them */
+	MUST(get64(n) == 5);
+	CHECK(wait_value((volatile uint64_t *)(w1 + 6 * PG - 8), 0xabcdef0123456789ull));
+	CHECK(!mismatch(w1, 6 * PG - 8, 51));
+	put64(n, 6);
+	/* INIT_PEER: the client asks us to mark, wait and signal for our RMAs */
+	CHECK(scif_writeto(n, W1, PG, clo, 0) == 0);
+	MUST(get64(n) == 7);
+	/* Linux and MPSS: INIT_PEER | SIGNAL_LOCAL writes rval at roff in OUR space */
+	CHECK(wait_value((volatile uint64_t *)(w1 + 16), 0x1111));
+
+	/* unregister: straddling, unknown ranges; then for real: the peer's RMAs see ENXIO */
+	FAILS(scif_unregister(n, W1 + PG, PG), EINVAL);
+	FAILS(scif_unregister(n, W1, 2 * PG), EINVAL);
+	FAILS(scif_unregister(n, 0x40000, PG), ENXIO);
+	FAILS(scif_unregister(n, W1, 8 * PG), ENXIO);
+	CHECK(scif_unregister(n, o3, PG) == 0);
+	FAILS(scif_unregister(n, o3, PG), ENXIO);
+	CHECK(scif_unregister(n, W1, 6 * PG) == 0);	/* two windows at once */
+	put64(n, 8);
+	MUST(get64(n) == 9);
+	CHECK(scif_close(n) == 0 && scif_close(l) == 0);
+}
+
+static void rma_client(uint16_t port)
+{
+	scif_epd_t e = connect_to(0, port);
+	uint8_t *loc = pages(8 * PG), *ro = pages(PG);
+	static uint8_t vbuf[(2 << 20) + 64];
+	off_t lo, lro, o3;
+	int mark;
+
+	MUST(e >= 0 && loc && ro);
+	lo = scif_register(e, loc, 8 * PG, 0, SCIF_PROT_READ | SCIF_PROT_WRITE, 0);
+	lro = scif_register(e, ro, PG, 0x80000, SCIF_PROT_READ, SCIF_MAP_FIXED);
+	MUST(lo != SCIF_REGISTER_FAILED && lro == 0x80000);
+	o3 = (off_t)get64(e);
+	put64(e, (uint64_t)lo);
+
+	/* writeto across two remote windows, from one local window */
+	fill(loc, 8 * PG, 21);
+	CHECK(scif_writeto(e, lo, 5 * PG, W1 + 100, SCIF_RMA_SYNC) == 0);
+	put64(e, 1);
+	MUST(get64(e) == 2);
+	/* readfrom, SYNC and async + fence */
+	memset(loc, 0, 8 * PG);
+	CHECK(scif_readfrom(e, lo + 3, 6 * PG - 3, W1 + 3, SCIF_RMA_SYNC) == 0);
+	CHECK(!mismatch(loc, 0, 1));
+	{
+		uint8_t ref[6 * PG];
+
+		fill(ref, sizeof(ref), 1);
+		CHECK(!memcmp(loc + 3, ref + 3, 6 * PG - 3));
+		memset(loc, 0, 8 * PG);
+		CHECK(scif_readfrom(e, lo, PG, W1, 0) == 0);
+		CHECK(scif_readfrom(e, lo + PG, 5 * PG, W1 + PG, SCIF_RMA_ORDERED | SCIF_RMA_USECPU) ==
+		      0);
+		CHECK(scif_fence_mark(e, SCIF_FENCE_INIT_SELF, &mark) == 0 && !(mark & 0x80000000));
+		CHECK(scif_fence_wait(e, mark) == 0);
+		CHECK(!memcmp(loc, ref, 6 * PG));
+	}
+	/* the read-only remote window */
+	CHECK(scif_readfrom(e, lo, PG, o3, SCIF_RMA_SYNC) == 0);
+	CHECK(!mismatch(loc, PG, 3));
+	/* protection and ranges, checked before anything moves */
+	FAILS(scif_writeto(e, lo, 8, o3, 0), EPERM);		/* remote read-only */
+	FAILS(scif_readfrom(e, lo, 8, W4, 0), EPERM);		/* remote write-only */
+	FAILS(scif_readfrom(e, lro, 8, W1, 0), EPERM);		/* local read-only */
+	FAILS(scif_writeto(e, lo, 8, 0x30000, 0), ENXIO);	/* not registered */
+	FAILS(scif_writeto(e, lo, 2 * PG, W2 + PG, 0), ENXIO);	/* runs past the last window */
+	FAILS(scif_writeto(e, lo, 9 * PG, W1, 0), ENXIO);	/* past the local window */
+	FAILS(scif_writeto(e, -PG, 8, W1, 0), ENXIO);
+	FAILS(scif_readfrom(e, lo, 8, -8, 0), ENXIO);
+	FAILS(scif_writeto(e, lo, 0, W1, 0), EINVAL);
+	FAILS(scif_writeto(e, lo, 8, W1, 0x100), EINVAL);	/* no valid flag at all */
+	CHECK(scif_writeto(e, lo, 8, W4, 0x100 | SCIF_RMA_SYNC) == 0);	/* any valid bit: fine */
+	FAILS(scif_vwriteto(e, (void *)8, 8, W1, 0), EFAULT);
+	FAILS(scif_vreadfrom(e, vbuf, 8, o3 + PG, 0), ENXIO);
+
+	/* v*: small through the bounce ring, large registered for the call, and the cache */
+	fill(vbuf + 5, 3000, 31);
+	CHECK(scif_vwriteto(e, vbuf + 5, 3000, W1 + 7, SCIF_RMA_SYNC) == 0);
+	put64(e, 3);
+	MUST(get64(e) == 3);
+	fill(vbuf + 1, 6 * PG, 41);
+	CHECK(scif_vwriteto(e, vbuf + 1, 6 * PG, W1, 0) == 0);	/* async: a fence says done */
+	CHECK(scif_fence_mark(e, SCIF_FENCE_INIT_SELF, &mark) == 0 && scif_fence_wait(e, mark) == 0);
+	put64(e, 4);
+	MUST(get64(e) == 4);
+	memset(vbuf, 0, sizeof(vbuf));
+	for (int i = 0; i < 3; i++) {
+		CHECK(scif_vreadfrom(e, vbuf + 9, 6 * PG, W1, SCIF_RMA_USECACHE | SCIF_RMA_SYNC) == 0);
+		CHECK(!mismatch(vbuf + 9, 6 * PG, 41));
+		memset(vbuf, 0, sizeof(vbuf));
+		CHECK(scif_vreadfrom(e, vbuf + 3, 1000, W1 + 50, 0) == 0);	/* async, bounce */
+		CHECK(scif_fence_mark(e, SCIF_FENCE_INIT_SELF, &mark) == 0 &&
+		      scif_fence_wait(e, mark) == 0);
+		{
+			uint8_t ref[6 * PG];
+
+			fill(ref, sizeof(ref), 41);
+			CHECK(!memcmp(vbuf + 3, ref + 50, 1000));
+		}
+	}
+
+	/* SIGNAL_REMOTE after async writes: the value lands after every byte before it */
+	fill(loc, 8 * PG, 51);
+	for (int i = 0; i < 6; i++)
+		CHECK(scif_writeto(e, lo + i * PG, i == 5 ? PG - 8 : PG, W1 + i * PG, 0) == 0);
+	CHECK(scif_fence_signal(e, 0, 0, W1 + 6 * PG - 8, 0xabcdef0123456789ull,
+				SCIF_FENCE_INIT_SELF | SCIF_SIGNAL_REMOTE) == 0);
+	put64(e, 5);
+	MUST(get64(e) == 6);
+	/* SIGNAL_LOCAL: our own window, once our RMAs so far completed */
+	CHECK(scif_readfrom(e, lo, 4 * PG, W1, 0) == 0);
+	CHECK(scif_fence_signal(e, lo + 8 * PG - 8, 77, 0, 0,
+				SCIF_FENCE_INIT_SELF | SCIF_SIGNAL_LOCAL) == 0);
+	CHECK(wait_value((volatile uint64_t *)(loc + 8 * PG - 8), 77));
+	/* the peer's RMAs: a mark with bit 31, a wait on it, a signal by the peer */
+	CHECK(scif_fence_mark(e, SCIF_FENCE_INIT_PEER, &mark) == 0 && (mark & 0x80000000));
+	CHECK(scif_fence_wait(e, mark) == 0);
+	CHECK(scif_fence_signal(e, 0, 0x2222, W1 + 16, 0x1111,
+				SCIF_FENCE_INIT_PEER | SCIF_SIGNAL_LOCAL) == 0);
+	put64(e, 7);
+	/* fence errors */
+	FAILS(scif_fence_mark(e, 0, &mark), EINVAL);
+	FAILS(scif_fence_mark(e, SCIF_FENCE_INIT_SELF | SCIF_FENCE_INIT_PEER, &mark), EINVAL);
+	FAILS(scif_fence_mark(e, SCIF_FENCE_RAS_SELF, &mark), EINVAL);
+	FAILS(scif_fence_mark(e, SCIF_FENCE_INIT_SELF, (int *)8), EFAULT);
+	CHECK(scif_fence_mark(e, SCIF_FENCE_INIT_SELF, &mark) == 0);
+	FAILS(scif_fence_wait(e, mark + 1000), EINVAL);	/* never handed out */
+	FAILS(scif_fence_signal(e, lo, 1, 0, 0, SCIF_FENCE_INIT_SELF), EINVAL);
+	FAILS(scif_fence_signal(e, lo + 2, 1, 0, 0, SCIF_FENCE_INIT_SELF | SCIF_SIGNAL_LOCAL), EINVAL);
+	FAILS(scif_fence_signal(e, 0, 0, W1 + 2, 1, SCIF_FENCE_INIT_SELF | SCIF_SIGNAL_REMOTE), EINVAL);
+	FAILS(scif_fence_signal(e, 0, 0, 0x30000, 1, SCIF_FENCE_INIT_SELF | SCIF_SIGNAL_REMOTE), ENXIO);
+	FAILS(scif_fence_signal(e, lro, 1, 0, 0, SCIF_FENCE_INIT_SELF | SCIF_SIGNAL_LOCAL), ENXIO);
+	FAILS(scif_fence_signal(e, 0, 0, 0x30000, 1, SCIF_FENCE_INIT_PEER | SCIF_SIGNAL_LOCAL), ENXIO);
+	FAILS(scif_fence_signal(e, 0, 0, 0, 0, SCIF_FENCE_INIT_SELF | SCIF_SIGNAL_LOCAL | 0x40), EINVAL);
+
+	/* the server unregistered its windows: our RMAs to them fail with ENXIO */
+	MUST(get64(e) == 8);
+	FAILS(scif_readfrom(e, lo, 8, W1, 0), ENXIO);
+	FAILS(scif_readfrom(e, lo, 8, o3, 0), ENXIO);
+	CHECK(scif_writeto(e, lo, 8, W4, SCIF_RMA_SYNC) == 0);	/* W4 stays */
+	/* our own: straddle, then whole */
+	FAILS(scif_unregister(e, lo, PG), EINVAL);
+	CHECK(scif_unregister(e, lo, 8 * PG) == 0 && scif_unregister(e, lro, PG) == 0);
+	FAILS(scif_writeto(e, lo, 8, W4, 0), ENXIO);
+	put64(e, 9);
+	CHECK(scif_close(e) == 0);
+}
+
 static const struct tcase cases[] = {
 	{ "connect", connect_server, connect_client, 1 },
 	{ "refused", NULL, refused_client, 1 },
 	{ "messages", msg_server, msg_client, 1 },
+	{ "rma", rma_server, rma_client, 1 },
 };
 
 static int run_case(const struct tcase *t, uint16_t port)
@@ -377,6 +606,17 @@ static int run_case(const struct tcase *t, uint16_t port)
 int main(int argc, char **argv)
 {
 	int bad = 0;
+
+	for (int a = 1; a < argc; a++) {
+		bool known = false;
+
+		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+			known |= !strcmp(argv[a], cases[i].name);
+		if (!known) {
+			fprintf(stderr, "scif_test: no case '%s'\n", argv[a]);
+			return 2;
+		}
+	}
 
 	signal(SIGPIPE, SIG_IGN);
 	setvbuf(stdout, NULL, _IOLBF, 0);
