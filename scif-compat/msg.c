@@ -44,6 +44,7 @@ void scif_msg_init(struct scif_ep *ep)
 	atomic_store(&ep->rx_cons_pub, 0);
 	atomic_store(&ep->rx_idle_since, scif_now_ns());
 	scif_epfd_unblock_out(ep);
+	scif_progress_kick();	/* its timers now include this endpoint */
 }
 
 /* Scratch in lbuf for small writes when the device has no inline data. */
@@ -279,7 +280,9 @@ int scif_msg_send(struct scif_ep *ep, void *msg, int len, int flags)
 		uint64_t cons, space;
 
 		if (st != SCIF_CONNECTED) {
-			ret = st == SCIF_DISCONNECTED ? -ECONNRESET : -ENOTCONN;
+			/* SCIF: EINTR when scif_close in another thread ended the wait */
+			ret = st == SCIF_DISCONNECTED ? -ECONNRESET :
+			      st == SCIF_CLOSING ? -EINTR : -ENOTCONN;
 			break;
 		}
 		if (read_cons(ep, &cons)) {
@@ -437,7 +440,7 @@ int scif_msg_recv(struct scif_ep *ep, void *msg, int len, int flags)
 		uint64_t prod;
 
 		if (st != SCIF_CONNECTED && st != SCIF_DISCONNECTED) {
-			ret = -ENOTCONN;
+			ret = st == SCIF_CLOSING ? -EINTR : -ENOTCONN;
 			break;
 		}
 		if (read_prod(ep, &prod)) {
@@ -523,7 +526,12 @@ int scif_msg_recv(struct scif_ep *ep, void *msg, int len, int flags)
 	}
 	empty = scif_ring_used(&ep->rx) == 0;
 	if (empty) {
-		atomic_store(&ep->rx_idle_since, scif_now_ns());
+		uint64_t now = scif_now_ns();
+
+		/* the progress thread arms POLLIN if we stay away (a reader in poll(2)) */
+		atomic_store(&ep->rx_idle_since, now);
+		if (atomic_load(&scif_lib.wake_at) > now + 2 * SCIF_ARM_DELAY_NS)
+			scif_progress_kick();
 		if (ep->pollin || !(flags & SCIF_RECV_BLOCK)) {
 			/* no stale POLLIN; a reader that polls wants a wake-up from now on */
 			pthread_mutex_lock(&ep->lock);
@@ -551,7 +559,12 @@ void scif_msg_wake(struct scif_ep *ep, enum scif_op op, uint32_t seq)
 		ep->rx_woken = seq;
 		if (seq == mine)
 			ep->rx_armed = false;	/* the latest arm is answered */
-		scif_epfd_set_in(ep);
+		/*
+		 * The data it announces was written before it on the same queue pair, so it is
+		 * in the ring now, unless a reader took it already: then no POLLIN.
+		 */
+		if (atomic_load(&ep->conn->ctl->prod) != atomic_load(&ep->rx_cons_pub))
+			scif_epfd_set_in(ep);
 	} else {
 		scif_epfd_unblock_out(ep);
 	}
@@ -572,6 +585,7 @@ static void arm_results(struct scif_ep *ep)
 		data = ep->arm_seen[0] > atomic_load(&ep->rx_cons_pub);
 		/* armed unless the answer to this arm came already */
 		ep->rx_armed = !data && ep->my_want_data != ep->rx_woken;
+		scif_debug("progress: POLLIN arm done: data %d armed %d", data, ep->rx_armed);
 	}
 	if (ep->arm_state[1] == SCIF_ARM_DONE && ep->arm_async[1]) {
 		ep->arm_state[1] = SCIF_ARM_IDLE;
@@ -628,6 +642,8 @@ void scif_msg_timers(uint64_t now, uint64_t *next)
 			if (now >= at) {
 				uint64_t gen;
 
+				scif_debug("progress: arming POLLIN of node %u port %u", ep->peer.node,
+					   ep->peer.port);
 				pthread_mutex_lock(&ep->sq_lock);
 				arm_post(ep, 0, true, true, &gen);
 				pthread_mutex_unlock(&ep->sq_lock);

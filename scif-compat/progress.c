@@ -156,6 +156,7 @@ static void *progress(void *arg)
 		scif_conn_timers(now, &next);
 		scif_msg_timers(now, &next);
 		tmo = (int)((next - now + 999999) / 1000000);
+		atomic_store(&scif_lib.wake_at, next);
 		n = epoll_wait(scif_lib.epfd, evs, 32, tmo);
 		for (int i = 0; i < n; i++) {
 			uint64_t u = evs[i].data.u64;

@@ -46,7 +46,7 @@
 #define SCIF_CM_TIMEOUT_MS	5000		/* address and route resolution */
 #define SCIF_MAX_BACKLOG	1024		/* SCIF_MAX_BACKLOG */
 #define SCIF_SPIN_NS		50000ull	/* spin this long before sleeping */
-#define SCIF_ARM_DELAY_NS	200000		/* progress thread arms POLLIN after this idle time */
+#define SCIF_ARM_DELAY_NS	1000000ull	/* progress thread arms POLLIN after this idle time */
 #define SCIF_NCTRL_SLOTS	32		/* control messages sent from memory (not inline) */
 #define SCIF_KEEPALIVE_NS	1000000000ull	/* probe an idle connection's peer this often */
 #define SCIF_BOUNCE_SIZE	(1u << 20)	/* vreadfrom/vwriteto copies up to this size */
@@ -276,6 +276,7 @@ struct scif_lib {
 	uint8_t *inherited_fd;		/* 1 for a descriptor the parent had as an endpoint */
 	int ninherited;
 	bool fence_doc;			/* SCIF_FENCE_SIGNAL_DOC=1: INIT_PEER as documented */
+	_Atomic uint64_t wake_at;	/* when the progress thread looks again by itself (ns) */
 };
 
 extern struct scif_lib scif_lib;

@@ -554,11 +554,230 @@ static void rma_client(uint16_t port)
 	CHECK(scif_close(e) == 0);
 }
 
+
+/* ----------------------------------------------------------------------------------------- */
+/* Readiness: poll, select, epoll, scif_poll; non-blocking connect and accept                  */
+
+static short revents(scif_epd_t e, short events, int ms)
+{
+	struct pollfd p = { .fd = e, .events = events };
+
+	return poll(&p, 1, ms) == 1 ? p.revents : 0;
+}
+
+static void poll_server(uint16_t port)
+{
+	scif_epd_t l = listener(port, 2), n;
+	struct scif_portID peer;
+	struct scif_pollepd pe;
+	struct epoll_event ev = { .events = EPOLLIN };
+	int ep = epoll_create1(0);
+	char b[16];
+
+	MUST(l >= 0 && ep >= 0);
+	/* a listener: POLLIN once a request waits; accept without SYNC: EAGAIN before */
+	FAILS(scif_accept(l, &peer, &n, 0), EAGAIN);
+	CHECK(revents(l, POLLIN | POLLOUT, 0) == 0);
+	CHECK(revents(l, POLLIN, 10000) == POLLIN);
+	CHECK(scif_accept(l, &peer, &n, 0) == 0 && peer.node == 1);
+	CHECK(revents(l, POLLIN, 0) == 0);
+	/* connected: POLLOUT (ring space), no POLLIN until data comes */
+	CHECK(revents(n, POLLIN | POLLOUT, 1000) == POLLOUT);
+	sync_send(n);
+	/* epoll and select see it too */
+	CHECK(!epoll_ctl(ep, EPOLL_CTL_ADD, n, &ev));
+	CHECK(epoll_wait(ep, &ev, 1, 10000) == 1 && (ev.events & EPOLLIN));
+	{
+		fd_set rd;
+		struct timeval tv = { 5, 0 };
+
+		FD_ZERO(&rd);
+		FD_SET(n, &rd);
+		CHECK(select(n + 1, &rd, NULL, NULL, &tv) == 1 && FD_ISSET(n, &rd));
+	}
+	CHECK(scif_recv(n, b, 5, 0) == 5 && !memcmp(b, "hello", 5));
+	/* nothing left: the readiness goes away */
+	CHECK(revents(n, POLLIN, 0) == 0);
+	/* scif_poll */
+	pe.epd = n;
+	pe.events = SCIF_POLLIN;
+	CHECK(scif_poll(&pe, 1, 10000) == 1 && (pe.revents & SCIF_POLLIN));
+	CHECK(scif_recv(n, b, 6, SCIF_RECV_BLOCK) == 6 && !memcmp(b, "again!", 6));
+	pe.revents = 0;
+	CHECK(scif_poll(&pe, 1, 50) == 0);
+	sync_send(n);
+	/* the client closes: POLLHUP */
+	CHECK(revents(n, POLLIN, 10000) & POLLHUP);
+	FAILS(scif_recv(n, b, 1, 0), ECONNRESET);
+	close(ep);
+	CHECK(scif_close(n) == 0 && scif_close(l) == 0);
+}
+
+static void poll_client(uint16_t port)
+{
+	scif_epd_t e = scif_open();
+	struct scif_portID dst = { 0, port };
+	int r;
+
+	MUST(e >= 0);
+	/* a non-blocking connect: EINPROGRESS, POLLOUT when it is done, the result next */
+	CHECK(!fcntl(e, F_SETFL, fcntl(e, F_GETFL) | O_NONBLOCK));
+	usleep(300000);	/* the server's first checks see no request */
+	FAILS(scif_connect(e, &dst), EINPROGRESS);
+	r = scif_connect(e, &dst);
+	CHECK(r == -1 && (errno == EINPROGRESS || errno == EISCONN || r > 0));
+	CHECK(revents(e, POLLOUT, 30000) & POLLOUT);
+	r = scif_connect(e, &dst);
+	CHECK(r >= SCIF_PORT_RSVD);
+	FAILS(scif_connect(e, &dst), EISCONN);
+	sync_recv(e);
+	usleep(200000);
+	CHECK(send_all(e, "hello", 5) == 5);
+	usleep(200000);
+	CHECK(send_all(e, "again!", 6) == 6);
+	sync_recv(e);
+	CHECK(scif_close(e) == 0);
+}
+
+/* The backlog: requests beyond it are refused; a listener closed with requests queued too. */
+static void backlog_server(uint16_t port)
+{
+	scif_epd_t l = listener(port, 1), n;
+
+	MUST(l >= 0);
+	CHECK(revents(l, POLLIN, 10000) == POLLIN);
+	usleep(500000);	/* the second request comes in meanwhile and is refused */
+	n = accept_one(l, NULL);
+	CHECK(n >= 0);
+	sync_send(n);
+	sync_recv(n);	/* a third request waits in the backlog now */
+	CHECK(revents(l, POLLIN, 10000) == POLLIN);
+	CHECK(scif_close(l) == 0);	/* refuses it */
+	sync_recv(n);
+	CHECK(scif_close(n) == 0);
+}
+
+static void backlog_client(uint16_t port)
+{
+	struct scif_portID dst = { 0, port };
+	scif_epd_t a = scif_open(), c = scif_open();
+	int st;
+	pid_t pid;
+
+	MUST(a >= 0 && c >= 0);
+	pid = fork();
+	if (pid == 0) {
+		scif_epd_t b = scif_open();	/* a child's own endpoint */
+
+		usleep(200000);
+		errno = 0;
+		_exit(scif_connect(b, &dst) == -1 && errno == ECONNREFUSED ? 0 : 1);
+	}
+	CHECK(scif_connect(a, &dst) > 0);	/* returns once the server accepted it */
+	CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st) && !WEXITSTATUS(st));
+	sync_recv(a);
+	sync_send(a);
+	FAILS(scif_connect(c, &dst), ECONNREFUSED);	/* queued, then the listener closed */
+	sync_send(a);
+	CHECK(scif_close(a) == 0 && scif_close(c) == 0);
+}
+
+/* ----------------------------------------------------------------------------------------- */
+/* Interruptions: another thread's scif_close, a signal, the peer process killed               */
+
+struct closer {
+	scif_epd_t e;
+	int ms;
+};
+
+static void *close_later(void *arg)
+{
+	struct closer *c = arg;
+
+	usleep((useconds_t)c->ms * 1000);
+	scif_close(c->e);
+	return NULL;
+}
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+}
+
+static void intr_server(uint16_t port)
+{
+	scif_epd_t l = listener(port, 1), n;
+	struct scif_portID peer;
+	struct closer c;
+	pthread_t t;
+	char b[8];
+	struct sigaction sa = { .sa_handler = on_alarm };
+
+	MUST(l >= 0);
+	n = accept_one(l, NULL);
+	MUST(n >= 0);
+	/* a signal ends a blocking recv that got nothing: EINTR */
+	sigaction(SIGUSR1, &sa, NULL);
+	{
+		pid_t me = getpid();
+		pid_t k = fork();
+
+		if (k == 0) {
+			usleep(300000);
+			kill(me, SIGUSR1);
+			_exit(0);
+		}
+		FAILS(scif_recv(n, b, 8, SCIF_RECV_BLOCK), EINTR);
+		waitpid(k, NULL, 0);
+	}
+	/* ... and one that got some: the count */
+	sync_send(n);
+	{
+		pid_t me = getpid();
+		pid_t k = fork();
+
+		if (k == 0) {
+			usleep(600000);
+			kill(me, SIGUSR1);
+			_exit(0);
+		}
+		CHECK(scif_recv(n, b, 8, SCIF_RECV_BLOCK) == 3 && !memcmp(b, "abc", 3));
+		waitpid(k, NULL, 0);
+	}
+	/* scif_close in another thread ends a blocking accept (EINTR) */
+	c.e = l;
+	c.ms = 300;
+	pthread_create(&t, NULL, close_later, &c);
+	FAILS(scif_accept(l, &peer, &n, SCIF_ACCEPT_SYNC), EINTR);
+	pthread_join(t, NULL);
+	sync_send(n);
+	/* the client is killed: our blocking recv ends with ECONNRESET, not a hang */
+	FAILS(scif_recv(n, b, 8, SCIF_RECV_BLOCK), ECONNRESET);
+	CHECK(revents(n, POLLIN, 0) & POLLHUP);
+	FAILS(scif_send(n, b, 8, SCIF_SEND_BLOCK), ECONNRESET);
+	CHECK(scif_close(n) == 0);
+}
+
+static void intr_client(uint16_t port)
+{
+	scif_epd_t e = connect_to(0, port);
+
+	MUST(e >= 0);
+	sync_recv(e);
+	CHECK(send_all(e, "abc", 3) == 3);
+	sync_recv(e);
+	usleep(200000);
+	kill(getpid(), SIGKILL);
+}
+
 static const struct tcase cases[] = {
 	{ "connect", connect_server, connect_client, 1 },
 	{ "refused", NULL, refused_client, 1 },
 	{ "messages", msg_server, msg_client, 1 },
 	{ "rma", rma_server, rma_client, 1 },
+	{ "poll", poll_server, poll_client, 1 },
+	{ "backlog", backlog_server, backlog_client, 1 },
+	{ "interrupt", intr_server, intr_client, 1 },
 };
 
 static int run_case(const struct tcase *t, uint16_t port)
@@ -584,7 +803,7 @@ static int run_case(const struct tcase *t, uint16_t port)
 		t->client(port);
 		_exit(failures ? 1 : 0);
 	}
-	if (waitpid(c, &st, 0) != c || !WIFEXITED(st) || WEXITSTATUS(st)) {
+	if (waitpid(c, &st, 0) != c || (t->client != intr_client && (!WIFEXITED(st) || WEXITSTATUS(st)))) {
 		fprintf(stderr, "FAIL [%s] client: %s %d\n", t->name,
 			WIFSIGNALED(st) ? "signal" : "exit",
 			WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
