@@ -11,7 +11,8 @@
  * status = EPROTO and a bv_hello_rsp naming its own version, so a mismatched provider can say so.
  *
  * Ops 0x0001..0x00ff are common to every device kind; each kind owns a range above
- * (cx4: 0x0100.., ntb: 0x0200..) declared in its own header.
+ * (cx4: 0x0100.., ntb: 0x0200..) declared in its own header; the connection manager, which
+ * every kind's daemon runs, has 0x0300.. (bv_cm_proto.h).
  */
 #ifndef BV_PROTO_H
 #define BV_PROTO_H
@@ -43,11 +44,13 @@ enum bv_op {
 	BV_OP_STATUS = 0x0004,		/* bvctl status: a text report */
 	BV_OP_CX4_BASE = 0x0100,
 	BV_OP_NTB_BASE = 0x0200,
+	BV_OP_CM_BASE = 0x0300,
 };
 
 enum bv_client_role {
 	BV_ROLE_VERBS = 1,	/* a provider instance (one per ibv_context) */
 	BV_ROLE_ADMIN = 2,	/* bvctl: may only query and ask for status */
+	BV_ROLE_CM = 3,		/* librdmacm-plugin: the connection manager's ops (bv_cm_proto.h) */
 };
 
 #define BV_NAME_MAX	64

@@ -154,6 +154,8 @@ static inline uint32_t cx4_qp_optmask_allowed(uint16_t opcode, unsigned int st)
 	case CX4_CMD_OP_SQERR2RTS_QP: row = 4; break;
 	default: return 0;
 	}
+	if (st == CX4_QP_ST_QP1)
+		st = CX4_QP_ST_UD;	/* the GSI QP takes UD's (Linux mlx5 qp.c opt_mask) */
 	if (st > CX4_QP_ST_UD)
 		return 0;
 	return tbl[row][st];

@@ -17,6 +17,8 @@
 #include "bv_msg.h"
 #include "bv_paths.h"
 #include "bvd.h"
+#include "bvd_timer.h"
+#include "cm/bvd_cm.h"
 
 /* An epoll registration: either a client socket, the listener, or a device fd. */
 struct bvd_watch {
@@ -44,7 +46,12 @@ void bvd_log(struct bvd *d, const char *fmt, ...)
 
 int bvd_watch_fd(struct bvd *d, int fd, bvd_fd_cb cb, void *arg)
 {
-	struct epoll_event ev = { .events = EPOLLIN };
+	return bvd_watch_fd_events(d, fd, EPOLLIN, cb, arg);
+}
+
+int bvd_watch_fd_events(struct bvd *d, int fd, uint32_t events, bvd_fd_cb cb, void *arg)
+{
+	struct epoll_event ev = { .events = events };
 	struct bvd_watch *w = calloc(1, sizeof(*w));
 
 	if (!w)
@@ -62,6 +69,18 @@ int bvd_watch_fd(struct bvd *d, int fd, bvd_fd_cb cb, void *arg)
 	w->next = watches;
 	watches = w;
 	return 0;
+}
+
+int bvd_modify_fd(struct bvd *d, int fd, uint32_t events)
+{
+	for (struct bvd_watch *w = watches; w; w = w->next) {
+		if (w->fd == fd) {
+			struct epoll_event ev = { .events = events, .data.ptr = w };
+
+			return epoll_ctl(d->epfd, EPOLL_CTL_MOD, fd, &ev) ? -errno : 0;
+		}
+	}
+	return -ENOENT;
 }
 
 void bvd_unwatch_fd(struct bvd *d, int fd)
@@ -122,6 +141,8 @@ static void client_free(struct bvd *d, struct bvd_client *c)
 {
 	if (c->role == BV_ROLE_VERBS && d->ops->client_close)
 		d->ops->client_close(d, c);
+	if (c->role == BV_ROLE_CM)
+		bvd_cm_client_gone(d, c);
 	if (c->role == BV_ROLE_VERBS)
 		bvd_log(d, "client %u (pid %d, %s) left", c->id, (int)c->pid, c->comm);
 	bvd_unwatch_fd(d, c->sock);
@@ -158,8 +179,12 @@ static void do_hello(struct bvd *d, struct bvd_client *c, const struct bv_msg_hd
 		r->status = EINVAL;
 		return;
 	}
-	if (req->role != BV_ROLE_VERBS && req->role != BV_ROLE_ADMIN) {
+	if (req->role != BV_ROLE_VERBS && req->role != BV_ROLE_ADMIN && req->role != BV_ROLE_CM) {
 		r->status = EINVAL;
+		return;
+	}
+	if (req->role == BV_ROLE_CM && !d->cm) {
+		r->status = EOPNOTSUPP;	/* this kind has no connection manager */
 		return;
 	}
 	if (req->role == BV_ROLE_VERBS && strncmp(req->kind, d->ops->kind, sizeof(req->kind))) {
@@ -172,8 +197,8 @@ static void do_hello(struct bvd *d, struct bvd_client *c, const struct bv_msg_hd
 	memcpy(c->comm, req->comm, sizeof(c->comm));
 	c->comm[sizeof(c->comm) - 1] = 0;
 	rsp->client_id = c->id;
-	if (req->role == BV_ROLE_ADMIN) {
-		c->role = BV_ROLE_ADMIN;
+	if (req->role == BV_ROLE_ADMIN || req->role == BV_ROLE_CM) {
+		c->role = req->role;
 		return;
 	}
 	if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv)) {
@@ -215,6 +240,9 @@ static void do_status(struct bvd *d, struct bvd_reply *r)
 				      (int)c->pid, c->comm);
 	if (d->ops->status && n < cap)
 		d->ops->status(d, buf + n, cap - n);
+	n = strnlen(buf, cap - 1);
+	if (d->cm && n < cap - 1)
+		bvd_cm_status(d, buf + n, cap - n);
 	r->len = strnlen(buf, cap - 1) + 1;
 }
 
@@ -262,6 +290,13 @@ static void dispatch(struct bvd *d, struct bvd_client *c, const struct bv_msg_hd
 		do_status(d, r);
 		return;
 	default:
+		if (h->op >= BV_OP_CM_BASE && h->op < BV_OP_CM_BASE + 0x100) {
+			if (c->role != BV_ROLE_CM)
+				r->status = EPERM;
+			else
+				bvd_cm_request(d, c, h->op, in, h->len, fds, nfds, r);
+			return;
+		}
 		if (c->role != BV_ROLE_VERBS || !d->ops->request) {
 			r->status = c->role == BV_ROLE_VERBS ? EOPNOTSUPP : EPERM;
 			return;
@@ -453,9 +488,16 @@ int bvd_main(int argc, char **argv, const struct bvd_kind_ops *ops)
 		bvd_log(d, "device bring-up failed (%d)", status);
 		return status;
 	}
+	if (ops->cm && (status = bvd_cm_init(d))) {
+		bvd_log(d, "connection manager: cannot start (%d)", status);
+		if (ops->fini)
+			ops->fini(d);
+		return 1;
+	}
 	if (bv_run_path(path, sizeof(path), d->conf->name, ".sock") ||
 	    (d->lsock = listen_on(d, path)) < 0 ||
 	    bvd_watch_fd(d, d->lsock, listener_readable, NULL)) {
+		bvd_cm_fini(d);
 		if (ops->fini)
 			ops->fini(d);
 		return 1;
@@ -480,8 +522,10 @@ int bvd_main(int argc, char **argv, const struct bvd_kind_ops *ops)
 		unlink(path);
 	if (!bv_run_path(path, sizeof(path), d->conf->name, ".pid"))
 		unlink(path);
+	bvd_cm_fini(d);
 	if (ops->fini)
 		ops->fini(d);
+	bvd_timers_fini(d);
 	bvd_log(d, "stopped");
 	return status;
 }

@@ -19,6 +19,8 @@
 #include "bv_proto.h"
 
 struct bvd;
+struct bvd_cm_transport;
+struct bvd_timers;
 
 struct bvd_client {
 	struct bvd_client *next;
@@ -59,6 +61,8 @@ struct bvd_kind_ops {
 			size_t len, int *fds, unsigned int nfds, struct bvd_reply *r);
 	/* Append kind-specific lines to bvctl status. */
 	void (*status)(struct bvd *d, char *buf, size_t len);
+	/* How CM MADs reach other ports (devices/common/cm); NULL: no connection manager. */
+	const struct bvd_cm_transport *cm;
 };
 
 struct bvd {
@@ -73,12 +77,18 @@ struct bvd {
 	bool stop;
 	uint32_t num_comp_vectors;
 	void *priv;		/* the device kind's state */
+	void *cm;		/* the connection manager's state (devices/common/cm) */
+	struct bvd_timers *timers;	/* bvd_timer.h */
 };
 
 typedef void (*bvd_fd_cb)(struct bvd *d, int fd, uint32_t events, void *arg);
 
 /* Watch fd in the main loop (level-triggered EPOLLIN). */
 int bvd_watch_fd(struct bvd *d, int fd, bvd_fd_cb cb, void *arg);
+/* The same for other epoll events (EPOLLOUT: a socket to write when it has room). */
+int bvd_watch_fd_events(struct bvd *d, int fd, uint32_t events, bvd_fd_cb cb, void *arg);
+/* Change what a watched fd waits for. */
+int bvd_modify_fd(struct bvd *d, int fd, uint32_t events);
 void bvd_unwatch_fd(struct bvd *d, int fd);
 
 /* Queue an async event for a client (struct ib_uverbs_async_event_desc). */

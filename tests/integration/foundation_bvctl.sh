@@ -25,7 +25,7 @@ pids2=$(cat "$BV_RUNDIR"/*.pid | sort)
 # a client shows in status while it holds the device open
 bv_run sleep 0 || bv_fail "bvctl run"
 env_out=$("$BVCTL" env)
-for v in SYSFS_PATH RDMAV_DRIVERS LD_PRELOAD BV_RUNDIR; do
+for v in SYSFS_PATH RDMAV_DRIVERS LD_PRELOAD BV_RUNDIR LD_LIBRARY_PATH; do
 	echo "$env_out" | grep -q "^export $v=" || bv_fail "env lacks $v"
 done
 eval "$env_out"

@@ -273,10 +273,20 @@ static void build_env(const struct bvctl *b, char **vars, int *n)
 	vars[(*n)++] = strdup(buf);	/* LD_PRELOAD */
 	vars[(*n)++] = strdup(bv_rundir());	/* BV_RUNDIR */
 	vars[(*n)++] = strdup("1");	/* BV_HIDE_RDMA_NETLINK */
+	/*
+	 * The drop-in librdmacm.so.1 (librdmacm-plugin) first: programs linked against the
+	 * system's librdmacm load ours, whose connection manager lives in the daemons. The
+	 * system library stays where it is.
+	 */
+	old = getenv("LD_LIBRARY_PATH");
+	snprintf(buf, sizeof(buf), "%s/rdmacm%s%s", b->libdir, old && *old ? ":" : "",
+		 old && *old ? old : "");
+	vars[(*n)++] = strdup(buf);	/* LD_LIBRARY_PATH */
 }
 
 static const char *const env_names[] = { "SYSFS_PATH", "RDMAV_DRIVERS", "LD_PRELOAD",
-					 "BV_RUNDIR", "BV_HIDE_RDMA_NETLINK" };
+					 "BV_RUNDIR", "BV_HIDE_RDMA_NETLINK",
+					 "LD_LIBRARY_PATH" };
 
 static int cmd_env(struct bvctl *b)
 {

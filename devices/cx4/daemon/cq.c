@@ -129,7 +129,13 @@ int cx4d_cq_destroy_req(struct cx4d *d, struct cx4d_client *cl, struct cx4d_req 
 
 void cx4d_cq_event(struct cx4d *d, uint32_t cqn)
 {
-	struct cx4d_cq *cq = cx4d_idmap_get(&d->cqs, cqn);
+	struct cx4d_cq *cq;
+
+	if (d->gsi.up && cqn == d->gsi.cqn) {
+		cx4d_gsi_cq_event(d);	/* ours, not a client's */
+		return;
+	}
+	cq = cx4d_idmap_get(&d->cqs, cqn);
 
 	if (!cq) {
 		cx4d_log(d, "completion event for unknown CQ 0x%x", cqn);

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "bvd_attr.h"
+#include "bvd_cm.h"
 #include "cx4d.h"
 #include "cx4d_bus.h"
 
@@ -65,6 +66,7 @@ static void cx4d_fini(struct bvd *b)
 
 	cx4d_health_stop(d);
 	if (d->bus) {
+		cx4d_gsi_down(d);
 		cx4d_hca_down(d);
 		cx4d_dma_fini(d);
 		d->bus->ops->close(d->bus);
@@ -102,6 +104,9 @@ static int cx4d_init(struct bvd *b)
 		err = cx4d_health_start(d);
 	if (!err)
 		err = cx4d_bus_test_controls(d);
+	/* without QP1 the verbs still work; the CM reports its port down (gsi.c says why) */
+	if (!err)
+		cx4d_gsi_up(d);
 	if (err) {
 		cx4d_log(d, "bring-up failed: %s", strerror(err));
 		cx4d_fini(b);
@@ -225,6 +230,8 @@ static void cx4d_status(struct bvd *b, char *buf, size_t len)
 		     d->ncomp == 1 ? "" : "s");
 	if (n < len)
 		n += cx4d_bus_status(d, buf + n, len - n);
+	if (n < len)
+		n += cx4d_gsi_status(d, buf + n, len - n);
 	for (struct bvd_client *c = b->clients; c && n < len; c = c->next) {
 		struct cx4d_client *cl = c->priv;
 
@@ -244,6 +251,7 @@ static const struct bvd_kind_ops cx4d_ops = {
 	.client_close = cx4d_client_close,
 	.request = cx4d_request,
 	.status = cx4d_status,
+	.cm = &cx4d_gsi_transport,
 };
 
 int main(int argc, char **argv)

@@ -17,6 +17,7 @@
  *   obj.c      per-client object handles (isolation) and number -> object maps
  *   umem.c     client memory mapped for device DMA (memfds, pid+va)
  *   pd.c mr.c cq.c srq.c qp.c ah.c ucontext.c   one resource kind each
+ *   gsi.c      QP1, the GSI agent: the connection manager's MADs (bvd_cm transport)
  */
 #ifndef CX4D_H
 #define CX4D_H
@@ -159,6 +160,24 @@ struct cx4d_qp {
 	uint8_t max_rd_atomic, max_dest_rd_atomic;
 };
 
+/* ---- The GSI agent: QP1 and its buffers (gsi.c) ------------------------------------------- */
+struct cx4d_gsi {
+	bool up;
+	bool has_pd, has_cq, has_qp;
+	uint32_t pdn, cqn, qpn;
+	uint32_t lkey;			/* the reserved lkey: IOVAs */
+	struct cx4d_dma dbr;		/* CQ doorbell record at 0, QP's at 64 */
+	struct cx4d_dma cqbuf;
+	struct cx4d_dma qbuf;		/* RQ, then SQ */
+	uint8_t *sq;
+	struct cx4d_dma mem;		/* receive slots, then send slots */
+	uint32_t rq_head;
+	uint16_t sq_pi, sq_ci;		/* WQEBB counters */
+	uint32_t cq_ci;
+	uint32_t arm_sn;
+	uint64_t rx, tx, rx_err, tx_err, tx_full;
+};
+
 /* ---- A verbs client (one ibv_context) ------------------------------------------------------ */
 struct cx4d_client {
 	struct bvd_client *bc;
@@ -236,6 +255,8 @@ struct cx4d {
 	unsigned int health_miss;
 	bool dead;
 
+	struct cx4d_gsi gsi;
+
 	uint8_t mkey_key;		/* mkey_7_0 of the next memory key */
 	uint64_t iova_next;		/* IOVA allocator: never reused */
 	int hca_state;			/* bring-up progress, for teardown */
@@ -303,6 +324,14 @@ int cx4d_query_device(struct bvd *b, struct bv_device_attr *a);
 int cx4d_query_port(struct bvd *b, unsigned int port, struct bv_port_attr *a);
 void cx4d_port_refresh(struct cx4d *d);
 int cx4d_gid_get(struct cx4d *d, unsigned int index, uint8_t gid[16], int *roce_v2);
+uint32_t cx4d_active_mtu(struct cx4d *d);
+
+/* gsi.c */
+extern const struct bvd_cm_transport cx4d_gsi_transport;
+int cx4d_gsi_up(struct cx4d *d);
+void cx4d_gsi_down(struct cx4d *d);
+void cx4d_gsi_cq_event(struct cx4d *d);
+size_t cx4d_gsi_status(struct cx4d *d, char *buf, size_t len);
 
 /* obj.c */
 int cx4d_idmap_init(struct cx4d_idmap *m);

@@ -20,6 +20,7 @@
 #include <unistd.h>
 #include <infiniband/verbs.h>
 
+#include "bvd_cm.h"
 #include "cx4d.h"
 
 #define EQ_VEC_PAGES	0
@@ -105,6 +106,8 @@ static void port_event(struct cx4d *d, const uint8_t *eqe)
 
 	cx4d_port_refresh(d);
 	cx4d_log(d, "port %u change: subtype %u", port, sub);
+	if (sub == CX4_PORT_CHANGE_SUBTYPE_ACTIVE || sub == CX4_PORT_CHANGE_SUBTYPE_DOWN)
+		bvd_cm_port_change(d->bvd, sub == CX4_PORT_CHANGE_SUBTYPE_ACTIVE);
 	if (sub == CX4_PORT_CHANGE_SUBTYPE_ACTIVE)
 		bvd_async_event_all(d->bvd, port, IBV_EVENT_PORT_ACTIVE);
 	else if (sub == CX4_PORT_CHANGE_SUBTYPE_DOWN)

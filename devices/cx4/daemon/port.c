@@ -332,11 +332,20 @@ int cx4d_query_device(struct bvd *b, struct bv_device_attr *a)
 	return 0;
 }
 
+/* The port's active MTU (enum ibv_mtu) from the last refresh, limited by the configuration. */
+uint32_t cx4d_active_mtu(struct cx4d *d)
+{
+	struct bv_port_attr a;
+	uint32_t mtu = d->oper_mtu_bytes ? iboe_mtu((int)d->oper_mtu_bytes - 22) : 0;
+
+	bvd_default_port_attr(d->conf, &a);
+	return mtu && mtu < a.active_mtu ? mtu : a.active_mtu;
+}
+
 int cx4d_query_port(struct bvd *b, unsigned int port, struct bv_port_attr *a)
 {
 	struct cx4d *d = cx4d_of(b);
 	uint8_t speed, width;
-	uint32_t mtu;
 
 	if (!d || port < 1 || port > (unsigned int)log_cap(d, CX4_CAP_GEN_NUM_PORTS))
 		return EINVAL;
@@ -346,9 +355,7 @@ int cx4d_query_port(struct bvd *b, unsigned int port, struct bv_port_attr *a)
 	a->phys_state = d->port_state == IBV_PORT_ACTIVE ? 5 : 3;	/* LinkUp / Disabled */
 	a->max_mtu = IBV_MTU_4096;
 	/* the Ethernet MTU the port runs (PMTU, frame bytes incl. 22 of L2) less RoCE headers */
-	mtu = d->oper_mtu_bytes ? iboe_mtu((int)d->oper_mtu_bytes - 22) : 0;
-	if (mtu)
-		a->active_mtu = mtu < a->active_mtu ? mtu : a->active_mtu;
+	a->active_mtu = cx4d_active_mtu(d);
 	a->gid_tbl_len = d->gid_tbl_len;
 	a->max_msg_sz = 1u << log_cap(d, CX4_CAP_GEN_LOG_MAX_MSG);
 	a->pkey_tbl_len = 1;

@@ -58,7 +58,7 @@ void cqe_resp(struct mdev *d, struct mqp *qp, const struct mrecv *r)
 	uint8_t c[64] = {0};
 	uint32_t flags = 0;
 
-	if (qp->st == CX4_QP_ST_UD)
+	if (mqp_datagram(qp))
 		flags = CQE_FLAGS_GRH | CQE_ROCE_L3_IPV4 | (r->src_qp & 0xffffff);
 	cx4_be32_store(c + 0x18, flags);
 	cx4_be32_store(c + 0x20, qp->user_index & 0xffffff);

@@ -646,6 +646,19 @@ struct mqp {
 
 struct mqp *qp_get(struct mdev *d, uint32_t qpn);
 void qp_destroy_all(struct mdev *d);
+/*
+ * Datagram QPs: UD, and the GSI QP (QP1, [PRM] "QP1/GSI": service type 0x8), which is UD on
+ * the wire with the well-known number 1 and Q_Key 0x80010000 ([IBTA] 13.4.6.1).
+ */
+static inline bool mqp_datagram(const struct mqp *qp)
+{
+	return qp->st == CX4_QP_ST_UD || qp->st == CX4_QP_ST_QP1;
+}
+/* The QPN a datagram QP names as its source: 1 for the GSI QP (the DETH and the CQE). */
+static inline uint32_t mqp_wire_qpn(const struct mqp *qp)
+{
+	return qp->st == CX4_QP_ST_QP1 ? 1 : qp->qpn;
+}
 /* Move a QP to ERR (flushing its queues) and post an affiliated event if `event` != 0xff. */
 void qp_to_error(struct mdev *d, struct mqp *qp, uint8_t event);
 void qp_activate(struct mdev *d, struct mqp *qp);
@@ -893,6 +906,7 @@ struct mdev {
 	uint32_t uar_active[MDEV_UAR_PAGES]; /* UAR pages whose rings are polled */
 	uint32_t nuar_active;
 	struct idtab pds, tds, eqs, cqs, mkeys, qps, srqs;
+	struct mqp *gsi;	/* port 1's QP1, when the driver created it */
 	struct meq *eq_by_type[64]; /* first subscribed EQ per event type (cache) */
 
 	/* port */

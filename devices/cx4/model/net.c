@@ -544,7 +544,7 @@ static bool opcode_fits_qp(uint8_t opcode, uint8_t st)
 	case ROCE_TRANSPORT_UC:
 		return st == CX4_QP_ST_UC;
 	case ROCE_TRANSPORT_UD:
-		return st == CX4_QP_ST_UD;
+		return st == CX4_QP_ST_UD || st == CX4_QP_ST_QP1;
 	default:
 		return false;
 	}
@@ -685,7 +685,8 @@ static void rx_deliver(struct mdev *d, const uint8_t *buf, size_t len, struct ro
 			 roce_strerror(err));
 		return;
 	}
-	qp = qp_get(d, pkt.dqpn);
+	/* QP1 is the GSI QP's wherever its context lives ([IBTA] 13.4.6.1) */
+	qp = pkt.dqpn == 1 ? d->gsi : qp_get(d, pkt.dqpn);
 	if (!qp || !opcode_fits_qp(pkt.opcode, qp->st) || !vport_roce_enabled(d) ||
 	    d->port_oper != CX4_PORT_STATUS_UP) {
 		d->stats.rx_drop_qp++;

@@ -198,6 +198,8 @@ static void qp_free(struct mdev *d, struct mqp *qp)
 	if (qp->srq)
 		qp->srq->refs--;
 	d->uar_used[qp->uar]--;
+	if (d->gsi == qp)
+		d->gsi = NULL;
 	idtab_remove(&d->qps, qp->qpn);
 	icm_table_put(d, &d->icm.qpc, qp->icm_idx);
 	dbuf_free(&qp->buf);
@@ -224,8 +226,12 @@ static int create_qp(struct mdev *d, struct mcmd *c)
 	uint32_t npas, qpn;
 	struct mqp *qp;
 
-	if (st != CX4_QP_ST_RC && st != CX4_QP_ST_UC && st != CX4_QP_ST_UD)
+	if (st != CX4_QP_ST_RC && st != CX4_QP_ST_UC && st != CX4_QP_ST_UD &&
+	    st != CX4_QP_ST_QP1)
 		return mcmd_err(c, CX4_CMD_STAT_BAD_PARAM_ERR, MSYND(OP(CREATE_QP), 1));
+	/* one GSI QP per port (the device's one port) */
+	if (st == CX4_QP_ST_QP1 && d->gsi)
+		return mcmd_err(c, CX4_CMD_STAT_BAD_RES_STATE_ERR, MSYND(OP(CREATE_QP), 16));
 	if (cx4_get(c->in, CX4_CREATE_QP_IN_OPT_PARAM_MASK))
 		return mcmd_err(c, CX4_CMD_STAT_BAD_PARAM_ERR, MSYND(OP(CREATE_QP), 2));
 	if (!idtab_get(&d->pds, pd))
@@ -298,6 +304,8 @@ static int create_qp(struct mdev *d, struct mcmd *c)
 	qp->icm_idx = qpn - QPN_BASE;
 	qp->st = (uint8_t)st;
 	qp->state = CX4_QP_STATE_RST;
+	if (st == CX4_QP_ST_QP1)
+		d->gsi = qp;
 	qp->pd = pd;
 	qp->uar = uar;
 	d->uar_used[uar]++;
@@ -370,7 +378,7 @@ static int modify_qp(struct mdev *d, struct mcmd *c)
 	if (!qp)
 		return mcmd_err(c, CX4_CMD_STAT_BAD_RES_ERR, MSYND(c->opcode, 1));
 	rc = qp->st == CX4_QP_ST_RC;
-	conn = qp->st != CX4_QP_ST_UD;
+	conn = !mqp_datagram(qp);
 	if (t->from != 0xff && qp->state != t->from)
 		return mcmd_err(c, CX4_CMD_STAT_BAD_QP_STATE_ERR, MSYND(c->opcode, 2));
 	if (t->from != 0xff && !has_ctx)

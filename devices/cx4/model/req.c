@@ -131,7 +131,7 @@ static int start_new(struct mdev *d, struct mqp *qp)
 			return 0;
 		if (rd && r->reads_out >= sra)
 			return 0;
-		if (qp->st == CX4_QP_ST_UD && w->len > qp->pmtu)
+		if (mqp_datagram(qp) && w->len > qp->pmtu)
 			synd = MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR;
 	}
 	e = &r->swq[r->swq_head % r->swq_size];
@@ -159,7 +159,7 @@ static int start_new(struct mdev *d, struct mqp *qp)
 		npkts = 1;
 		break;
 	default:
-		npkts = qp->st == CX4_QP_ST_UD ? 1 : msg_pkts(w->len, qp->pmtu);
+		npkts = mqp_datagram(qp) ? 1 : msg_pkts(w->len, qp->pmtu);
 		break;
 	}
 	e->resid = w->len;
@@ -172,7 +172,7 @@ static int start_new(struct mdev *d, struct mqp *qp)
 static void dest_of(const struct mqp *qp, const struct mwqe *w, uint32_t *daddr, uint8_t *tos,
 		    uint8_t *ttl, uint32_t *dqpn)
 {
-	if (qp->st == CX4_QP_ST_UD) {
+	if (mqp_datagram(qp)) {
 		*daddr = w->av.rip;
 		*tos = w->av.tclass;
 		*ttl = w->av.hop_limit;
@@ -188,7 +188,7 @@ static void dest_of(const struct mqp *qp, const struct mwqe *w, uint32_t *daddr,
 static uint8_t roce_op(const struct mqp *qp, uint8_t op)
 {
 	return (uint8_t)((qp->st == CX4_QP_ST_UC   ? ROCE_TRANSPORT_UC
-			  : qp->st == CX4_QP_ST_UD ? ROCE_TRANSPORT_UD
+			  : mqp_datagram(qp) ? ROCE_TRANSPORT_UD
 						   : ROCE_TRANSPORT_RC) |
 			 op);
 }
@@ -200,7 +200,7 @@ static uint8_t data_opcode(const struct mqp *qp, uint8_t wop, uint32_t k, uint32
 	bool imm = wop == MLX5_OPCODE_SEND_IMM || wop == MLX5_OPCODE_RDMA_WRITE_IMM;
 
 	if (wop == MLX5_OPCODE_SEND || wop == MLX5_OPCODE_SEND_IMM) {
-		if (qp->st == CX4_QP_ST_UD)
+		if (mqp_datagram(qp))
 			return roce_op(qp, imm ? ROCE_OP_SEND_ONLY_IMM : ROCE_OP_SEND_ONLY);
 		if (first && last)
 			return roce_op(qp, imm ? ROCE_OP_SEND_ONLY_IMM : ROCE_OP_SEND_ONLY);
@@ -256,7 +256,7 @@ static int emit(struct mdev *d, struct mqp *qp, uint32_t pos, const struct mwqe 
 	h->pkey = ROCE_DEFAULT_PKEY;
 	/* a UD address vector names its RoCE v2 UDP source port in rlid (rdma-core mlx5
 	 * create_ah); ports outside the RoCE range (roce_cap) fall back to the QP's */
-	if (qp->st == CX4_QP_ST_UD && w->av.udp_sport >= 0xc000)
+	if (mqp_datagram(qp) && w->av.udp_sport >= 0xc000)
 		net_sport_for(d, qp->qpn, w->av.udp_sport, true, &sock);
 	if (net_tx_hdr(d, t, h, payload ? plen : 0, daddr, (uint16_t)sock, tos, ttl))
 		return MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR;
@@ -376,9 +376,9 @@ static int send_entry(struct mdev *d, struct mqp *qp, uint32_t pos)
 			h.reth.rkey = w->rkey;
 			h.reth.len = e->len;
 		}
-		if (qp->st == CX4_QP_ST_UD) {
+		if (mqp_datagram(qp)) {
 			h.deth.qkey = w->qkey;
-			h.deth.sqpn = qp->qpn;
+			h.deth.sqpn = mqp_wire_qpn(qp);
 		}
 		synd = emit(d, qp, pos, w, &h, off, plen, last, true);
 		if (synd == 1)

@@ -754,11 +754,11 @@ void resp_rx(struct mdev *d, struct mqp *qp, const struct roce_pkt *p)
 		d->stats.rx_drop_qp++;
 		return;
 	}
-	if (qp->st != CX4_QP_ST_UD && p->addr.saddr != qp->path.rip) {
+	if (!mqp_datagram(qp) && p->addr.saddr != qp->path.rip) {
 		d->stats.rx_drop_qp++;
 		return;
 	}
-	if (qp->state == CX4_QP_STATE_RTR && !qp->resp.comm_est && qp->st != CX4_QP_ST_UD) {
+	if (qp->state == CX4_QP_STATE_RTR && !qp->resp.comm_est && !mqp_datagram(qp)) {
 		qp->resp.comm_est = true;
 		eq_post_qp_event(d, CX4_EVENT_TYPE_COMM_EST, qp->qpn, CX4_EVENT_QUEUE_TYPE_QP);
 	}

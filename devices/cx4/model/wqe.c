@@ -91,7 +91,7 @@ int wqe_fetch(struct mdev *d, struct mqp *qp, uint16_t idx, struct mwqe *w)
 	at = 16;
 	if (w->opcode == MLX5_OPCODE_NOP)
 		return 0;
-	if (qp->st == CX4_QP_ST_UD) {
+	if (mqp_datagram(qp)) {
 		const uint8_t *av = p + at;
 		static const uint8_t v4pfx[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
 		uint32_t qkey = cx4_be32_load(av);
@@ -161,7 +161,7 @@ int wqe_fetch(struct mdev *d, struct mqp *qp, uint16_t idx, struct mwqe *w)
 		for (uint32_t i = 0; i < w->nsge; i++)
 			if (w->sge[i].inl)
 				return MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR;
-	if (qp->log_msg_max && qp->st != CX4_QP_ST_UD && w->len > (1ull << qp->log_msg_max))
+	if (qp->log_msg_max && !mqp_datagram(qp) && w->len > (1ull << qp->log_msg_max))
 		return MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR;
 	return 0;
 }

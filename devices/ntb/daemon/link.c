@@ -28,6 +28,7 @@
 #include <unistd.h>
 #include <infiniband/verbs.h>
 
+#include "link_cm.h"
 #include "link_mbox.h"
 #include "ntbd.h"
 
@@ -121,8 +122,10 @@ static void set_state(struct ntbd *n, enum ntbd_link_state s)
 		bvd_async_event_all(n->d, 1, IBV_EVENT_PORT_ACTIVE);
 		if (n->mod && n->mod->link_ready)
 			n->mod->link_ready(n);
+		ntbd_cm_link_ready(n);
 	} else if (old == NTBD_LINK_READY) {
 		arm_heartbeat(n, false);
+		ntbd_cm_link_lost(n);
 		if (n->mod && n->mod->link_lost)
 			n->mod->link_lost(n);
 		bvd_async_event_all(n->d, 1, IBV_EVENT_PORT_ERR);
@@ -332,6 +335,8 @@ static void ntb_readable(struct bvd *d, int fd, uint32_t events, void *arg)
 			link_step(n);
 		if (n->link.state == NTBD_LINK_READY && db && n->mod && n->mod->doorbell)
 			n->mod->doorbell(n, db);
+		if (n->link.state == NTBD_LINK_READY && (db & NTBD_DB_CTL))
+			ntbd_cm_doorbell(n);
 	}
 	if ((ev & NTB_EVENT_MSG) && n->link.state == NTBD_LINK_HANDSHAKE)
 		link_step(n);

@@ -10,6 +10,8 @@
 #include <infiniband/verbs.h>
 
 #include "bvd_attr.h"
+#include "bvd_cm.h"
+#include "link_cm.h"
 #include "ntbd.h"
 
 static struct ntbd ntbd;
@@ -23,7 +25,9 @@ static int ntbd_init(struct bvd *d)
 	d->priv = n;
 	if (&ntbd_verbs_module)
 		n->mod = &ntbd_verbs_module;
-	err = ntbd_link_init(n);
+	err = ntbd_cm_init(n);
+	if (!err)
+		err = ntbd_link_init(n);
 	if (err)
 		return err;
 	if (n->mod && n->mod->init && (err = n->mod->init(n))) {
@@ -42,6 +46,7 @@ static void ntbd_fini(struct bvd *d)
 	if (n->mod && n->mod->fini)
 		n->mod->fini(n);
 	ntbd_link_fini(n);
+	ntbd_cm_fini(n);
 }
 
 static int ntbd_query_device(struct bvd *d, struct bv_device_attr *a)
@@ -115,6 +120,7 @@ static const struct bvd_kind_ops ntbd_ops = {
 	.client_close = ntbd_client_close,
 	.request = ntbd_request,
 	.status = ntbd_status,
+	.cm = &ntbd_cm_transport,
 };
 
 int main(int argc, char **argv)

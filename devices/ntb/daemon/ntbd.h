@@ -82,6 +82,7 @@ struct ntbd_link {
 };
 
 struct ntbd;
+struct ntbd_cm;
 
 /* What the verbs resource code plugs into ntbd; every hook is optional. */
 struct ntbd_module {
@@ -120,6 +121,7 @@ struct ntbd {
 	uint64_t hb_seen_ns;		/* when it last changed */
 	uint64_t hb_tick_ns;		/* our last tick */
 	uint64_t hb_downs;		/* times the peer was declared hung */
+	struct ntbd_cm *cm;		/* link_cm.c: the connection manager's MADs */
 };
 
 /* Defined by the verbs files if they are linked into ntbd (weak: ntbd builds without). */

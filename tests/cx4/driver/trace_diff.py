@@ -32,7 +32,10 @@ OP_NAMES = {
 	0x109: 'SET_HCA_CAP', 0x10a: 'QUERY_ISSI', 0x10b: 'SET_ISSI', 0x301: 'CREATE_EQ',
 	0x302: 'DESTROY_EQ', 0x750: 'QUERY_VPORT_STATE', 0x754: 'QUERY_NIC_VPORT_CONTEXT',
 	0x755: 'MODIFY_NIC_VPORT_CONTEXT', 0x761: 'SET_ROCE_ADDRESS', 0x802: 'ALLOC_UAR',
-	0x803: 'DEALLOC_UAR', 0x805: 'ACCESS_REG',
+	0x803: 'DEALLOC_UAR', 0x805: 'ACCESS_REG', 0x203: 'QUERY_SPECIAL_CONTEXTS',
+	0x800: 'ALLOC_PD', 0x801: 'DEALLOC_PD', 0x400: 'CREATE_CQ', 0x401: 'DESTROY_CQ',
+	0x500: 'CREATE_QP', 0x501: 'DESTROY_QP', 0x502: 'RST2INIT_QP', 0x503: 'INIT2RTR_QP',
+	0x504: 'RTR2RTS_QP', 0x50a: '2RST_QP',
 }
 
 # Commands cx4d may issue that the Linux 4.4 bring-up does not, and why.
@@ -51,6 +54,19 @@ EXTRA_OK = {
 	(0x750, 0x0): 'QUERY_VPORT_STATE: port state for query_port (Linux: mlx5_ib, later)',
 	(0x805, 0x1): 'ACCESS_REG read of PMTU/PTYS: MTU and speed for query_port (Linux: '
 		      'mlx5_ib/mlx5e, later)',
+	# QP1 for the connection manager's MADs (devices/cx4/daemon/gsi.c); Linux: mlx5_ib's
+	# GSI QP for the MAD layer (mlx5_ib_create_gsi), later
+	(0x203, 0x0): 'QUERY_SPECIAL_CONTEXTS: the reserved lkey of the GSI QP\'s buffers',
+	(0x800, 0x0): 'ALLOC_PD: the GSI QP\'s PD (Linux: ib_alloc_pd for the MAD agent)',
+	(0x400, 0x0): 'CREATE_CQ: the GSI QP\'s CQ (Linux: ib_mad\'s CQ)',
+	(0x500, 0x0): 'CREATE_QP st=QP1: the GSI QP (Linux: mlx5_ib_create_gsi)',
+	(0x502, 0x0): 'RST2INIT_QP: the GSI QP, Q_Key 0x80010000',
+	(0x503, 0x0): 'INIT2RTR_QP: the GSI QP',
+	(0x504, 0x0): 'RTR2RTS_QP: the GSI QP',
+	(0x50a, 0x0): '2RST_QP: the GSI QP, at teardown',
+	(0x501, 0x0): 'DESTROY_QP: the GSI QP, at teardown',
+	(0x401, 0x0): 'DESTROY_CQ: the GSI QP\'s CQ, at teardown',
+	(0x801, 0x0): 'DEALLOC_PD: the GSI QP\'s PD, at teardown',
 }
 
 # Commands Linux issues that cx4d may leave out, and why.
