@@ -473,9 +473,6 @@ int scif_msg_recv(struct scif_ep *ep, void *msg, int len, int flags)
 		}
 		if (ep->rx_armed && ep->arm_state[0] != SCIF_ARM_POSTED) {
 			/* armed already: the peer wakes us (a hang-up does too) */
-			scif_debug("recv: armed, waiting: rx %llu/%llu ctl %llu",
-				   (unsigned long long)ep->rx.prod, (unsigned long long)ep->rx.cons,
-				   (unsigned long long)atomic_load(&ep->conn->ctl->prod));
 			if (scif_epfd_wait(ep, POLLIN, 1000) == -EINTR) {
 				ret = -EINTR;
 				break;
@@ -500,10 +497,6 @@ int scif_msg_recv(struct scif_ep *ep, void *msg, int len, int flags)
 				ret = 0;
 				continue;	/* the state says why */
 			}
-			scif_debug("recv: arm saw %llu, rx %llu/%llu ctl %llu",
-				   (unsigned long long)ep->arm_seen[0], (unsigned long long)ep->rx.prod,
-				   (unsigned long long)ep->rx.cons,
-				   (unsigned long long)atomic_load(&ep->conn->ctl->prod));
 			if (ep->arm_seen[0] > ep->rx.cons) {
 				/* data is on its way: it lands shortly */
 				spin_start = scif_now_ns() - SCIF_SPIN_NS / 2;
@@ -561,9 +554,12 @@ void scif_msg_wake(struct scif_ep *ep, enum scif_op op, uint32_t seq)
 			ep->rx_armed = false;	/* the latest arm is answered */
 		/*
 		 * The data it announces was written before it on the same queue pair, so it is
-		 * in the ring now, unless a reader took it already: then no POLLIN.
+		 * in the ring now, unless a reader took it already: then no POLLIN, except for a
+		 * reader that sleeps on this arm: it wakes up to arm again (the peer owes it
+		 * nothing more).
 		 */
-		if (atomic_load(&ep->conn->ctl->prod) != atomic_load(&ep->rx_cons_pub))
+		if (atomic_load(&ep->conn->ctl->prod) != atomic_load(&ep->rx_cons_pub) ||
+		    (seq == mine && atomic_load(&ep->rx_busy)))
 			scif_epfd_set_in(ep);
 	} else {
 		scif_epfd_unblock_out(ep);
@@ -585,7 +581,6 @@ static void arm_results(struct scif_ep *ep)
 		data = ep->arm_seen[0] > atomic_load(&ep->rx_cons_pub);
 		/* armed unless the answer to this arm came already */
 		ep->rx_armed = !data && ep->my_want_data != ep->rx_woken;
-		scif_debug("progress: POLLIN arm done: data %d armed %d", data, ep->rx_armed);
 	}
 	if (ep->arm_state[1] == SCIF_ARM_DONE && ep->arm_async[1]) {
 		ep->arm_state[1] = SCIF_ARM_IDLE;
@@ -642,8 +637,6 @@ void scif_msg_timers(uint64_t now, uint64_t *next)
 			if (now >= at) {
 				uint64_t gen;
 
-				scif_debug("progress: arming POLLIN of node %u port %u", ep->peer.node,
-					   ep->peer.port);
 				pthread_mutex_lock(&ep->sq_lock);
 				arm_post(ep, 0, true, true, &gen);
 				pthread_mutex_unlock(&ep->sq_lock);

@@ -770,6 +770,221 @@ static void intr_client(uint16_t port)
 	kill(getpid(), SIGKILL);
 }
 
+
+/* ----------------------------------------------------------------------------------------- */
+/* Several endpoints and processes at once                                                     */
+
+#define MULTI_PROCS 3
+#define MULTI_EPS 2
+
+/* One connection's work, run in its own thread on both sides: echo and RMA both ways. */
+struct conn_work {
+	scif_epd_t e;
+	int id;
+	int bad;
+};
+
+static void *serve_conn(void *arg)
+{
+	struct conn_work *w = arg;
+	uint8_t *mem = pages(4 * PG);
+	uint32_t seed;
+	off_t off;
+
+	if (!mem || recv_all(w->e, &seed, 4) != 4) {
+		w->bad = 1;
+		return NULL;
+	}
+	fill(mem, 4 * PG, seed + 1);
+	off = scif_register(w->e, mem, 4 * PG, 0, SCIF_PROT_READ | SCIF_PROT_WRITE, 0);
+	if (off == SCIF_REGISTER_FAILED || send_all(w->e, &off, 8) != 8) {
+		w->bad = 1;
+		return NULL;
+	}
+	for (int i = 0; i < 200; i++) {
+		uint64_t v;
+
+		if (recv_all(w->e, &v, 8) != 8 || v != seed * 1000ull + (uint64_t)i ||
+		    send_all(w->e, &v, 8) != 8) {
+			w->bad = 1;
+			return NULL;
+		}
+	}
+	/* the client wrote our window's second half: check it, then let it go */
+	if (recv_all(w->e, &seed, 4) != 4 || mismatch(mem + 2 * PG, 2 * PG, seed))
+		w->bad = 1;
+	if (send_all(w->e, &seed, 4) != 4)
+		w->bad = 1;
+	return NULL;
+}
+
+static void multi_server(uint16_t port)
+{
+	scif_epd_t l = listener(port, 16);
+	struct conn_work w[MULTI_PROCS * MULTI_EPS];
+	pthread_t t[MULTI_PROCS * MULTI_EPS];
+	int n = MULTI_PROCS * MULTI_EPS;
+
+	MUST(l >= 0);
+	for (int i = 0; i < n; i++) {
+		w[i].e = accept_one(l, NULL);
+		w[i].id = i;
+		w[i].bad = 0;
+		MUST(w[i].e >= 0);
+		pthread_create(&t[i], NULL, serve_conn, &w[i]);
+	}
+	for (int i = 0; i < n; i++) {
+		pthread_join(t[i], NULL);
+		CHECK(!w[i].bad);
+		CHECK(scif_close(w[i].e) == 0);
+	}
+	CHECK(scif_close(l) == 0);
+}
+
+static void *client_conn(void *arg)
+{
+	struct conn_work *w = arg;
+	uint32_t seed = (uint32_t)(getpid() * 10 + w->id);
+	uint8_t *mem = pages(4 * PG);
+	off_t roff, lo;
+
+	if (!mem || send_all(w->e, &seed, 4) != 4 || recv_all(w->e, &roff, 8) != 8) {
+		w->bad = 1;
+		return NULL;
+	}
+	lo = scif_register(w->e, mem, 4 * PG, 0, SCIF_PROT_READ | SCIF_PROT_WRITE, 0);
+	if (lo == SCIF_REGISTER_FAILED) {
+		w->bad = 1;
+		return NULL;
+	}
+	for (int i = 0; i < 200; i++) {
+		uint64_t v = seed * 1000ull + (uint64_t)i, r = 0;
+
+		if (send_all(w->e, &v, 8) != 8 || recv_all(w->e, &r, 8) != 8 || r != v) {
+			w->bad = 1;
+			return NULL;
+		}
+	}
+	/* read the server's first half, write its second half */
+	if (scif_readfrom(w->e, lo, 2 * PG, roff, SCIF_RMA_SYNC) || mismatch(mem, 2 * PG, seed + 1))
+		w->bad = 1;
+	fill(mem + 2 * PG, 2 * PG, seed + 2);
+	if (scif_writeto(w->e, lo + 2 * PG, 2 * PG, roff + 2 * PG, SCIF_RMA_SYNC))
+		w->bad = 1;
+	seed += 2;
+	if (send_all(w->e, &seed, 4) != 4 || recv_all(w->e, &seed, 4) != 4)
+		w->bad = 1;
+	return NULL;
+}
+
+static void multi_client(uint16_t port)
+{
+	pid_t kids[MULTI_PROCS];
+	int st;
+
+	for (int p = 0; p < MULTI_PROCS; p++) {
+		kids[p] = fork();
+		if (kids[p] == 0) {
+			struct conn_work w[MULTI_EPS];
+			pthread_t t[MULTI_EPS];
+
+			for (int i = 0; i < MULTI_EPS; i++) {
+				w[i].e = connect_to(0, port);
+				w[i].id = i;
+				w[i].bad = 0;
+				MUST(w[i].e >= 0);
+				pthread_create(&t[i], NULL, client_conn, &w[i]);
+			}
+			for (int i = 0; i < MULTI_EPS; i++) {
+				pthread_join(t[i], NULL);
+				CHECK(!w[i].bad);
+				CHECK(scif_close(w[i].e) == 0);
+			}
+			_exit(failures ? 1 : 0);
+		}
+	}
+	for (int p = 0; p < MULTI_PROCS; p++)
+		CHECK(waitpid(kids[p], &st, 0) == kids[p] && WIFEXITED(st) && !WEXITSTATUS(st));
+}
+
+/* ----------------------------------------------------------------------------------------- */
+/* fork: the child of a process with connections                                              */
+
+static void fork_server(uint16_t port)
+{
+	scif_epd_t l = listener(port, 2), n;
+	uint64_t v;
+
+	MUST(l >= 0);
+	n = accept_one(l, NULL);
+	MUST(n >= 0);
+	CHECK(recv_all(n, &v, 8) == 8 && v == 42);	/* from the parent, after the child ran */
+	CHECK(send_all(n, &v, 8) == 8);
+	CHECK(scif_close(n) == 0 && scif_close(l) == 0);
+}
+
+static void fork_client(uint16_t port)
+{
+	scif_epd_t e = connect_to(0, port);
+	uint64_t v = 42;
+	int st;
+	pid_t pid;
+
+	MUST(e >= 0);
+	pid = fork();
+	if (pid == 0) {
+		char b = 0;
+
+		/* the parent's connection is not the child's: a clear error, not a crash */
+		errno = 0;
+		if (scif_send(e, &b, 1, 0) != -1 || errno != ENOTTY)
+			_exit(2);
+		/* closing it here leaves the parent's connection alone */
+		if (scif_close(e) != 0)
+			_exit(3);
+		_exit(0);
+	}
+	CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st) && !WEXITSTATUS(st));
+	/* the parent's endpoint still works */
+	CHECK(send_all(e, &v, 8) == 8);
+	v = 0;
+	CHECK(recv_all(e, &v, 8) == 8 && v == 42);
+	/* a child that execs does not even inherit the descriptor (FD_CLOEXEC) */
+	pid = fork();
+	if (pid == 0) {
+		char fd[16];
+
+		snprintf(fd, sizeof(fd), "%d", e);
+		execl("/bin/sh", "sh", "-c", "test ! -e /proc/self/fd/$0", fd, (char *)NULL);
+		_exit(4);
+	}
+	CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st) && !WEXITSTATUS(st));
+	CHECK(scif_close(e) == 0);
+}
+
+
+/* An idle connection: a blocking recv waits quietly for seconds, then gets its byte. */
+static void idle_server(uint16_t port)
+{
+	scif_epd_t l = listener(port, 1), n;
+
+	MUST(l >= 0);
+	n = accept_one(l, NULL);
+	MUST(n >= 0);
+	sleep(3);
+	sync_send(n);
+	CHECK(scif_close(n) == 0 && scif_close(l) == 0);
+}
+
+static void idle_client(uint16_t port)
+{
+	scif_epd_t e = connect_to(0, port);
+
+	MUST(e >= 0);
+	sync_recv(e);
+	CHECK(scif_close(e) == 0);
+}
+
 static const struct tcase cases[] = {
 	{ "connect", connect_server, connect_client, 1 },
 	{ "refused", NULL, refused_client, 1 },
@@ -778,6 +993,9 @@ static const struct tcase cases[] = {
 	{ "poll", poll_server, poll_client, 1 },
 	{ "backlog", backlog_server, backlog_client, 1 },
 	{ "interrupt", intr_server, intr_client, 1 },
+	{ "multi", multi_server, multi_client, 1 },
+	{ "fork", fork_server, fork_client, 1 },
+	{ "idle", idle_server, idle_client, 1 },
 };
 
 static int run_case(const struct tcase *t, uint16_t port)
