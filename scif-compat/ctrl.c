@@ -52,7 +52,7 @@ void scif_ctrl_recv(struct scif_ep *ep, const void *buf, size_t len)
 		scif_mmap_peer(ep, &m);
 		break;
 	case SCIF_OP_ACK:
-		scif_ack_req(ep, m.req, (int)m.arg[0], m.arg[1]);
+		scif_ack_req(ep, m.req, (int)m.arg[0], &m.arg[1]);
 		break;
 	default:
 		break;

@@ -123,7 +123,7 @@ static int verify(struct scif_ep *ep)
 
 int scif_fence_mark_ep(struct scif_ep *ep, int flags, int *mark)
 {
-	uint64_t v = 0;
+	uint64_t v[3] = { 0 };
 	int ret = verify(ep);
 
 	if (ret)
@@ -136,11 +136,11 @@ int scif_fence_mark_ep(struct scif_ep *ep, int flags, int *mark)
 		pthread_mutex_unlock(&ep->lock);
 		return 0;
 	}
-	ret = scif_request(ep, SCIF_OP_MARK, 0, 0, 0, 0, 0, &v);
+	ret = scif_request(ep, SCIF_OP_MARK, 0, 0, 0, 0, 0, v);
 	if (ret == -ENOMEM || ret == -EINVAL)
 		ret = -ENOMEM;	/* the peer could not (SCIF: MARK_NACK) */
 	if (!ret)
-		*mark = (int)(SCIF_REMOTE_FENCE | ((uint32_t)v & 0x7fffffffu));
+		*mark = (int)(SCIF_REMOTE_FENCE | ((uint32_t)v[0] & 0x7fffffffu));
 	return ret;
 }
 

@@ -85,7 +85,7 @@ struct scif_req {
 	uint32_t id;
 	bool done;
 	int status;
-	uint64_t value;
+	uint64_t value[3];
 };
 
 /* Work deferred until the endpoint's RMAs up to seq have completed (fence.c, rma.c). */
@@ -353,8 +353,9 @@ int scif_sq_poll(struct scif_ep *ep);				/* under sq_lock */
 int scif_send_ctrl(struct scif_ep *ep, enum scif_op op, uint32_t req, uint64_t a0,
 		   uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4);
 int scif_request(struct scif_ep *ep, enum scif_op op, uint64_t a0, uint64_t a1, uint64_t a2,
-		 uint64_t a3, uint64_t a4, uint64_t *value);
-void scif_ack_req(struct scif_ep *ep, uint32_t req, int status, uint64_t value); /* under lock */
+		 uint64_t a3, uint64_t a4, uint64_t value[3]);
+void scif_ack_req(struct scif_ep *ep, uint32_t req, int status, const uint64_t value[3]);
+/* under lock */
 void scif_sq_notify(struct scif_ep *ep);			/* under sq_lock */
 int scif_post_recvs(struct scif_conn *c, int n);
 void scif_chan_event(struct scif_conn *c);			/* progress thread */

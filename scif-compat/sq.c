@@ -276,7 +276,7 @@ static bool answered(struct scif_ep *ep, void *arg)
 
 /* A request to the peer and its ACK. *value: what the ACK carries. */
 int scif_request(struct scif_ep *ep, enum scif_op op, uint64_t a0, uint64_t a1, uint64_t a2,
-		 uint64_t a3, uint64_t a4, uint64_t *value)
+		 uint64_t a3, uint64_t a4, uint64_t value[3])
 {
 	struct scif_req r = { 0 };
 	int ret;
@@ -307,7 +307,7 @@ int scif_request(struct scif_ep *ep, enum scif_op op, uint64_t a0, uint64_t a1, 
 	if (!ret && r.done) {
 		ret = -r.status;
 		if (value)
-			*value = r.value;
+			memcpy(value, r.value, sizeof(r.value));
 	} else if (!ret) {
 		ret = ep->state == SCIF_DISCONNECTED && ep->conn_err == ENODEV ? -ENODEV : -ECONNRESET;
 	}
@@ -315,13 +315,13 @@ int scif_request(struct scif_ep *ep, enum scif_op op, uint64_t a0, uint64_t a1, 
 	return ret;
 }
 
-void scif_ack_req(struct scif_ep *ep, uint32_t req, int status, uint64_t value)
+void scif_ack_req(struct scif_ep *ep, uint32_t req, int status, const uint64_t value[3])
 {
 	for (struct scif_req *r = ep->reqs; r; r = r->next) {
 		if (r->id == req && !r->done) {
 			r->done = true;
 			r->status = status;
-			r->value = value;
+			memcpy(r->value, value, sizeof(r->value));
 			pthread_cond_broadcast(&ep->cond);
 			return;
 		}

@@ -78,8 +78,9 @@ static int op_args(uint8_t op)
 	case SCIF_OP_UNREGISTER:
 	case SCIF_OP_MAP:
 	case SCIF_OP_UNMAP:
-	case SCIF_OP_ACK:
 		return 2;
+	case SCIF_OP_ACK:
+		return 4;
 	case SCIF_OP_REGISTER:
 	case SCIF_OP_SIGNAL:
 		return 5;

@@ -83,7 +83,7 @@ enum scif_op {
 	SCIF_OP_SIGNAL,		/* arg0 loff, arg1 lval, arg2 roff, arg3 rval, arg4 flags */
 	SCIF_OP_MAP,		/* arg0 off, arg1 len: the sender maps our pages */
 	SCIF_OP_UNMAP,		/* arg0 off, arg1 len: ... and no longer does */
-	SCIF_OP_ACK,		/* answers req: arg0 status (0 or an errno), arg1 a value */
+	SCIF_OP_ACK,		/* answers req: arg0 status (0 or an errno), arg1..3 values */
 	SCIF_OP_MAX
 };
 

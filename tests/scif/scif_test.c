@@ -173,7 +173,7 @@ static void connect_server(uint16_t port)
 	MUST(l >= 0);
 	n = accept_one(l, &peer);
 	MUST(n >= 0);
-	CHECK(peer.node == 1 && peer.port >= SCIF_PORT_RSVD);
+	CHECK(peer.node == (getenv("SCIF_TEST_SELF") ? 0 : 1) && peer.port >= SCIF_PORT_RSVD);
 	sync_send(n);
 	sync_recv(n);	/* the client is done with its checks */
 	CHECK(scif_close(n) == 0);
@@ -985,6 +985,99 @@ static void idle_client(uint16_t port)
 	CHECK(scif_close(e) == 0);
 }
 
+
+/* ----------------------------------------------------------------------------------------- */
+/* scif_mmap: the peer's window for loads and stores                                          */
+
+static bool mmap_expected(void)
+{
+	const char *f = getenv("BV_SCIF_FABRIC");
+
+	/* across nodes only an ntb link maps; to one's own node every device does */
+	return (f && !strcmp(f, "ntb")) || getenv("SCIF_TEST_SELF");
+}
+
+static void mmap_server(uint16_t port)
+{
+	scif_epd_t l = listener(port, 1), n;
+	uint8_t *w = pages(4 * PG), *ro = pages(PG);
+
+	MUST(l >= 0 && w && ro);
+	n = accept_one(l, NULL);
+	MUST(n >= 0);
+	fill(w, 4 * PG, 61);
+	CHECK(scif_register(n, w, 2 * PG, W1, SCIF_PROT_READ | SCIF_PROT_WRITE, SCIF_MAP_FIXED) ==
+	      W1);
+	CHECK(scif_register(n, w + 2 * PG, 2 * PG, W1 + 2 * PG, SCIF_PROT_READ | SCIF_PROT_WRITE,
+			    SCIF_MAP_FIXED) == W1 + 2 * PG);
+	CHECK(scif_register(n, ro, PG, W4, SCIF_PROT_READ, SCIF_MAP_FIXED) == W4);
+	sync_send(n);
+	/* the client stored through its mapping: our pages show it */
+	sync_recv(n);
+	if (mmap_expected()) {
+		CHECK(!mismatch(w + PG, PG, 62));
+		/* unregistered while mapped: the pages stay the client's to use */
+		CHECK(scif_unregister(n, W1, 2 * PG) == 0);
+		sync_send(n);
+		sync_recv(n);
+		CHECK(!mismatch(w, PG, 63));
+	}
+	sync_send(n);
+	sync_recv(n);
+	CHECK(scif_close(n) == 0 && scif_close(l) == 0);
+}
+
+static void mmap_client(uint16_t port)
+{
+	scif_epd_t e = connect_to(0, port);
+	uint8_t *m, *fixed = pages(2 * PG);
+
+	MUST(e >= 0 && fixed);
+	sync_recv(e);
+	/* SCIF's checks come first */
+	CHECK(scif_mmap(NULL, PG, SCIF_PROT_READ | SCIF_PROT_WRITE, 0, e, W4) == SCIF_MMAP_FAILED &&
+	      errno == EACCES);
+	CHECK(scif_mmap(NULL, PG, SCIF_PROT_READ, 0, e, 0x30000) == SCIF_MMAP_FAILED &&
+	      errno == ENXIO);
+	CHECK(scif_mmap(NULL, 8 * PG, SCIF_PROT_READ, 0, e, W1) == SCIF_MMAP_FAILED &&
+	      errno == ENXIO);
+	m = scif_mmap(NULL, 2 * PG, SCIF_PROT_READ | SCIF_PROT_WRITE, 0, e, W1);
+	if (!mmap_expected()) {
+		/* verbs cannot load from another node's memory: a clear error */
+		CHECK(m == SCIF_MMAP_FAILED && errno == EOPNOTSUPP);
+		sync_send(e);
+		sync_recv(e);
+		sync_send(e);
+		CHECK(scif_close(e) == 0);
+		return;
+	}
+	MUST(m != SCIF_MMAP_FAILED);
+	/* loads see the peer's bytes, stores reach them */
+	CHECK(!mismatch(m, 2 * PG, 61));
+	fill(m + PG, PG, 62);
+	/* SCIF_MAP_FIXED: exactly there; a range across two windows */
+	CHECK(scif_mmap(fixed, 2 * PG, SCIF_PROT_READ, SCIF_MAP_FIXED, e, W1 + PG) == fixed);
+	CHECK(!mismatch(fixed, PG, 62));
+	{
+		uint8_t ref[4 * PG];
+
+		fill(ref, sizeof(ref), 61);
+		CHECK(!memcmp(fixed + PG, ref + 2 * PG, PG));
+	}
+	CHECK(scif_munmap(fixed, 2 * PG) == 0);
+	sync_send(e);
+	/* after the owner unregistered: the mapping still reaches its pages */
+	sync_recv(e);
+	fill(m, PG, 63);
+	sync_send(e);
+	sync_recv(e);
+	CHECK(scif_munmap(m, 2 * PG) == 0);
+	FAILS(scif_munmap((uint8_t *)m + 1, PG), EINVAL);
+	sync_send(e);
+	CHECK(scif_close(e) == 0);
+}
+
+
 static const struct tcase cases[] = {
 	{ "connect", connect_server, connect_client, 1 },
 	{ "refused", NULL, refused_client, 1 },
@@ -996,6 +1089,11 @@ static const struct tcase cases[] = {
 	{ "multi", multi_server, multi_client, 1 },
 	{ "fork", fork_server, fork_client, 1 },
 	{ "idle", idle_server, idle_client, 1 },
+	{ "mmap", mmap_server, mmap_client, 1 },
+	/* a connection to one's own node: two processes of node 0 */
+	{ "self", msg_server, msg_client, 0 },
+	{ "self_rma", rma_server, rma_client, 0 },
+	{ "self_mmap", mmap_server, mmap_client, 0 },
 };
 
 static int run_case(const struct tcase *t, uint16_t port)
@@ -1004,6 +1102,10 @@ static int run_case(const struct tcase *t, uint16_t port)
 	int st, bad = 0;
 
 	case_name = t->name;
+	if (t->client_node == 0)
+		setenv("SCIF_TEST_SELF", "1", 1);
+	else
+		unsetenv("SCIF_TEST_SELF");
 	if (t->server) {
 		s = fork();
 		if (s == 0) {
