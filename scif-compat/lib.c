@@ -89,8 +89,12 @@ static void after_fork_child(void)
 	}
 	scif_lib.eps = NULL;
 	scif_lib.devs = NULL;
+	/*
+	 * librdmacm's state (its connection to the daemons, its device contexts) is the parent's
+	 * and cannot be shared: a child that used it would disturb the parent's connections.
+	 */
 	if (scif_lib.cm_chan)
-		close(scif_lib.cm_chan->fd);
+		scif_lib.cm_inherited = true;
 	scif_lib.cm_chan = NULL;
 	if (scif_lib.epfd >= 0)
 		close(scif_lib.epfd);
@@ -135,6 +139,18 @@ static int load_nodes(void)
 		scif_log("no bridgeverbs configuration in %s (bvctl up; bvctl run): %s",
 			 bv_rundir(), err);
 		return -ENXIO;
+	}
+	if (!env || !*env) {
+		/* not said: the lowest node with a device here (node 0 where the host is) */
+		self = SCIF_MAX_NODE + 1;
+		for (int i = 0; i < scif_lib.cfg.ndev; i++) {
+			int n = scif_dev_node(&scif_lib.cfg, i, err, sizeof(err));
+
+			if (n >= 0 && n < self)
+				self = n;
+		}
+		if (self > SCIF_MAX_NODE)
+			self = 0;
 	}
 	if (scif_nodes_build(&scif_lib.nodes, &scif_lib.cfg, (uint16_t)self,
 			     getenv("BV_SCIF_FABRIC"), err, sizeof(err))) {
@@ -207,6 +223,13 @@ struct rdma_event_channel *scif_cm_channel(int *err)
 	struct rdma_event_channel *ch;
 
 	pthread_mutex_lock(&scif_lib.lock);
+	if (scif_lib.cm_inherited) {
+		pthread_mutex_unlock(&scif_lib.lock);
+		scif_log("a forked child of a process that used SCIF connections cannot make its own"
+			 " (exec first; docs/scif.md \"fork\")");
+		*err = ENODEV;
+		return NULL;
+	}
 	ch = scif_lib.cm_chan;
 	if (!ch) {
 		ch = rdma_create_event_channel();

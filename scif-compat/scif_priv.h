@@ -273,6 +273,7 @@ struct scif_lib {
 	struct scif_conn *reap_conns;	/* for the progress thread to destroy */
 	struct scif_ep *reap_eps;	/* closed: descriptor B and listen ids to release */
 	bool inherited;			/* a forked child */
+	bool cm_inherited;		/* ... of a process that had used rdma_cm: it may not */
 	uint8_t *inherited_fd;		/* 1 for a descriptor the parent had as an endpoint */
 	int ninherited;
 	bool fence_doc;			/* SCIF_FENCE_SIGNAL_DOC=1: INIT_PEER as documented */

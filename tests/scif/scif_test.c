@@ -106,10 +106,18 @@ static scif_epd_t connect_to(uint16_t node, uint16_t port)
 {
 	struct scif_portID dst = { node, port };
 	scif_epd_t e = scif_open();
+	int r = -1;
 
 	if (e < 0)
 		return -1;
-	if (scif_connect(e, &dst) < 0) {
+	/* the listener of the other process may not be up yet (a loaded machine): retry */
+	for (int i = 0; i < 100; i++) {
+		r = scif_connect(e, &dst);
+		if (r >= 0 || errno != ECONNREFUSED)
+			break;
+		usleep(100000);
+	}
+	if (r < 0) {
 		int err = errno;
 
 		scif_close(e);
@@ -942,6 +950,16 @@ static void fork_client(uint16_t port)
 		/* closing it here leaves the parent's connection alone */
 		if (scif_close(e) != 0)
 			_exit(3);
+		/* connections of its own it cannot make: librdmacm's state is the parent's */
+		{
+			struct scif_portID dst = { 0, port };
+			scif_epd_t f = scif_open();
+
+			errno = 0;
+			if (f < 0 || scif_connect(f, &dst) != -1 || errno != ENODEV)
+				_exit(5);
+			scif_close(f);
+		}
 		_exit(0);
 	}
 	CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st) && !WEXITSTATUS(st));
@@ -1096,10 +1114,34 @@ static const struct tcase cases[] = {
 	{ "self_mmap", mmap_server, mmap_client, 0 },
 };
 
+static int role;	/* 0: both sides; 1: only servers; 2: only clients (two hosts) */
+
 static int run_case(const struct tcase *t, uint16_t port)
 {
 	pid_t s = -1, c;
 	int st, bad = 0;
+
+	if (role) {
+		/*
+		 * One side, in this process's node (BV_SCIF_NODE, bvctl run --scif-node), in a
+		 * child of its own: a process that made connections forks no child that makes
+		 * its own (librdmacm's state is the parent's).
+		 */
+		case_name = t->name;
+		if (role == 1 && !t->server)
+			return 0;
+		c = fork();
+		if (c == 0) {
+			alarm(120);
+			if (role == 2)
+				sleep(1);	/* the other host's listener first */
+			(role == 1 ? t->server : t->client)(port);
+			_exit(failures ? 1 : 0);
+		}
+		bad = waitpid(c, &st, 0) != c || !WIFEXITED(st) || WEXITSTATUS(st);
+		printf("%s %s\n", bad ? "FAIL" : "ok", t->name);
+		return bad;
+	}
 
 	case_name = t->name;
 	if (t->client_node == 0)
@@ -1146,6 +1188,16 @@ int main(int argc, char **argv)
 {
 	int bad = 0;
 
+	signal(SIGPIPE, SIG_IGN);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	port_base = (uint16_t)(2000 + (getpid() % 500) * 20);
+	/* --server / --client PORT: one side only (the other runs elsewhere, same PORT) */
+	if (argc > 2 && (!strcmp(argv[1], "--server") || !strcmp(argv[1], "--client"))) {
+		role = argv[1][2] == 's' ? 1 : 2;
+		port_base = (uint16_t)atoi(argv[2]);
+		argc -= 2;
+		argv += 2;
+	}
 	for (int a = 1; a < argc; a++) {
 		bool known = false;
 
@@ -1157,9 +1209,6 @@ int main(int argc, char **argv)
 		}
 	}
 
-	signal(SIGPIPE, SIG_IGN);
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	port_base = (uint16_t)(2000 + (getpid() % 500) * 20);
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		bool want = argc < 2;
 
