@@ -110,11 +110,14 @@ int scif_wintab_resolve(const struct scif_wintab *t, uint64_t off, uint64_t len,
 		return -ENXIO;
 	i = lower(t, off);
 	while (off < end) {
-		const struct scif_win *w = &t->w[i];
+		const struct scif_win *w;
 		uint64_t wend, take;
 
 		/* the next byte must be in window i: present, live, contiguous */
-		if (i >= t->n || w->off > off || w->state != SCIF_WIN_LIVE)
+		if (i >= t->n)
+			return -ENXIO;
+		w = &t->w[i];
+		if (w->off > off || w->state != SCIF_WIN_LIVE)
 			return -ENXIO;
 		if ((w->prot & prot) != prot)
 			return -EPERM;
