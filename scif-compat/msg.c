@@ -8,13 +8,15 @@
  * ctl writes of the reverse direction, or on their own once a quarter of the ring is consumed.
  * A ping-pong thus costs each side one post and no system call, no completion and no thread.
  *
- * Sleeping: a reader that found nothing spins SCIF_SPIN_NS, then arms: it bumps want_data in
- * the writer's memory and, in the same post, RDMA READs the writer's published producer
- * count (struct scif_pub). The writer stores its producer count, fences, and reads want_data
- * after every send: if it changed it sends WAKE_DATA, which the progress thread turns into
- * POLLIN on the descriptor the reader sleeps on. Both sides store before they load, in the
- * writer's memory, so either the writer sees the request or the READ sees the data coming:
- * no wake-up is lost. Writers waiting for credits do the same with want_credit.
+ * Sleeping: a reader that found nothing spins (busy for SCIF_PAUSE_NS, then yielding; in all
+ * twice its average recent wait for data that came within SCIF_SPIN_MAX_NS, at least
+ * SCIF_SPIN_NS), then arms: it bumps want_data in the writer's memory and, in the same post,
+ * RDMA READs the writer's published producer count (struct scif_pub). The writer stores its
+ * producer count, fences, and reads want_data after every send: if it changed it sends
+ * WAKE_DATA, which the progress thread turns into POLLIN on the descriptor the reader sleeps
+ * on. Both sides store before they load, in the writer's memory, so either the writer sees
+ * the request or the READ sees the data coming: no wake-up is lost. Writers waiting for
+ * credits do the same with want_credit.
  *
  * SCIF semantics kept: a call holds the endpoint's send or receive mutex for its whole
  * duration; a non-blocking call moves what it can (possibly 0, never EAGAIN); a blocking call
@@ -426,11 +428,31 @@ void scif_msg_arm_rx(struct scif_ep *ep)
 	pthread_mutex_unlock(&ep->lock);
 }
 
+/*
+ * How long a blocking scif_recv spins before it sleeps: twice the average wait of recent
+ * receives whose data came within SCIF_SPIN_MAX_NS (waits longer than that pull the average
+ * down: spinning would not have caught them), so a ping-pong over a slow link (cx4 through
+ * its bridge) spins through its round trip instead of paying a wake-up for every message.
+ */
+static uint64_t recv_spin_ns(const struct scif_ep *ep)
+{
+	uint64_t s = 2 * ep->rx_wait_est;
+
+	return s < SCIF_SPIN_NS ? SCIF_SPIN_NS : s > SCIF_SPIN_MAX_NS ? SCIF_SPIN_MAX_NS : s;
+}
+
+static void recv_waited(struct scif_ep *ep, uint64_t waited)
+{
+	uint64_t sample = waited <= SCIF_SPIN_MAX_NS ? waited : 0;
+
+	ep->rx_wait_est = ep->rx_wait_est - ep->rx_wait_est / 8 + sample / 8;
+}
+
 int scif_msg_recv(struct scif_ep *ep, void *msg, int len, int flags)
 {
 	uint8_t *p = msg;
 	int done = 0, ret = 0;
-	uint64_t spin_start = 0;
+	uint64_t spin_start = 0, wait_start = 0, spin_ns = recv_spin_ns(ep);
 	bool empty;
 
 	pthread_mutex_lock(&ep->recv_mutex);
@@ -456,6 +478,10 @@ int scif_msg_recv(struct scif_ep *ep, void *msg, int len, int flags)
 			done += (int)consume(ep, p + done, n);
 			if (st == SCIF_CONNECTED)
 				return_credits(ep);
+			if (wait_start) {
+				recv_waited(ep, scif_now_ns() - wait_start);
+				wait_start = 0;
+			}
 			spin_start = 0;
 			continue;
 		}
@@ -467,8 +493,10 @@ int scif_msg_recv(struct scif_ep *ep, void *msg, int len, int flags)
 			break;
 		if (!spin_start)
 			spin_start = scif_now_ns();
-		if (scif_now_ns() - spin_start < SCIF_SPIN_NS) {
-			sched_yield();
+		if (!wait_start)
+			wait_start = spin_start;
+		if (scif_now_ns() - spin_start < spin_ns) {
+			scif_spin_step(scif_now_ns() - spin_start);
 			continue;
 		}
 		if (ep->rx_armed && ep->arm_state[0] != SCIF_ARM_POSTED) {
@@ -499,7 +527,7 @@ int scif_msg_recv(struct scif_ep *ep, void *msg, int len, int flags)
 			}
 			if (ep->arm_seen[0] > ep->rx.cons) {
 				/* data is on its way: it lands shortly */
-				spin_start = scif_now_ns() - SCIF_SPIN_NS / 2;
+				spin_start = scif_now_ns() - spin_ns / 2;
 				continue;
 			}
 			pthread_mutex_lock(&ep->lock);
@@ -629,12 +657,22 @@ void scif_msg_timers(uint64_t now, uint64_t *next)
 			continue;
 		}
 		arm_results(ep);
-		if (!ep->rx_armed && !ep->pollin && !atomic_load(&ep->rx_busy) &&
-		    ep->arm_state[0] == SCIF_ARM_IDLE &&
+		if (!ep->rx_armed && !ep->pollin && ep->arm_state[0] == SCIF_ARM_IDLE &&
 		    atomic_load(&c->ctl->prod) == atomic_load(&ep->rx_cons_pub)) {
-			uint64_t at = atomic_load(&ep->rx_idle_since) + SCIF_ARM_DELAY_NS;
+			uint64_t idle = atomic_load(&ep->rx_idle_since);
+			uint64_t at = idle + SCIF_ARM_DELAY_NS;
 
-			if (now >= at) {
+			if (atomic_load(&ep->rx_busy)) {
+				/*
+				 * A reader is in scif_recv: it arms for itself. If it left one
+				 * lately (a ping-pong), look again in a while rather than have
+				 * each of its returns kick us (a wake-up per message).
+				 */
+				uint64_t again = now + SCIF_ARM_DELAY_NS;
+
+				if (now - idle < 2 * SCIF_ARM_DELAY_NS && again < *next)
+					*next = again;
+			} else if (now >= at) {
 				uint64_t gen;
 
 				pthread_mutex_lock(&ep->sq_lock);

@@ -24,6 +24,7 @@
 #define SCIF_PRIV_H
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -45,7 +46,9 @@
 #define SCIF_CONNECT_TIMEOUT_MS	30000		/* SCIF_NODE_ALIVE_TIMEOUT */
 #define SCIF_CM_TIMEOUT_MS	5000		/* address and route resolution */
 #define SCIF_MAX_BACKLOG	1024		/* SCIF_MAX_BACKLOG */
-#define SCIF_SPIN_NS		50000ull	/* spin this long before sleeping */
+#define SCIF_SPIN_NS		50000ull	/* spin at least this long before sleeping */
+#define SCIF_SPIN_MAX_NS	2000000ull	/* adaptive spin: at most this long */
+#define SCIF_PAUSE_NS		20000ull	/* the busy part of a spin (no yield) */
 #define SCIF_ARM_DELAY_NS	1000000ull	/* progress thread arms POLLIN after this idle time */
 #define SCIF_NCTRL_SLOTS	32		/* control messages sent from memory (not inline) */
 #define SCIF_KEEPALIVE_NS	1000000000ull	/* probe an idle connection's peer this often */
@@ -192,6 +195,7 @@ struct scif_ep {
 	uint32_t my_want_data;		/* our arm counts */
 	uint32_t my_want_credit;
 	_Atomic int rx_busy;		/* threads in scif_recv */
+	uint64_t rx_wait_est;		/* scif_recv: average wait for data that came soon */
 	_Atomic uint64_t rx_idle_since;	/* ns: when a recv last emptied the ring */
 	bool rx_armed;			/* the peer owes us WAKE_DATA for my_want_data */
 	uint32_t rx_woken;		/* the last WAKE_DATA's count */
@@ -299,6 +303,26 @@ static inline void scif_ep_hold(struct scif_ep *ep)
 int scif_ep_table_add(struct scif_ep *ep);
 void scif_ep_table_del(struct scif_ep *ep);
 uint64_t scif_now_ns(void);
+/*
+ * One step of a wait that spins: the first SCIF_PAUSE_NS of it busy (the peer answers within
+ * a round trip, and a yield that hands the core to another process costs more than that),
+ * then yielding (the peer may need this core).
+ */
+static inline void scif_spin_step(uint64_t spun_ns)
+{
+	if (spun_ns < SCIF_PAUSE_NS) {
+		for (int i = 0; i < 16; i++)
+#if defined(__x86_64__) || defined(__i386__)
+			__builtin_ia32_pause();
+#elif defined(__aarch64__)
+			__asm__ volatile("yield");
+#else
+			__asm__ volatile("" ::: "memory");
+#endif
+	} else {
+		sched_yield();
+	}
+}
 void scif_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void scif_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void scif_reject_log(struct scif_ep *ep, enum scif_reject r, const char *what);
