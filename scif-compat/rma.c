@@ -17,7 +17,9 @@
  * scif_vreadfrom / scif_vwriteto take any memory: up to SCIF_BOUNCE_SIZE it is copied through
  * a registered bounce ring (and, for reads, copied out when the READ completes); beyond, it
  * is registered for the call and deregistered when it completes, or kept in a small cache of
- * registrations with SCIF_RMA_USECACHE.
+ * registrations with SCIF_RMA_USECACHE. A cached registration is used again only while the
+ * same mappings back its range (backing_id): SCIF's driver drops cached pinnings when the
+ * memory is unmapped, and so must we.
  *
  * scif_unregister is a handshake: the windows stop being usable at once, the peer drops them
  * from its mirror once its RMAs in flight to them completed (UNREGISTER, acknowledged), then
@@ -25,6 +27,7 @@
  * on, dead, until the peer unmaps it.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -307,9 +310,46 @@ static int bounce_get(struct scif_ep *ep, size_t len, uint64_t *at)
 	return 0;
 }
 
-/* A registration of [addr, addr + len) for a v* call: cached or temporary. */
+/*
+ * What backs [start, end) now: a hash of the /proc/self/maps lines that cover it (addresses,
+ * permissions, offset, device, inode, name); 0 if part of it is not mapped. The Linux driver
+ * drops a cached pinning when its memory is unmapped (an MMU notifier, scif_rma.c); a library
+ * does not see munmap, and the providers move registered pages into a memfd (docs/scif.md
+ * "Windows and RMA"), so a registration kept across an munmap and a new mmap at the same
+ * address would still reach the old pages: a silent corruption. Any change to those lines,
+ * benign ones included (a neighbour merged into the mapping), just costs a new registration.
+ */
+static uint64_t backing_id(uintptr_t start, uintptr_t end)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	uint64_t h = 14695981039346656037ull;	/* FNV-1a */
+	uintptr_t at = start;
+	char line[512];
+
+	if (!f)
+		return 0;
+	while (at < end && fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi;
+
+		if (sscanf(line, "%lx-%lx", &lo, &hi) != 2 || hi <= at)
+			continue;
+		if (lo > at)
+			break;	/* a hole */
+		for (const char *c = line; *c; c++)
+			h = (h ^ (uint8_t)*c) * 1099511628211ull;
+		at = hi;
+	}
+	fclose(f);
+	return at >= end && h ? h : 0;
+}
+
+/*
+ * A registration of [addr, addr + len) for a v* call: cached or temporary. NULL with *err;
+ * EBUSY and *busy_seq: a cached registration of memory unmapped since is still used by RMA
+ * busy_seq, which must complete before the range can be registered again.
+ */
 static struct ibv_mr *vreg_get(struct scif_ep *ep, void *addr, size_t len, bool cache,
-			       bool *temp, int *err)
+			       bool *temp, int *err, uint32_t *busy_seq)
 {
 	uintptr_t start = (uintptr_t)addr & ~(SCIF_PAGE_SIZE - 1);
 	uintptr_t end = ((uintptr_t)addr + len + SCIF_PAGE_SIZE - 1) & ~(SCIF_PAGE_SIZE - 1);
@@ -319,13 +359,29 @@ static struct ibv_mr *vreg_get(struct scif_ep *ep, void *addr, size_t len, bool 
 	*temp = false;
 	if (cache) {
 		for (pp = &ep->vcache; (v = *pp); pp = &v->next) {
-			if (v->start <= start && v->end >= end) {
+			uint64_t id;
+
+			if (v->start > start || v->end < end)
+				continue;
+			id = backing_id(v->start, v->end);
+			if (id && id == v->backing) {
 				/* most recent first */
 				*pp = v->next;
 				v->next = ep->vcache;
 				ep->vcache = v;
 				return v->mr;
 			}
+			/* stale: its pages are no longer what the addresses show */
+			if (!scif_seq_ge(ep->rma_done, v->last_seq)) {
+				*busy_seq = v->last_seq;
+				*err = EBUSY;	/* not an ibv_reg_mr error (reg_errno) */
+				return NULL;
+			}
+			*pp = v->next;
+			ibv_dereg_mr(v->mr);
+			free(v);
+			ep->nvcache--;
+			break;
 		}
 	}
 	mr = ibv_reg_mr(ep->conn->dev->pd, (void *)start, end - start, IBV_ACCESS_LOCAL_WRITE);
@@ -345,6 +401,7 @@ static struct ibv_mr *vreg_get(struct scif_ep *ep, void *addr, size_t len, bool 
 	v->start = start;
 	v->end = end;
 	v->mr = mr;
+	v->backing = backing_id(start, end);	/* after the registration moved the pages */
 	v->next = ep->vcache;
 	ep->vcache = v;
 	if (++ep->nvcache > VCACHE_MAX) {
@@ -478,13 +535,14 @@ int scif_rma_copy(struct scif_ep *ep, off_t loff, void *addr, size_t len, off_t 
 	struct ibv_mr *vmr = NULL;
 	bool temp = false, bounce = false;
 	uint64_t bat = 0, bhead = 0;
-	uint32_t seq;
+	uint32_t seq, busy_seq;
 	int nrs, nlp = 0, ret;
 
 	if (roff < 0 || (!addr && loff < 0))
 		return -ENXIO;
 	if (addr && !user_readable(addr, len))
 		return -EFAULT;
+again:
 	pthread_mutex_lock(&ep->lock);
 	ret = scif_verify(ep);
 	if (ret)
@@ -529,7 +587,13 @@ int scif_rma_copy(struct scif_ep *ep, off_t loff, void *addr, size_t len, off_t 
 		lp[0].len = len;
 		nlp = 1;
 	} else {
-		vmr = vreg_get(ep, addr, len, flags & SCIF_RMA_USECACHE, &temp, &ret);
+		vmr = vreg_get(ep, addr, len, flags & SCIF_RMA_USECACHE, &temp, &ret, &busy_seq);
+		if (!vmr && ret == EBUSY) {
+			/* a stale cached registration still in use: once it is not, from the top */
+			pthread_mutex_unlock(&ep->lock);
+			scif_wait(ep, rma_is_done, &busy_seq, 0);
+			goto again;
+		}
 		if (!vmr) {
 			ret = -ret;
 			goto unlock;

@@ -246,6 +246,7 @@ struct scif_vreg {
 	struct scif_vreg *next;
 	uintptr_t start, end;		/* page-aligned */
 	struct ibv_mr *mr;
+	uint64_t backing;		/* what backed the range when registered (rma.c) */
 	uint32_t last_seq;		/* the last RMA that used it */
 };
 

@@ -515,6 +515,35 @@ static void rma_client(uint16_t port)
 		}
 	}
 
+	/*
+	 * SCIF_RMA_USECACHE across an munmap: the memory mapped again at the same address (the
+	 * old mapping replaced, MAP_FIXED) is what the next v* call reads and writes, not the
+	 * pages the cached registration held
+	 */
+	{
+		uint8_t *m = pages(6 * PG);
+
+		MUST(m);
+		for (int round = 0; round < 3; round++) {
+			uint32_t seed = 61 + (uint32_t)round;
+
+			fill(m + 1, 5 * PG, seed);
+			CHECK(scif_vwriteto(e, m + 1, 5 * PG, W1, SCIF_RMA_USECACHE | SCIF_RMA_SYNC) ==
+			      0);
+			memset(loc, 0, 8 * PG);
+			CHECK(scif_readfrom(e, lo, 5 * PG, W1, SCIF_RMA_SYNC) == 0);
+			CHECK(!mismatch(loc, 5 * PG, seed));
+			MUST(mmap(m, 6 * PG, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == m);
+			CHECK(scif_vreadfrom(e, m + 1, 5 * PG, W1, SCIF_RMA_USECACHE | SCIF_RMA_SYNC) ==
+			      0);
+			CHECK(!mismatch(m + 1, 5 * PG, seed));
+			MUST(mmap(m, 6 * PG, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == m);
+		}
+		munmap(m, 6 * PG);
+	}
+
 	/* SIGNAL_REMOTE after async writes: the value lands after every byte before it */
 	fill(loc, 8 * PG, 51);
 	for (int i = 0; i < 6; i++)
