@@ -592,9 +592,9 @@ void scif_conn_granted(struct scif_ep *ep, bool granted)
 		connect_done(ep, 0);
 }
 
-static int connect_start(struct scif_ep *ep, const struct scif_portID *dst)
+static int connect_start(struct scif_ep *ep, const struct scif_portID *dst,
+			 const struct scif_route *r)
 {
-	const struct scif_route *r = scif_nodes_route(&scif_lib.nodes, dst->node);
 	struct sockaddr_in src = { .sin_family = AF_INET };
 	struct sockaddr_in to = { .sin_family = AF_INET };
 	struct rdma_event_channel *ch;
@@ -619,7 +619,7 @@ static int connect_start(struct scif_ep *ep, const struct scif_portID *dst)
 	ep->conn = c;
 	ep->conn_err = 0;
 	ep->state = SCIF_CONNECTING;
-	ep->deadline = scif_now_ns() + SCIF_CONNECT_TIMEOUT_MS * 1000000ull;
+	ep->route = r;
 	if (rdma_resolve_addr(id, (struct sockaddr *)&src, (struct sockaddr *)&to,
 			      SCIF_CM_TIMEOUT_MS)) {
 		err = errno;
@@ -687,7 +687,14 @@ int scif_conn_connect(struct scif_ep *ep, const struct scif_portID *dst)
 		}
 		break;
 	}
-	ret = connect_start(ep, dst);
+	ep->deadline = scif_now_ns() + SCIF_CONNECT_TIMEOUT_MS * 1000000ull;
+	ret = -ENODEV;	/* no route (scif_connect checked there is one) */
+	for (const struct scif_route *r = scif_nodes_route(&scif_lib.nodes, dst->node); r;
+	     r = scif_nodes_next_route(&scif_lib.nodes, r)) {
+		ret = connect_start(ep, dst, r);
+		if (ret != -ENODEV)
+			break;	/* under way, or out of memory */
+	}
 	if (ret)
 		goto unlock;
 	if (nonblock) {
@@ -710,6 +717,33 @@ unlock:
 /* ----------------------------------------------------------------------------------------- */
 /* Events                                                                                      */
 
+/*
+ * The transport refused or could not reach the node by the route being tried (under ep->lock):
+ * the next route to the node, in preference order, if there is one; the connect fails only
+ * when none is left. So a node reached by several devices is reached by whichever works (a
+ * connection to one's own node skips an NTB end, which has no path to itself; an ntb link
+ * that is down falls to cx4), and a refusal by every route is ECONNREFUSED as before.
+ */
+static void connect_route_failed(struct scif_ep *ep, int err)
+{
+	const struct scif_route *next = scif_nodes_next_route(&scif_lib.nodes, ep->route);
+	struct scif_conn *c = ep->conn;
+
+	if (next && ep->state == SCIF_CONNECTING && c && !c->granted) {
+		scif_debug("connect to node %u: %s by device %s, trying %s", ep->peer.node,
+			   strerror(err), scif_lib.cfg.dev[ep->route->dev].name,
+			   scif_lib.cfg.dev[next->dev].name);
+		ep->conn = NULL;
+		conn_disconnect(c);
+		scif_reap_conn(c);
+		if (!connect_start(ep, &ep->peer, next))
+			return;
+		/* connect_start left the endpoint bound: report the route's own failure */
+		ep->state = SCIF_CONNECTING;
+	}
+	connect_done(ep, err);
+}
+
 static void connector_event(struct scif_ep *ep, struct scif_conn *c, const struct scif_cm_ev *e)
 {
 	struct scif_cm_pdata rep, req;
@@ -719,7 +753,7 @@ static void connector_event(struct scif_ep *ep, struct scif_conn *c, const struc
 	switch (e->type) {
 	case RDMA_CM_EVENT_ADDR_RESOLVED:
 		if (rdma_resolve_route(c->cm, SCIF_CM_TIMEOUT_MS))
-			connect_done(ep, ENODEV);
+			connect_route_failed(ep, ENODEV);
 		break;
 	case RDMA_CM_EVENT_ROUTE_RESOLVED:
 		ret = conn_alloc(c);
@@ -734,7 +768,7 @@ static void connector_event(struct scif_ep *ep, struct scif_conn *c, const struc
 		conn_param(c, &cp, &req);
 		if (rdma_connect(c->cm, &cp)) {
 			scif_log("rdma_connect: %s", strerror(errno));
-			connect_done(ep, ENODEV);
+			connect_route_failed(ep, ENODEV);
 		}
 		break;
 	case RDMA_CM_EVENT_ESTABLISHED:
@@ -753,7 +787,7 @@ static void connector_event(struct scif_ep *ep, struct scif_conn *c, const struc
 			connect_done(ep, 0);
 		break;
 	case RDMA_CM_EVENT_REJECTED:
-		connect_done(ep, ECONNREFUSED);
+		connect_route_failed(ep, ECONNREFUSED);
 		break;
 	case RDMA_CM_EVENT_DISCONNECTED:
 		c->disconnected = true;
@@ -766,7 +800,7 @@ static void connector_event(struct scif_ep *ep, struct scif_conn *c, const struc
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:
 		scif_debug("connect to node %u: %s (%d)", ep->peer.node, rdma_event_str(e->type),
 			   e->status);
-		connect_done(ep, ENODEV);
+		connect_route_failed(ep, ENODEV);
 		break;
 	default:
 		break;

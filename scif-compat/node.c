@@ -43,7 +43,10 @@ int scif_dev_node(const struct bv_config *cfg, int idx, char *err, size_t errlen
 	return k;
 }
 
-/* Position of a device in the preference list: its name first, then its kind. */
+/*
+ * Position of a device in the preference list: its name first, then its kind; -1: not listed,
+ * not used (so a program told to use ntb never runs over cx4 without knowing).
+ */
 static int fabric_rank(const char *fabric, const struct bv_dev_conf *d)
 {
 	char list[256], *save = NULL, *tok;
@@ -56,7 +59,7 @@ static int fabric_rank(const char *fabric, const struct bv_dev_conf *d)
 		if (kind_rank < 0 && !strcmp(tok, d->kind))
 			kind_rank = rank;
 	}
-	return kind_rank >= 0 ? kind_rank : 1000;	/* not listed: after every listed one */
+	return kind_rank;
 }
 
 static int add_route(struct scif_nodes *nv, int node, int dev, int rank, struct in_addr src,
@@ -147,6 +150,8 @@ int scif_nodes_build(struct scif_nodes *nv, const struct bv_config *cfg, uint16_
 		const struct bv_dev_conf *d = &cfg->dev[i];
 		int rank = fabric_rank(fabric, d);
 
+		if (rank < 0)
+			continue;
 		/* ourselves, through this device */
 		if (add_route(nv, self, i, rank, d->ip, d->ip, err, errlen))
 			return -1;
@@ -189,4 +194,12 @@ const struct scif_route *scif_nodes_route(const struct scif_nodes *nv, uint16_t 
 		if (nv->routes[i].node == node)
 			return &nv->routes[i];
 	return NULL;
+}
+
+const struct scif_route *scif_nodes_next_route(const struct scif_nodes *nv,
+					       const struct scif_route *r)
+{
+	if (!r || r < nv->routes || r + 1 >= nv->routes + nv->nroutes || r[1].node != r->node)
+		return NULL;
+	return r + 1;
 }

@@ -9,7 +9,8 @@
  *   - every other cx4 port of the configuration through each of its cx4 ports,
  *   - the nodes a device's scif_peers option names ("N=IP,N=IP": hosts this configuration
  *     does not describe, e.g. another network namespace).
- * Routes to a node are ordered by $BV_SCIF_FABRIC (kinds or device names, default "ntb,cx4").
+ * Routes to a node are ordered by $BV_SCIF_FABRIC (kinds or device names, default "ntb,cx4");
+ * devices it does not name are not used. A connect tries them in that order.
  */
 #ifndef SCIF_NODE_H
 #define SCIF_NODE_H
@@ -53,5 +54,9 @@ int scif_nodes_list(const struct scif_nodes *nv, uint16_t *ids, int max);
 
 /* The preferred route to node, or NULL (not reachable). */
 const struct scif_route *scif_nodes_route(const struct scif_nodes *nv, uint16_t node);
+
+/* The route to the same node after r in preference order, or NULL. */
+const struct scif_route *scif_nodes_next_route(const struct scif_nodes *nv,
+					       const struct scif_route *r);
 
 #endif

@@ -165,6 +165,7 @@ struct scif_ep {
 	int conn_err;			/* how the connect ended (0 while under way) */
 	bool connect_async;		/* a non-blocking scif_connect not yet collected */
 	uint64_t deadline;		/* CONNECTING: CLOCK_MONOTONIC ns */
+	const struct scif_route *route;	/* CONNECTING: the route being tried */
 	uint64_t keepalive;		/* CONNECTED: next probe */
 
 	/* readiness of fd (epfd.c), under lock */

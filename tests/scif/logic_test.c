@@ -264,14 +264,28 @@ static void test_nodes(void)
 	EXPECT(scif_nodes_list(&nv, ids, 8) == 2 && ids[0] == 0 && ids[1] == 1);
 	r = scif_nodes_route(&nv, 1);
 	EXPECT(r && !strcmp(cfg.dev[r->dev].name, "ntb_0") && r->dst.s_addr == cfg.dev[3].ip.s_addr);
+	r = scif_nodes_next_route(&nv, r);	/* then cx4 */
+	EXPECT(r && !strcmp(cfg.dev[r->dev].name, "cx4_0") && r->dst.s_addr == cfg.dev[1].ip.s_addr);
+	EXPECT(!scif_nodes_next_route(&nv, r));
 	r = scif_nodes_route(&nv, 0);
 	EXPECT(r && !strcmp(cfg.dev[r->dev].name, "ntb_0") && r->dst.s_addr == r->src.s_addr);
+	r = scif_nodes_next_route(&nv, r);	/* to ourselves through cx4 too */
+	EXPECT(r && r->node == 0 && !strcmp(cfg.dev[r->dev].name, "cx4_0") &&
+	       r->dst.s_addr == r->src.s_addr);
+	EXPECT(!scif_nodes_next_route(&nv, r));
 	EXPECT(!scif_nodes_route(&nv, 2));
+	/* BV_SCIF_FABRIC: only the devices it names, in its order */
 	EXPECT(!scif_nodes_build(&nv, &cfg, 1, "cx4", err, sizeof(err)));
 	r = scif_nodes_route(&nv, 0);
 	EXPECT(r && !strcmp(cfg.dev[r->dev].name, "cx4_1") && r->dst.s_addr == cfg.dev[0].ip.s_addr);
+	EXPECT(!scif_nodes_next_route(&nv, r));
 	EXPECT(!scif_nodes_build(&nv, &cfg, 1, "ntb_1", err, sizeof(err)));
 	r = scif_nodes_route(&nv, 0);
+	EXPECT(r && !strcmp(cfg.dev[r->dev].name, "ntb_1") && !scif_nodes_next_route(&nv, r));
+	EXPECT(!scif_nodes_build(&nv, &cfg, 1, "cx4, ntb", err, sizeof(err)));
+	r = scif_nodes_route(&nv, 0);
+	EXPECT(r && !strcmp(cfg.dev[r->dev].name, "cx4_1"));
+	r = scif_nodes_next_route(&nv, r);
 	EXPECT(r && !strcmp(cfg.dev[r->dev].name, "ntb_1"));
 	EXPECT(!scif_nodes_build(&nv, &cfg, 7, NULL, err, sizeof(err)) && nv.nlocal == 0 &&
 	       scif_nodes_list(&nv, ids, 8) == 0);

@@ -676,14 +676,48 @@ static void poll_client(uint16_t port)
 	CHECK(scif_close(e) == 0);
 }
 
-/* The backlog: requests beyond it are refused; a listener closed with requests queued too. */
+/*
+ * The backlog: requests beyond it are refused; a listener closed with requests queued too.
+ * The second connector starts once the server saw the first request queued (a file both
+ * sides see, also across network namespaces), or a loaded machine may deliver it first.
+ */
+static void backlog_mark(uint16_t port, char *path, size_t len, const char *what)
+{
+	snprintf(path, len, "/tmp/scif_test.backlog.%u.%u.%s", (unsigned int)getuid(), port, what);
+}
+
+static void mark_set(const char *path)
+{
+	int fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+
+	CHECK(fd >= 0);
+	close(fd);
+}
+
+/* Wait (30 s at most) for the other side's mark. */
+static bool mark_wait(const char *path)
+{
+	for (int i = 0; i < 3000; i++) {
+		if (!access(path, F_OK))
+			return true;
+		usleep(10000);
+	}
+	return false;
+}
+
 static void backlog_server(uint16_t port)
 {
 	scif_epd_t l = listener(port, 1), n;
+	char queued[80], refused[80];
 
+	backlog_mark(port, queued, sizeof(queued), "queued");
+	backlog_mark(port, refused, sizeof(refused), "refused");
+	unlink(queued);	/* stale ones */
+	unlink(refused);
 	MUST(l >= 0);
-	CHECK(revents(l, POLLIN, 10000) == POLLIN);
-	usleep(500000);	/* the second request comes in meanwhile and is refused */
+	CHECK(revents(l, POLLIN, 30000) == POLLIN);
+	mark_set(queued);
+	CHECK(mark_wait(refused));	/* the second request came in meanwhile and was refused */
 	n = accept_one(l, NULL);
 	CHECK(n >= 0);
 	sync_send(n);
@@ -692,6 +726,8 @@ static void backlog_server(uint16_t port)
 	CHECK(scif_close(l) == 0);	/* refuses it */
 	sync_recv(n);
 	CHECK(scif_close(n) == 0);
+	unlink(queued);
+	unlink(refused);
 }
 
 static void backlog_client(uint16_t port)
@@ -705,10 +741,16 @@ static void backlog_client(uint16_t port)
 	pid = fork();
 	if (pid == 0) {
 		scif_epd_t b = scif_open();	/* a child's own endpoint */
+		char queued[80], refused[80];
+		bool ok;
 
-		usleep(200000);
+		backlog_mark(port, queued, sizeof(queued), "queued");
+		backlog_mark(port, refused, sizeof(refused), "refused");
+		mark_wait(queued);
 		errno = 0;
-		_exit(scif_connect(b, &dst) == -1 && errno == ECONNREFUSED ? 0 : 1);
+		ok = scif_connect(b, &dst) == -1 && errno == ECONNREFUSED;
+		mark_set(refused);
+		_exit(ok ? 0 : 1);
 	}
 	CHECK(scif_connect(a, &dst) > 0);	/* returns once the server accepted it */
 	CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st) && !WEXITSTATUS(st));

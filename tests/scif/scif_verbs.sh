@@ -22,6 +22,12 @@ for fabric in ntb cx4; do
 	grep -q '^PASS$' "$out" || { bv_show "$out" >&2; bv_fail "scif_test over $fabric: no PASS"; }
 	bv_note "$fabric: $(grep -c '^ok ' "$out") cases"
 done
+# to one's own node with the default preference (ntb, then cx4): a route that cannot connect
+# (an NTB end has no path to itself unless its provider loops back) falls to the next one
+out="$BV_OUT/scif-default-self.log"
+BV_SCIF_FABRIC= bv_run "$T" self self_rma >"$out" 2>&1 ||
+	{ bv_show "$out" >&2; bv_fail "scif_test to our own node by the default routes"; }
+grep -q '^PASS$' "$out" || { bv_show "$out" >&2; bv_fail "scif_test self (default): no PASS"; }
 # nothing from a peer was rejected as malformed on the way
 grep -h "rejected" "$BV_OUT"/scif-*.log && bv_fail "a peer's message was rejected"
 echo "PASS"
