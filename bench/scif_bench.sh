@@ -24,7 +24,8 @@
 #
 # usage: bench/scif_bench.sh [-b BUILD_DIR] [-u] [-R ROUND] [-t SECONDS] [-r REPEATS]
 #                            [-n ROUND_TRIPS]
-#   -R  the "round" field (default 1); -r  runs of each figure, the best kept (default 3)
+#   -R  the "round" field (default $BENCH_ROUND, else 1)
+#   -r  runs of each figure, the best kept (default 3)
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 BV_SOURCE_DIR=$(dirname "$here")
@@ -32,7 +33,7 @@ BV_BUILD_DIR=$BV_SOURCE_DIR/build
 secs=3
 reps=3
 count=20000
-round=1
+round=${BENCH_ROUND:-1}
 use_running=0
 while getopts "b:uR:t:r:n:h" o; do
 	case $o in
@@ -42,13 +43,15 @@ while getopts "b:uR:t:r:n:h" o; do
 	t) secs=$OPTARG ;;
 	r) reps=$OPTARG ;;
 	n) count=$OPTARG ;;
-	*) sed -n '2,28p' "$0" >&2; exit 2 ;;
+	*) sed -n '2,29p' "$0" >&2; exit 2 ;;
 	esac
 done
 export BV_SOURCE_DIR BV_BUILD_DIR
-if [ $use_running = 0 ] && [ -z "${BV_IN_NETNS:-}" ] && [ "$(id -u)" = 0 ] &&
+# our own instance gets a namespace of its own even inside a caller's (bench/bench.sh has one
+# with its devices on the same addresses)
+if [ $use_running = 0 ] && [ -z "${SCIF_BENCH_NETNS:-}" ] && [ "$(id -u)" = 0 ] &&
 	command -v unshare >/dev/null; then
-	export BV_IN_NETNS=1
+	export SCIF_BENCH_NETNS=1 BV_IN_NETNS=1
 	exec unshare --net -- bash -c 'ip link set lo up && exec "$0" "$@"' "$0" "$@"
 fi
 BVCTL=$BV_BUILD_DIR/bin/bvctl
