@@ -1166,6 +1166,62 @@ static void mmap_client(uint16_t port)
 	CHECK(scif_close(e) == 0);
 }
 
+/* ----------------------------------------------------------------------------------------- */
+/* A node that dies: node 0's daemon killed under a connection (run only when named)          */
+
+static bool conn_gone(int err)
+{
+	return err == ECONNRESET || err == ENODEV;
+}
+
+static void death_server(uint16_t port)
+{
+	scif_epd_t l = listener(port, 1), n;
+	char b[8];
+
+	MUST(l >= 0);
+	n = accept_one(l, NULL);
+	MUST(n >= 0);
+	sync_send(n);
+	/* our own device goes away under a blocked recv: it ends, with an error */
+	errno = 0;
+	CHECK(scif_recv(n, b, 8, SCIF_RECV_BLOCK) == -1 && conn_gone(errno));
+	errno = 0;
+	CHECK(scif_send(n, b, 8, SCIF_SEND_BLOCK) == -1 && conn_gone(errno));
+	CHECK(scif_close(n) == 0);
+	scif_close(l);
+}
+
+/* SCIF_TEST_VICTIM: the pid file of node 0's daemon, which the client kills. */
+static void death_client(uint16_t port)
+{
+	scif_epd_t e = connect_to(0, port);
+	const char *victim = getenv("SCIF_TEST_VICTIM");
+	struct timespec t0, t1;
+	long pid = 0;
+	char b[8];
+	FILE *f;
+
+	MUST(e >= 0 && victim);
+	sync_recv(e);
+	f = fopen(victim, "r");
+	MUST(f && fscanf(f, "%ld", &pid) == 1 && pid > 1);
+	fclose(f);
+	MUST(kill((pid_t)pid, SIGKILL) == 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	errno = 0;
+	CHECK(scif_recv(e, b, 8, SCIF_RECV_BLOCK) == -1 && conn_gone(errno));
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	/* the transport's retries, not a hang: well within the case's alarm */
+	CHECK(t1.tv_sec - t0.tv_sec < 60);
+	fprintf(stderr, "nodedeath: recv ended after %.1f s (%s)\n",
+		(double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9,
+		strerror(errno));
+	CHECK(revents(e, POLLIN, 1000) & POLLHUP);
+	errno = 0;
+	CHECK(scif_send(e, b, 8, 0) == -1 && conn_gone(errno));
+	CHECK(scif_close(e) == 0);
+}
 
 static const struct tcase cases[] = {
 	{ "connect", connect_server, connect_client, 1 },
@@ -1183,6 +1239,8 @@ static const struct tcase cases[] = {
 	{ "self", msg_server, msg_client, 0 },
 	{ "self_rma", rma_server, rma_client, 0 },
 	{ "self_mmap", mmap_server, mmap_client, 0 },
+	/* kills a daemon: only when named */
+	{ "nodedeath", death_server, death_client, 1 },
 };
 
 static int role;	/* 0: both sides; 1: only servers; 2: only clients (two hosts) */
@@ -1281,7 +1339,7 @@ int main(int argc, char **argv)
 	}
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		bool want = argc < 2;
+		bool want = argc < 2 && strcmp(cases[i].name, "nodedeath");
 
 		for (int a = 1; a < argc; a++)
 			want |= !strcmp(argv[a], cases[i].name);
