@@ -108,6 +108,23 @@ static void test_ports(void)
 	FAILS(scif_bind(b, (uint16_t)pa), EINVAL);	/* in use: EINVAL, not EADDRINUSE */
 	pb = scif_bind(b, 0);
 	EXPECT(pb >= SCIF_PORT_RSVD && pb != pa);
+	/*
+	 * Automatic ports as the driver hands them out (idr_alloc from SCIF_PORT_RSVD): the
+	 * lowest free one, so in this private run directory 1088 and 1089; a released port is
+	 * the next one given again
+	 */
+	EXPECT(pa == SCIF_PORT_RSVD && pb == SCIF_PORT_RSVD + 1);
+	{
+		scif_epd_t d = scif_open(), f;
+
+		EXPECT(d >= 0 && scif_bind(d, 0) == SCIF_PORT_RSVD + 2);
+		EXPECT(scif_close(a) == 0);
+		a = scif_open();
+		EXPECT(scif_bind(a, 0) == pa);	/* the lowest free again */
+		f = scif_open();
+		EXPECT(f >= 0 && scif_bind(f, 0) == SCIF_PORT_RSVD + 3);
+		EXPECT(scif_close(d) == 0 && scif_close(f) == 0);
+	}
 	EXPECT(scif_bind(c, 100) == 100);	/* root may take a port below 1024 */
 	EXPECT(scif_close(c) == 0);
 	c = scif_open();
