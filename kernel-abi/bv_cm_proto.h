@@ -271,4 +271,30 @@ struct bv_cm_event {
 	struct bv_cm_route route;
 };
 
+/* The library and the daemons are built together, but a message is a message: its sizes are
+   pinned (x86_64), so a change to one is a change to the protocol. */
+_Static_assert(sizeof(struct bv_cm_path) == 52, "struct bv_cm_path");
+_Static_assert(sizeof(struct bv_cm_route) == 352, "struct bv_cm_route");
+_Static_assert(sizeof(struct bv_cm_conn) == 272, "struct bv_cm_conn");
+_Static_assert(sizeof(struct bv_cm_ah) == 32, "struct bv_cm_ah");
+_Static_assert(sizeof(struct bv_cm_ece) == 8, "struct bv_cm_ece");
+_Static_assert(sizeof(struct bv_cm_attach_req) == 4, "struct bv_cm_attach_req");
+_Static_assert(sizeof(struct bv_cm_attach_rsp) == 4, "struct bv_cm_attach_rsp");
+_Static_assert(sizeof(struct bv_cm_detach_req) == 4, "struct bv_cm_detach_req");
+_Static_assert(sizeof(struct bv_cm_create_id_req) == 16, "struct bv_cm_create_id_req");
+_Static_assert(sizeof(struct bv_cm_create_id_rsp) == 4, "struct bv_cm_create_id_rsp");
+_Static_assert(sizeof(struct bv_cm_id_req) == 8, "struct bv_cm_id_req");
+_Static_assert(sizeof(struct bv_cm_bind_req) == 136, "struct bv_cm_bind_req");
+_Static_assert(sizeof(struct bv_cm_resolve_addr_req) == 272, "struct bv_cm_resolve_addr_req");
+_Static_assert(sizeof(struct bv_cm_listen_req) == 8, "struct bv_cm_listen_req");
+_Static_assert(sizeof(struct bv_cm_connect_req) == 288, "struct bv_cm_connect_req");
+_Static_assert(sizeof(struct bv_cm_accept_req) == 296, "struct bv_cm_accept_req");
+_Static_assert(sizeof(struct bv_cm_reject_req) == 264, "struct bv_cm_reject_req");
+_Static_assert(sizeof(struct bv_cm_init_qp_attr_req) == 8, "struct bv_cm_init_qp_attr_req");
+_Static_assert(sizeof(struct bv_cm_qp_attr) == 72, "struct bv_cm_qp_attr");
+_Static_assert(sizeof(struct bv_cm_notify_req) == 8, "struct bv_cm_notify_req");
+_Static_assert(sizeof(struct bv_cm_set_option_req) == 32, "struct bv_cm_set_option_req");
+_Static_assert(sizeof(struct bv_cm_migrate_req) == 8, "struct bv_cm_migrate_req");
+_Static_assert(sizeof(struct bv_cm_event) == 696, "struct bv_cm_event");
+
 #endif /* BV_CM_PROTO_H */

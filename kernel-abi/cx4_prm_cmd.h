@@ -438,6 +438,36 @@
 #define CX4_QUERY_VPORT_STATE_OUT_ADMIN_STATE	CX4_FLD(0x0c, 4, 4)
 #define CX4_QUERY_VPORT_STATE_OUT_STATE		CX4_FLD(0x0c, 0, 4)
 
+/*
+ * QUERY_VPORT_COUNTER (0x770): the vport's traffic counters ([PRM] "QUERY_VPORT_COUNTER";
+ * Linux mlx5_ifc.h query_vport_counter_in/out, struct mlx5_ifc_traffic_counter_bits: 64-bit
+ * packets then 64-bit octets). RoCE traffic is counted as IB unicast/multicast, as mlx5_ib
+ * reads it for the port counters of an Ethernet port (Linux mlx5_ib mad.c,
+ * query_ib_ppcnt/mlx5_core_query_vport_counter). op_mod 0; clear resets after reading.
+ */
+#define CX4_QUERY_VPORT_COUNTER_IN_SIZE		0x20
+#define CX4_QUERY_VPORT_COUNTER_OUT_SIZE	0x210
+#define CX4_QUERY_VPORT_COUNTER_IN_OTHER_VPORT	CX4_FLD(0x08, 31, 1)
+#define CX4_QUERY_VPORT_COUNTER_IN_PORT_NUM	CX4_FLD(0x08, 16, 4)
+#define CX4_QUERY_VPORT_COUNTER_IN_VPORT_NUMBER	CX4_FLD(0x08, 0, 16)
+#define CX4_QUERY_VPORT_COUNTER_IN_CLEAR	CX4_FLD(0x18, 31, 1)
+/* traffic counters: .packets at the offset, .octets 8 bytes later */
+#define CX4_VPORT_CNT_PACKETS(off)		CX4_FLD64(off)
+#define CX4_VPORT_CNT_OCTETS(off)		CX4_FLD64((off) + 8)
+#define CX4_VPORT_CNT_RECEIVED_ERRORS		0x10
+#define CX4_VPORT_CNT_TRANSMIT_ERRORS		0x20
+#define CX4_VPORT_CNT_RECEIVED_IB_UNICAST	0x30
+#define CX4_VPORT_CNT_TRANSMITTED_IB_UNICAST	0x40
+#define CX4_VPORT_CNT_RECEIVED_IB_MULTICAST	0x50
+#define CX4_VPORT_CNT_TRANSMITTED_IB_MULTICAST	0x60
+#define CX4_VPORT_CNT_RECEIVED_ETH_BROADCAST	0x70
+#define CX4_VPORT_CNT_TRANSMITTED_ETH_BROADCAST	0x80
+#define CX4_VPORT_CNT_RECEIVED_ETH_UNICAST	0x90
+#define CX4_VPORT_CNT_TRANSMITTED_ETH_UNICAST	0xa0
+#define CX4_VPORT_CNT_RECEIVED_ETH_MULTICAST	0xb0
+#define CX4_VPORT_CNT_TRANSMITTED_ETH_MULTICAST	0xc0
+#define CX4_VPORT_CNT_END			0xd0	/* reserved up to OUT_SIZE */
+
 #define CX4_QUERY_NIC_VPORT_CONTEXT_IN_SIZE	0x10
 #define CX4_QUERY_NIC_VPORT_CONTEXT_OUT_SIZE	0x110
 #define CX4_QUERY_NIC_VPORT_CONTEXT_IN_OTHER_VPORT	CX4_FLD(0x08, 31, 1)

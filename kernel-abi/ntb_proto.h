@@ -21,13 +21,13 @@
 
 #include "bv_proto.h"
 
-#define NTB_PROTO_VERSION	1u
+#define NTB_PROTO_VERSION	2u
 
 enum ntb_op {
 	/*
-	 * Become a verbs client of this end: get a client slot, the window memory the data path
-	 * lives in and the wake-up descriptor. Response: struct ntb_attach_rsp and, when the link
-	 * is up, fds [0] local window memory, [1] peer window memory, [2] wake eventfd.
+	 * Become a verbs client of this end: get a client slot, the memory the data path lives
+	 * in and the wake-up descriptor. Response: struct ntb_attach_rsp and, when the link is
+	 * up, fds [0] local window memory, [1] HAL grant, [2] bell eventfd, [3] loopback memory.
 	 * ENOLINK while the link is down (the context still opens; QPs and MRs need the link).
 	 */
 	NTB_OP_ATTACH = BV_OP_NTB_BASE,
@@ -47,9 +47,33 @@ enum ntb_op {
 	/*
 	 * CPU access to one remote key's region of the peer (PIO): the part of our outbound
 	 * window 0 it occupies, as a descriptor to mmap. ENXIO when the peer's region is reachable
-	 * by DMA only. Request ntb_handle_req (the rkey); response ntb_map_peer_mr_rsp + one fd.
+	 * by DMA only. Request ntb_handle_req (the rkey; reserved: NTB_END_LOCAL for a key of
+	 * this end, mapped from the loopback path); response ntb_map_peer_mr_rsp + one fd.
 	 */
 	NTB_OP_MAP_PEER_MR,
+	/*
+	 * The block this client writes for one client of either end (kernel-abi/
+	 * ntb_verbs_wire.h "Pairs"): allocated in the reader's memory the first time, the same
+	 * one after that while both incarnations live. ntb_open_pair_req -> ntb_open_pair_rsp
+	 * and, for a reader of this end, one fd: its bell eventfd. ESTALE: the reader slot is
+	 * not in that incarnation (any more); ENOSPC: the reader's pool is full.
+	 */
+	NTB_OP_OPEN_PAIR,
+	/*
+	 * ibv_rereg_mr: the region of a key this client holds gets a new translation, PD or
+	 * access, under the same key. ntb_rereg_mr_req (+ one descriptor, as REG_MR) ->
+	 * ntb_reg_mr_rsp.
+	 */
+	NTB_OP_REREG_MR,
+	/*
+	 * Memory windows: a key of this end's key space for a window of type reserved
+	 * (IBV_MW_TYPE_1 or _2) in PD handle (ntb_handle_req -> ntb_handle_rsp, the key), and
+	 * back (ntb_handle_req, the key). Binding is the provider's (the window grants access to
+	 * the owner's own memory, checked by its own responders); a window's key is never
+	 * published, so the peer's requesters send what names it as messages.
+	 */
+	NTB_OP_ALLOC_MW,
+	NTB_OP_DEALLOC_MW,
 	NTB_OP_MAX,
 };
 
@@ -58,13 +82,22 @@ struct ntb_attach_req {
 	uint32_t reserved;
 };
 
+/* The two memories a client reads: its end's window (written by the peer end), loopback. */
+enum ntb_end_id {
+	NTB_END_PEER = 0,		/* the other end of the link */
+	NTB_END_LOCAL = 1,		/* this end (loopback) */
+};
+
 /*
  * Where this client's data path lives. fd 0 is this end's control region (the memory behind
- * our inbound window 0, which the peer writes): offsets below are into it. fd 1 is a HAL grant
- * (ntb_client_attach): the peer's window 0 for stores, the peer doorbell bits, DMA, and our
- * own doorbell vector when db_bits is not 0. fd 2 is an eventfd ntbd writes when a peer rang
- * the shared doorbell for us (clients without a vector of their own). The peer's layout is in
- * our control area's header (kernel-abi/ntb_verbs_wire.h), written by the peer's ntbd.
+ * our inbound window 0, which the peer writes), fd 3 this end's loopback memory: the offsets
+ * below are into them (the layouts of kernel-abi/ntb_verbs_wire.h, decided by ntbd: a client
+ * uses these, never the copies in shared memory another process could rewrite). fd 1 is a
+ * HAL grant (ntb_client_attach): the peer's window 0 for stores, the peer doorbell bits, DMA,
+ * and our own doorbell vector when db_bits is not 0. fd 2 is the eventfd that wakes this
+ * client: ntbd writes it when a peer rang the shared doorbell for us (clients without a
+ * vector of their own), loopback writers when they produced something for us. The peer's
+ * layout is in our control area's header, written by the peer's ntbd.
  */
 struct ntb_attach_rsp {
 	uint32_t version;
@@ -73,17 +106,23 @@ struct ntb_attach_rsp {
 	uint32_t slot_epoch;		/* incarnation of the slot (odd while in use) */
 	uint32_t max_slots;		/* slots per end (<= NTBV_MAX_SLOTS) */
 	uint32_t mtu;			/* bytes: largest payload of one ring message */
-	uint64_t local_len;		/* bytes of fd 0 to map */
-	uint64_t ctrl_off;		/* our control area (written by the peer end) */
-	uint64_t slice_off;		/* this client's slice: read-write */
-	uint64_t slice_len;
-	uint32_t ring_cells;		/* cells of the request rings in our slice */
 	uint32_t max_qp;		/* QP table entries of either control area */
 	uint32_t max_mr;		/* MR table entries of either control area */
 	uint32_t ipv4;			/* this end's port address, network order */
-	uint64_t db_bits;		/* our own doorbell bits (0: woken through fd 2) */
-	uint32_t resp_cells;		/* cells of the response rings in our slice */
 	uint32_t reserved;
+	uint64_t db_bits;		/* our own doorbell bits (0: woken through fd 2 only) */
+	/* fd 0: our window; the peer's ntbd writes its control area and our directory here */
+	uint64_t win_len;
+	uint64_t ctrl_off;
+	uint64_t win_vbell_off;		/* our vbell words (struct ntbv_vbell per slot) */
+	uint64_t win_dir_off;		/* [reader][writer] struct ntbv_pair_ent, max_slots^2 */
+	uint64_t win_dgen_off;
+	uint64_t win_pool_off, win_pool_len;
+	/* fd 3: loopback memory; our ntbd writes its control area (at 0) and directory */
+	uint64_t lo_len;
+	uint64_t lo_dir_off;
+	uint64_t lo_dgen_off;
+	uint64_t lo_pool_off, lo_pool_len;
 };
 
 /* For requests that name one object: a PD handle, an lkey, a QP number. */
@@ -109,6 +148,12 @@ struct ntb_reg_mr_req {
 	uint64_t length;
 	uint64_t hca_va;		/* the address remote peers name (ibv_reg_mr_iova) */
 	uint64_t fd_off;		/* with a descriptor: offset of addr's page in it */
+};
+
+struct ntb_rereg_mr_req {
+	uint32_t lkey;			/* the key (unchanged) */
+	uint32_t reserved;
+	struct ntb_reg_mr_req mr;	/* what it covers from now on */
 };
 
 struct ntb_reg_mr_rsp {
@@ -141,6 +186,22 @@ struct ntb_map_peer_mr_rsp {
 	uint64_t fd_off;		/* map len bytes of the fd from here */
 	uint64_t len;
 	uint64_t delta;			/* where the region's first byte is in that mapping */
+};
+
+struct ntb_open_pair_req {
+	uint32_t end;			/* enum ntb_end_id: where the reader is */
+	uint32_t slot;			/* the reader's slot */
+	uint32_t epoch;			/* ... in this incarnation */
+	uint32_t reserved;
+};
+
+struct ntb_open_pair_rsp {
+	uint64_t off;			/* the block, in the reader's memory (peer window 0 or
+					 * loopback memory) */
+	uint32_t req_cells;
+	uint32_t resp_cells;
+	uint32_t w_epoch;		/* our slot epoch, r_epoch the reader's */
+	uint32_t r_epoch;
 };
 
 struct ntb_async_event_req {

@@ -4,28 +4,37 @@
  * into the other end's inbound window, and in which format. This is the "wire" of the ntb
  * device (there is no packet wire: the PCIe link carries posted writes into window memory).
  *
- * The design is NTRDMA's (research/ntb.md §4.1, §5.2) adapted to user space:
+ * The design is NTRDMA's (docs/ntb-verbs.md "The window") adapted to user space:
  *
- *  - Nothing is ever read across the link on the data path (ntb.md §1.9: remote reads are
- *    slow non-posted round trips and can take down the reader when the peer dies). Every
- *    structure below lives in the window of the end that READS it and is written by the other
- *    end: indices, credits and flags are pushed, never pulled.
+ *  - Nothing is ever read across the link on the data path (remote reads are slow
+ *    non-posted round trips and can take down the reader when the peer dies). Every
+ *    structure below lives in the memory of the end that READS it and is written by the
+ *    other end: indices, credits and flags are pushed, never pulled.
  *  - Control state (which clients exist on the peer end, its QPs and its remote keys) is
  *    pushed by the peer's ntbd into this end's CONTROL AREA, so a requester can check a remote
  *    key, range, access and the target QP locally before it places any data (IB error
  *    semantics: a bad rkey leaves the target untouched).
- *  - Each client owns a SLICE of its end's window. The slice holds one PAIR block per client
- *    slot of the peer end: two rings written by that peer client (its requests to us, its
- *    responses to our requests) and the credits/flags it pushes for the rings we write into
- *    its own slice. Requests and responses have separate rings so that consuming responses
- *    never waits for credits (no cycle, no deadlock); a pair's rings carry every QP between
- *    the two clients, in order.
+ *  - Two clients exchange messages through a PAIR: two BLOCKS, one in each reader's memory,
+ *    each written by one client only (its requests to the other, its responses to the other's
+ *    requests, and the credits and bell wishes about the other's block). Requests and
+ *    responses have separate rings so that consuming responses never waits for credits (no
+ *    cycle, no deadlock); a block's rings carry every QP between the two clients, in order.
+ *  - Blocks are allocated on demand, when a client first writes to another (NTB_OP_OPEN_PAIR),
+ *    from a POOL in the reader's memory, by the WRITER's ntbd; the reader finds them in a
+ *    DIRECTORY its own memory holds (one entry per writer slot and reader slot, written by
+ *    the writer's ntbd). Memory grows with the pairs that talk, not with the square of the
+ *    clients.
+ *  - Loopback (two clients of one end, or one client with itself) is the same protocol over
+ *    the end's own LOOPBACK memory, a memfd that never appears in a window (the NIC's
+ *    internal path): its control area (this end's own objects), its directory and its pool
+ *    are written by this end's ntbd; the blocks by this end's clients.
  *  - Payload of RDMA WRITE (and of READ responses the responder places) goes straight into
- *    registered memory by DMA through the IOMMU aperture (direct placement); small payloads
- *    and every SEND travel inline in ring messages.
+ *    registered memory (direct placement); small payloads and every SEND travel inline in
+ *    ring messages.
  *  - One doorbell bit is enough (some profiles have 2): a writer that finds that the reader
- *    is not polling (its bell flags) writes the reader's vbell word and rings the doorbell
- *    bit the reader's slot names. Readers that are awake poll memory and need no doorbell.
+ *    is not polling (the bell wish in the reader's block for it) writes the reader's vbell
+ *    word and rings the doorbell bit the reader's slot names. Loopback writers write the
+ *    reader slot's bell eventfd instead (the interrupt a NIC raises for its own loopback).
  *
  * All multi-byte fields are little-endian host order (both ends are one machine, and the
  * emulated link does not swap). Ring indices count 64-byte cells and only grow (mod 2^64).
@@ -38,8 +47,8 @@
 #include <stdint.h>
 
 #define NTBV_MAGIC		0x5642544eu	/* "NTBV" */
-#define NTBV_VERSION		2u
-#define NTBV_MAX_SLOTS		16		/* verbs clients per end */
+#define NTBV_VERSION		3u
+#define NTBV_MAX_SLOTS		128		/* verbs clients per end */
 #define NTBV_CELL		64u		/* ring granule: one cache line */
 #define NTBV_PAGE		4096u
 
@@ -59,8 +68,13 @@
 #define NTBV_KEY_INDEX(key)	((key) >> 8)
 
 /* ---------------------------------------------------------------------------------------- */
-/* Control area: in end X's window, written by end Y's ntbd, read by X's ntbd and clients.  */
-
+/*
+ * Control area. In end X's window at NTBD_CTL_MODULE_OFF, written by end Y's ntbd: Y's
+ * objects, and the layout of Y's window (where X's clients and ntbd write). In X's loopback
+ * memory at offset 0, written by X's own ntbd: X's objects and the loopback memory's layout.
+ * Window offsets (vbell_off .. pool_len) are from the start of the described end's inbound
+ * window 0, which is its control region; loopback offsets from the start of the memfd.
+ */
 struct ntbv_ctrl_hdr {
 	_Atomic uint32_t magic;		/* NTBV_MAGIC once the writer has initialised the area */
 	uint32_t version;
@@ -68,16 +82,20 @@ struct ntbv_ctrl_hdr {
 	uint32_t max_slots;
 	uint32_t max_qp;		/* entries of the QP table */
 	uint32_t max_mr;		/* entries of the MR table */
-	uint32_t ring_cells;		/* cells of a pair block's request ring */
 	uint32_t mtu;			/* largest payload of one ring message */
-	uint64_t slices_off;		/* the writer's first slice, in the writer's window */
-	uint64_t slice_len;
+	uint32_t ipv4;			/* the writer's port IPv4 address, network order */
 	uint64_t qp_tbl_off;		/* from the start of this control area */
 	uint64_t mr_tbl_off;
 	_Atomic uint64_t gen;		/* bumped when a client of the writer came or went */
 	uint8_t gid[16];		/* the writer's port GID (RoCE v2, IPv4-mapped) */
-	uint32_t ipv4;			/* the writer's port IPv4 address, network order */
-	uint32_t resp_cells;		/* cells of a pair block's response ring */
+	uint8_t gid_ll[16];		/* ... and its link-local GID (from the MAC) */
+	/* the described memory: where the other side's writers go */
+	uint64_t vbell_off;		/* struct ntbv_vbell per slot of the described end */
+	uint64_t dir_off;		/* struct ntbv_pair_ent [reader slot][writer slot] */
+	uint64_t dgen_off;		/* struct ntbv_dgen per reader slot */
+	uint64_t pool_off;		/* blocks, allocated by the writers' ntbd */
+	uint64_t pool_len;
+	uint64_t mem_len;		/* bytes of the described memory */
 };
 
 /* One verbs client of the writer's end. */
@@ -142,31 +160,60 @@ struct ntbv_mr_ent {
 #define NTBV_CTRL_SLOTS_OFF	256u
 #define NTBV_CTRL_QP_OFF	(NTBV_CTRL_SLOTS_OFF + NTBV_MAX_SLOTS * sizeof(struct ntbv_slot))
 
+static inline uint64_t ntbv_ctrl_mr_off(uint32_t max_qp)
+{
+	return (NTBV_CTRL_QP_OFF + (uint64_t)max_qp * sizeof(struct ntbv_qp_ent) + 63) & ~63ull;
+}
+
 static inline uint64_t ntbv_ctrl_len(uint32_t max_qp, uint32_t max_mr)
 {
-	uint64_t len = NTBV_CTRL_QP_OFF + (uint64_t)max_qp * sizeof(struct ntbv_qp_ent);
+	uint64_t len = ntbv_ctrl_mr_off(max_qp) + (uint64_t)max_mr * sizeof(struct ntbv_mr_ent);
 
-	len = (len + 63) & ~63ull;
-	len += (uint64_t)max_mr * sizeof(struct ntbv_mr_ent);
 	return (len + NTBV_PAGE - 1) & ~(uint64_t)(NTBV_PAGE - 1);
 }
 
 /* ---------------------------------------------------------------------------------------- */
-/* Slices: a client's part of its end's window, written by the peer end's clients.          */
+/* Pairs: the directory, the generation words, the vbells and the blocks.                  */
 
-struct ntbv_slice_hdr {
-	/*
-	 * Any peer client that produced something for this client while its bell flag was up
-	 * stores 1 here before ringing the doorbell; the client clears it when it wakes.
-	 */
+/*
+ * Where writer slot w's block for reader slot r is, for the incarnations (slot epochs) it was
+ * opened between: dir[r * max_slots + w] in the reader's memory, written by the writer's
+ * ntbd (seqlocked; seq 0 or off 0: no block). The reader consumes the block while the entry
+ * is unchanged and the writer's slot is still w_epoch (or, draining what a departed writer
+ * sent, w_epoch + 1); a writer's ntbd reuses the memory of a retired block only after
+ * NTBV_RETIRE_NS, having cleared the entry first.
+ */
+struct ntbv_pair_ent {
+	_Atomic uint32_t seq;
+	uint32_t w_epoch;
+	uint32_t r_epoch;
+	uint32_t req_cells;		/* power of two */
+	uint32_t resp_cells;		/* power of two */
+	uint32_t reserved;
+	uint64_t off;			/* the block, in the reader's memory */
+};
+
+#define NTBV_RETIRE_NS		3000000000ull
+
+/* Bumped by the writers' ntbd whenever it changes a directory entry of this reader slot. */
+struct ntbv_dgen {
+	_Atomic uint64_t gen;
+};
+
+/*
+ * Any writer that produced something for a reader slot while the reader was not polling
+ * stores 1 here before ringing the doorbell; the reader clears it when it wakes (ntbd relays
+ * the shared doorbell bit to the clients whose word is set).
+ */
+struct ntbv_vbell {
 	_Atomic uint32_t vbell;
 	uint8_t pad[NTBV_CELL - 4];
 };
 
 /*
- * What a peer client p asks of this client x (in x's pair block for p). A fresh (zeroed) block
- * means "ring me for everything": a reader that stops polling clears the QUIET bits, so a
- * writer that has never heard from it rings rather than leaving a message unnoticed.
+ * What writer p asks of reader x, in the block p writes for x. A fresh (zeroed) block, or no
+ * block at all, means "ring me for everything": a reader that stops polling clears the QUIET
+ * bits, so a writer that has never heard from it rings rather than leaving a message unnoticed.
  */
 enum ntbv_bell_flags {
 	NTBV_QUIET_REQ = 1 << 0,	/* do not ring me for requests: I am polling */
@@ -174,27 +221,27 @@ enum ntbv_bell_flags {
 	NTBV_WANT_CREDIT = 1 << 2,	/* do ring me when you consume my rings (I wait for room) */
 };
 
-/* The head of one pair block: x's window, slice of x, block for peer slot p; written by p. */
+/* The head of the block p writes for x (x's memory); written by p. */
 struct ntbv_pair_hdr {
 	/* what p produced for x (the rings of this block) */
 	_Atomic uint64_t req_prod;
 	_Atomic uint64_t resp_prod;
 	uint8_t pad0[NTBV_CELL - 16];
-	/* how far p consumed the rings x writes into p's slice (credits for x) */
+	/* how far p consumed the rings of the block x writes for p (credits for x) */
 	_Atomic uint64_t req_cons;
 	_Atomic uint64_t resp_cons;
 	uint8_t pad1[NTBV_CELL - 16];
 	_Atomic uint32_t bell;		/* enum ntbv_bell_flags, about x's writes to p */
-	uint32_t epoch;			/* p's slot epoch when it last wrote this block */
+	uint32_t epoch;			/* p's slot epoch */
 	uint8_t pad2[NTBV_CELL - 8];
 };
 
 /*
- * A pair block: header, request ring (req_cells), response ring (resp_cells). Requests carry
- * the SEND data and short WRITEs; responses are short (ACKs, atomics, READ data that could not
- * be placed), so the response ring may be the smaller one.
+ * A block: header, request ring (req_cells), response ring (resp_cells), page aligned.
+ * Requests carry the SEND data and short WRITEs; responses are short (ACKs, atomics, READ
+ * data that could not be placed), so the response ring may be the smaller one.
  */
-static inline uint64_t ntbv_pair_len(uint32_t req_cells, uint32_t resp_cells)
+static inline uint64_t ntbv_block_len(uint32_t req_cells, uint32_t resp_cells)
 {
 	uint64_t len = sizeof(struct ntbv_pair_hdr) +
 		       ((uint64_t)req_cells + resp_cells) * NTBV_CELL;
@@ -202,23 +249,28 @@ static inline uint64_t ntbv_pair_len(uint32_t req_cells, uint32_t resp_cells)
 	return (len + NTBV_PAGE - 1) & ~(uint64_t)(NTBV_PAGE - 1);
 }
 
-static inline uint64_t ntbv_slice_len(uint32_t req_cells, uint32_t resp_cells)
-{
-	return NTBV_PAGE + NTBV_MAX_SLOTS * ntbv_pair_len(req_cells, resp_cells);
-}
+#define NTBV_BLOCK_REQ_OFF	sizeof(struct ntbv_pair_hdr)
 
-/* Offsets inside a slice. */
-static inline uint64_t ntbv_pair_off(uint32_t req_cells, uint32_t resp_cells,
-				     unsigned int peer_slot)
-{
-	return NTBV_PAGE + peer_slot * ntbv_pair_len(req_cells, resp_cells);
-}
-
-#define NTBV_PAIR_REQ_RING_OFF	sizeof(struct ntbv_pair_hdr)
-
-static inline uint64_t ntbv_pair_resp_ring_off(uint32_t req_cells)
+static inline uint64_t ntbv_block_resp_off(uint32_t req_cells)
 {
 	return sizeof(struct ntbv_pair_hdr) + (uint64_t)req_cells * NTBV_CELL;
+}
+
+/*
+ * Ring sizes ntbd gives a block: the largest while the pool has room for them and for the
+ * smallest blocks of every pair the live clients could still open, the smallest otherwise.
+ * The smallest request ring holds two datagrams of a 4096-byte MTU (a message is at most
+ * half a ring); response segments shrink to what half a small response ring holds.
+ */
+#define NTBV_REQ_CELLS_MAX	2048		/* 128 KiB */
+#define NTBV_RESP_CELLS_MAX	256		/* 16 KiB */
+#define NTBV_REQ_CELLS_MIN	256		/* 16 KiB */
+#define NTBV_RESP_CELLS_MIN	64		/* 4 KiB */
+
+/* The largest payload of one message in a ring of ncells (it may fill half the ring). */
+static inline uint32_t ntbv_ring_max_payload(uint32_t ncells)
+{
+	return (ncells / 2 - 1) * NTBV_CELL;
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -233,6 +285,7 @@ enum ntbv_msg_op {
 	NTBV_OP_READ = 4,	/* read total bytes at raddr */
 	NTBV_OP_CMP_SWP = 5,	/* if *raddr == arg0 then *raddr = arg1 */
 	NTBV_OP_FETCH_ADD = 6,	/* *raddr += arg0 */
+	NTBV_OP_ATOMIC_WRITE = 7, /* *raddr = arg0 in one 64-bit store; acknowledged as a WRITE */
 	/* responses: responder -> requester, response ring */
 	NTBV_OP_ACK = 16,	/* requests up to psn (inclusive) are done */
 	NTBV_OP_NAK = 17,	/* request psn failed: total = enum ntbv_nak */
@@ -252,6 +305,8 @@ enum ntbv_msg_flags {
 	 * payload (NTRDMA's READ: a push by the responder).
 	 */
 	NTBV_F_PLACE = 1 << 5,
+	/* SEND_WITH_INV (on LAST): imm carries the rkey of a memory window to invalidate */
+	NTBV_F_INV = 1 << 6,
 };
 
 /* IB NAK codes (IBTA 9.7.5.2.8 AETH syndrome) as the responder reports them. */
@@ -305,6 +360,8 @@ _Static_assert(sizeof(struct ntbv_slot) == 64, "slot");
 _Static_assert(sizeof(struct ntbv_qp_ent) == 32, "qp entry");
 _Static_assert(sizeof(struct ntbv_mr_ent) == 48, "mr entry");
 _Static_assert(sizeof(struct ntbv_pair_hdr) == 3 * NTBV_CELL, "pair header");
+_Static_assert(sizeof(struct ntbv_pair_ent) == 32, "pair directory entry");
+_Static_assert(sizeof(struct ntbv_vbell) == NTBV_CELL, "vbell");
 _Static_assert(sizeof(struct ntbv_msg) == NTBV_CELL, "one message header is one cell");
 #endif
 

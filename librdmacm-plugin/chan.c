@@ -16,6 +16,7 @@
  * ERR; and rdma_ack_cm_event() lets rdma_destroy_id() go on.
  */
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -38,8 +39,10 @@ RCM_EXPORT struct rdma_event_channel *rdma_create_event_channel(void)
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return NULL;
-	for (int i = 0; i < RCM_MAX_DEVS; i++)
+	for (int i = 0; i < RCM_MAX_DEVS; i++) {
 		c->member[i] = -1;
+		pthread_mutex_init(&c->attach[i], NULL);
+	}
 	pthread_mutex_init(&c->lock, NULL);
 	c->ch.fd = epoll_create1(EPOLL_CLOEXEC);
 	c->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -91,6 +94,8 @@ RCM_EXPORT void rdma_destroy_event_channel(struct rdma_event_channel *channel)
 	}
 	close(c->efd);
 	close(c->ch.fd);
+	for (int i = 0; i < RCM_MAX_DEVS; i++)
+		pthread_mutex_destroy(&c->attach[i]);
 	pthread_mutex_destroy(&c->lock);
 	free(c);
 }
@@ -102,8 +107,10 @@ int rcm_chan_attach(struct rcm_chan *c, struct rcm_dev *dev, uint32_t *handle)
 	struct epoll_event ev = { .events = EPOLLIN, .data.u32 = (uint32_t)dev->index };
 	int sv[2], err = 0;
 
-	pthread_mutex_lock(&c->lock);
-	if (c->member[dev->index] >= 0) {
+	/* the daemon's answer is awaited under the device's attach lock only: the channel's
+	   events flow meanwhile, and a wildcard bind attaches to every daemon at once */
+	pthread_mutex_lock(&c->attach[dev->index]);
+	if (__atomic_load_n(&c->member[dev->index], __ATOMIC_ACQUIRE) >= 0) {
 		*handle = c->handle[dev->index];
 		goto out;
 	}
@@ -119,11 +126,13 @@ int rcm_chan_attach(struct rcm_chan *c, struct rcm_dev *dev, uint32_t *handle)
 		close(sv[0]);
 		goto out;
 	}
-	c->member[dev->index] = sv[0];
+	pthread_mutex_lock(&c->lock);
 	c->handle[dev->index] = rsp.chan;
+	__atomic_store_n(&c->member[dev->index], sv[0], __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&c->lock);
 	*handle = rsp.chan;
 out:
-	pthread_mutex_unlock(&c->lock);
+	pthread_mutex_unlock(&c->attach[dev->index]);
 	return err;
 }
 
@@ -436,6 +445,9 @@ RCM_EXPORT int rdma_get_cm_event(struct rdma_event_channel *channel,
 		pthread_mutex_lock(&e->id->mut);
 		e->id->events_reported++;
 		pthread_mutex_unlock(&e->id->mut);
+		if (rcm_debug())
+			fprintf(stderr, "librdmacm-plugin: %s, status %d (id %p)\n",
+				rdma_event_str(e->event.event), e->event.status, (void *)e->event.id);
 		*event = &e->event;
 		return 0;
 	}

@@ -269,7 +269,7 @@ static int route_source(const struct sockaddr *sa, uint8_t gid[16])
 {
 	struct sockaddr_storage src;
 	socklen_t len = sizeof(src);
-	int s = socket(sa->sa_family, SOCK_DGRAM | SOCK_CLOEXEC, 0), ret = -1;
+	int s = rcm_sys_socket(sa->sa_family, SOCK_DGRAM | SOCK_CLOEXEC), ret = -1;
 	struct sockaddr_storage dst;
 
 	if (s < 0)
@@ -280,8 +280,8 @@ static int route_source(const struct sockaddr *sa, uint8_t gid[16])
 		((struct sockaddr_in *)&dst)->sin_port = htons(9);
 	else
 		((struct sockaddr_in6 *)&dst)->sin6_port = htons(9);
-	if (!connect(s, (struct sockaddr *)&dst, rcm_addrlen(sa)) &&
-	    !getsockname(s, (struct sockaddr *)&src, &len)) {
+	if (!rcm_sys_connect(s, (struct sockaddr *)&dst, rcm_addrlen(sa)) &&
+	    !rcm_sys_getsockname(s, (struct sockaddr *)&src, &len)) {
 		memset(gid, 0, 16);
 		if (src.ss_family == AF_INET) {
 			memcpy(gid, v4prefix, 12);
@@ -291,7 +291,7 @@ static int route_source(const struct sockaddr *sa, uint8_t gid[16])
 		}
 		ret = 0;
 	}
-	close(s);
+	rcm_sys_close(s);
 	return ret;
 }
 

@@ -430,6 +430,54 @@ static uint16_t get_port(const struct sockaddr *sa)
 	}
 }
 
+/*
+ * One call per device, all devices at once: a wildcard id's bind or listen is a call to every
+ * daemon, and one after the other they would take the sum of their answers' wake-ups where
+ * the kernel takes a system call (perftest's client connects right after its handshake and
+ * meets no listener if the server's wildcard listen is still on its way: REJ 8). Each call
+ * runs in a thread of its own, or here when no thread can be made.
+ */
+struct rcm_dev_job {
+	struct rcm_id *id;
+	struct rcm_dev *dev;
+	const struct sockaddr *addr;	/* bind */
+	struct bv_cm_listen_req listen;	/* listen */
+	uint32_t handle;
+	struct bv_cm_route route;
+	int err;
+	pthread_t thread;
+	bool threaded;
+};
+
+static void *bind_job(void *arg)
+{
+	struct rcm_dev_job *j = arg;
+
+	j->err = bind_on(j->id, j->dev, j->addr, BV_CM_BIND_WILDCARD_SET, &j->handle, &j->route);
+	return NULL;
+}
+
+static void *listen_job(void *arg)
+{
+	struct rcm_dev_job *j = arg;
+
+	j->err = rcm_call(j->dev, BV_OP_CM_LISTEN, &j->listen, sizeof(j->listen), &j->route,
+			  sizeof(j->route), NULL, 0);
+	return NULL;
+}
+
+static void run_jobs(struct rcm_dev_job *jobs, int n, void *(*fn)(void *))
+{
+	for (int i = 0; i < n; i++)
+		jobs[i].threaded = !pthread_create(&jobs[i].thread, NULL, fn, &jobs[i]);
+	for (int i = 0; i < n; i++) {
+		if (jobs[i].threaded)
+			pthread_join(jobs[i].thread, NULL);
+		else
+			fn(&jobs[i]);
+	}
+}
+
 /* A wildcard bind: one port, free on every device (the kernel's one port space per host). */
 static int bind_wildcard(struct rcm_id *id, const struct sockaddr *addr)
 {
@@ -437,11 +485,17 @@ static int bind_wildcard(struct rcm_id *id, const struct sockaddr *addr)
 	struct sockaddr_storage a;
 	struct bv_cm_route route;
 	bool any_port = !get_port(addr);
-	int err = EADDRNOTAVAIL;
+	int err = EADDRNOTAVAIL, nj;
+	struct rcm_dev_job *jobs;
 
 	id->subs = calloc((size_t)n, sizeof(*id->subs));
-	if (!id->subs)
+	jobs = calloc((size_t)n, sizeof(*jobs));
+	if (!id->subs || !jobs) {
+		free(id->subs);
+		id->subs = NULL;
+		free(jobs);
 		return ENOMEM;
+	}
 	port_range(&low, &high);
 	tries = any_port ? 64 : 1;
 	memset(&a, 0, sizeof(a));
@@ -451,17 +505,20 @@ static int bind_wildcard(struct rcm_id *id, const struct sockaddr *addr)
 			set_port(&a, (uint16_t)(low + random() % (high - low + 1)));
 		id->nsubs = 0;
 		err = 0;
-		for (int i = 0; i < n && !err; i++) {
-			struct rcm_dev *dev = rcm_dev_at(i);
-
-			if (dev->gone)
-				continue;
-			err = bind_on(id, dev, (struct sockaddr *)&a, BV_CM_BIND_WILDCARD_SET,
-				      &id->subs[id->nsubs].handle, &route);
-			if (!err)
-				id->subs[id->nsubs++].dev = dev;
-			else if (err == EOPNOTSUPP || err == ENODEV)
-				err = 0;	/* a device without a connection manager */
+		nj = 0;
+		for (int i = 0; i < n; i++)
+			if (!rcm_dev_at(i)->gone)
+				jobs[nj++] = (struct rcm_dev_job){ .id = id, .dev = rcm_dev_at(i),
+								   .addr = (struct sockaddr *)&a };
+		run_jobs(jobs, nj, bind_job);
+		for (int i = 0; i < nj; i++) {
+			if (!jobs[i].err) {
+				id->subs[id->nsubs].dev = jobs[i].dev;
+				id->subs[id->nsubs++].handle = jobs[i].handle;
+				route = jobs[i].route;
+			} else if (jobs[i].err != EOPNOTSUPP && jobs[i].err != ENODEV && !err) {
+				err = jobs[i].err;	/* ENODEV, EOPNOTSUPP: no connection manager */
+			}
 		}
 		if (!err && id->nsubs)
 			break;
@@ -473,6 +530,7 @@ static int bind_wildcard(struct rcm_id *id, const struct sockaddr *addr)
 		if (err != EADDRINUSE && err != EADDRNOTAVAIL)
 			break;
 	}
+	free(jobs);
 	if (err || !id->nsubs) {
 		free(id->subs);
 		id->subs = NULL;
@@ -487,7 +545,7 @@ static int bind_wildcard(struct rcm_id *id, const struct sockaddr *addr)
 /* The errno of a bind to an address no device has: a host address without RDMA: ENODEV. */
 static int not_ours(const struct sockaddr *addr)
 {
-	int s = socket(addr->sa_family, SOCK_DGRAM | SOCK_CLOEXEC, 0), err = EADDRNOTAVAIL;
+	int s = rcm_sys_socket(addr->sa_family, SOCK_DGRAM | SOCK_CLOEXEC), err = EADDRNOTAVAIL;
 	struct sockaddr_storage a;
 
 	if (s < 0)
@@ -495,9 +553,9 @@ static int not_ours(const struct sockaddr *addr)
 	memset(&a, 0, sizeof(a));
 	memcpy(&a, addr, rcm_addrlen(addr));
 	set_port(&a, 0);
-	if (!bind(s, (struct sockaddr *)&a, rcm_addrlen(addr)))
+	if (!rcm_sys_bind(s, (struct sockaddr *)&a, rcm_addrlen(addr)))
 		err = ENODEV;
-	close(s);
+	rcm_sys_close(s);
 	return err;
 }
 
@@ -660,6 +718,7 @@ RCM_EXPORT int rdma_listen(struct rdma_cm_id *cm_id, int backlog)
 	struct rcm_id *id = rcm_id_of(cm_id);
 	struct bv_cm_listen_req req = { .backlog = backlog };
 	struct bv_cm_route route;
+	struct rcm_dev_job *jobs;
 	int err = 0;
 
 	if (!cm_id)
@@ -678,11 +737,17 @@ RCM_EXPORT int rdma_listen(struct rdma_cm_id *cm_id, int backlog)
 			rcm_id_set_route(id, &route);
 		return err ? rcm_err(err) : 0;
 	}
-	for (int i = 0; i < id->nsubs && !err; i++) {
-		req.handle = id->subs[i].handle;
-		err = rcm_call(id->subs[i].dev, BV_OP_CM_LISTEN, &req, sizeof(req), &route,
-			       sizeof(route), NULL, 0);
+	jobs = calloc((size_t)id->nsubs, sizeof(*jobs));
+	if (!jobs)
+		return rcm_err(ENOMEM);
+	for (int i = 0; i < id->nsubs; i++) {
+		jobs[i] = (struct rcm_dev_job){ .dev = id->subs[i].dev, .listen = req };
+		jobs[i].listen.handle = id->subs[i].handle;
 	}
+	run_jobs(jobs, id->nsubs, listen_job);
+	for (int i = 0; i < id->nsubs && !err; i++)
+		err = jobs[i].err;
+	free(jobs);
 	return err ? rcm_err(err) : 0;
 }
 

@@ -16,6 +16,7 @@
  *   ep.c        rdma_create_ep, rdma_destroy_ep, rdma_get_request
  *   addrinfo.c  rdma_getaddrinfo, rdma_freeaddrinfo
  *   event_str.c mcast.c    rdma_event_str; multicast (refused: no multicast on our ports)
+ *   rsocket.c rs_stream.c rs_dgram.c rs_poll.c   rsockets (rs.h)
  */
 #ifndef RCM_H
 #define RCM_H
@@ -24,6 +25,10 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
@@ -32,6 +37,45 @@
 
 /* Exported entry points (the version script librdmacm.map names them). */
 #define RCM_EXPORT __attribute__((visibility("default")))
+
+/*
+ * Sockets the library uses for itself (route lookups), made with the system calls directly:
+ * under librspreload, socket()/connect()/close() would make them rsockets.
+ */
+static inline int rcm_sys_socket(int domain, int type)
+{
+	return (int)syscall(SYS_socket, domain, type, 0);
+}
+
+static inline int rcm_sys_connect(int s, const struct sockaddr *sa, socklen_t len)
+{
+	return (int)syscall(SYS_connect, s, sa, len);
+}
+
+static inline int rcm_sys_bind(int s, const struct sockaddr *sa, socklen_t len)
+{
+	return (int)syscall(SYS_bind, s, sa, len);
+}
+
+static inline int rcm_sys_getsockname(int s, struct sockaddr *sa, socklen_t *len)
+{
+	return (int)syscall(SYS_getsockname, s, sa, len);
+}
+
+static inline void rcm_sys_close(int fd)
+{
+	syscall(SYS_close, fd);
+}
+
+/* BV_RCM_DEBUG set: every event the application gets is printed on stderr. */
+static inline bool rcm_debug(void)
+{
+	static int on = -1;
+
+	if (on < 0)
+		on = getenv("BV_RCM_DEBUG") != NULL;
+	return on;
+}
 
 /* librdmacm's convention: -1 with errno set. */
 static inline int rcm_err(int err)
@@ -97,6 +141,7 @@ struct rcm_chan {
 	int efd;			/* eventfd: local events are queued */
 	pthread_mutex_t lock;
 	struct rcm_event *local_head, *local_tail;
+	pthread_mutex_t attach[RCM_MAX_DEVS];	/* one attach at a time per daemon, not per channel */
 	int member[RCM_MAX_DEVS];	/* our end of the socket pair per daemon, -1: none */
 	uint32_t handle[RCM_MAX_DEVS];	/* the daemon's name for the channel */
 };

@@ -4,7 +4,9 @@
 set -e
 PKGS="build-essential cmake pkg-config python3 iproute2 util-linux procps valgrind \
 libibverbs-dev librdmacm-dev libibverbs1 ibverbs-providers ibverbs-utils rdmacm-utils \
-perftest tshark libpcap-dev cppcheck clang-format"
+perftest tshark libpcap-dev cppcheck clang-format ethtool clang libclang-rt-14-dev strace \
+libnl-3-dev libnl-route-3-dev qperf ucx-utils openmpi-bin libopenmpi-dev infiniband-diags \
+libfabric-bin libucx-dev"
 
 missing=""
 for p in $PKGS; do

@@ -344,29 +344,33 @@ static void client_readable(struct bvd *d, int fd, uint32_t events, void *arg)
 	}
 }
 
-static void listener_readable(struct bvd *d, int fd, uint32_t events, void *arg)
+int bvd_client_add(struct bvd *d, int s)
 {
-	struct bvd_client *c;
-	int s = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	struct bvd_client *c = calloc(1, sizeof(*c));
+	int err;
 
-	if (s < 0)
-		return;
-	c = calloc(1, sizeof(*c));
-	if (!c) {
-		close(s);
-		return;
-	}
+	if (!c)
+		return -ENOMEM;
 	c->d = d;
 	c->sock = s;
 	c->async_fd = -1;
 	c->id = ++d->next_client_id;
-	if (bvd_watch_fd(d, s, client_readable, c)) {
-		close(s);
+	err = bvd_watch_fd(d, s, client_readable, c);
+	if (err) {
 		free(c);
-		return;
+		return err;
 	}
 	c->next = d->clients;
 	d->clients = c;
+	return 0;
+}
+
+static void listener_readable(struct bvd *d, int fd, uint32_t events, void *arg)
+{
+	int s = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+
+	if (s >= 0 && bvd_client_add(d, s))
+		close(s);
 }
 
 static void signal_readable(struct bvd *d, int fd, uint32_t events, void *arg)

@@ -83,6 +83,13 @@ struct bvd {
 
 typedef void (*bvd_fd_cb)(struct bvd *d, int fd, uint32_t events, void *arg);
 
+/*
+ * A new client on socket s (SOCK_SEQPACKET, non-blocking; accepted, or one end of a
+ * socketpair in a test that drives a daemon in-process): bvd owns and closes it from now on.
+ * Returns 0 or -errno (s is then still the caller's).
+ */
+int bvd_client_add(struct bvd *d, int s);
+
 /* Watch fd in the main loop (level-triggered EPOLLIN). */
 int bvd_watch_fd(struct bvd *d, int fd, bvd_fd_cb cb, void *arg);
 /* The same for other epoll events (EPOLLOUT: a socket to write when it has room). */

@@ -134,7 +134,11 @@ struct bv_context *bv_open_context(struct ibv_device *ibdev, int cmd_fd, size_t 
 	err = hello(ctx, dev, &async_fd);
 	if (err)
 		goto fail;
-	ctx->vctx.context.async_fd = async_fd;
+	err = bv_async_start(ctx, async_fd);
+	if (err) {
+		close(async_fd);
+		goto fail;
+	}
 	err = fetch_device_attr(ctx);
 	if (err)
 		goto fail;
@@ -167,6 +171,7 @@ void bv_set_ops(struct bv_context *ctx, const struct verbs_context_ops *ops)
 
 void bv_close_context(struct bv_context *ctx)
 {
+	bv_async_stop(ctx);
 	if (ctx->conn.sock >= 0)
 		close(ctx->conn.sock);	/* the daemon destroys what we left behind */
 	pthread_mutex_destroy(&ctx->conn.lock);

@@ -52,12 +52,29 @@ struct bv_conn {
 	pthread_mutex_t lock;
 };
 
+/* The async event fd the application reads, relayed from the daemon's (bv_async.c). */
+struct bv_async {
+	int daemon_fd;		/* the daemon's datagrams arrive here */
+	int app_end;		/* and are passed on here; the application reads the other end */
+	int stop[2];
+	pthread_t thread;
+	bool running;
+};
+
 /* Every provider context starts with this. */
 struct bv_context {
 	struct verbs_context vctx;
 	struct bv_conn conn;
 	struct bv_device_attr attr;	/* immutable: fetched once at open */
+	struct bv_async async;
 };
+
+/*
+ * Give the application its async fd: the daemon's events relayed, and IBV_EVENT_DEVICE_FATAL
+ * when the daemon's connection hangs up (bv_async.c). Takes daemon_fd; 0 or an errno.
+ */
+int bv_async_start(struct bv_context *ctx, int daemon_fd);
+void bv_async_stop(struct bv_context *ctx);
 
 static inline struct bv_context *to_bv_context(struct ibv_context *ibctx)
 {

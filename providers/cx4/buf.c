@@ -6,6 +6,7 @@
  * by both sides as they are written.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -29,10 +30,11 @@ unsigned int cx4_ilog2_up(uint64_t v)
 int cx4_buf_alloc(struct cx4_buf *b, size_t len, const char *name)
 {
 	len = cx4_align(len, CX4_ADAPTER_PAGE_SIZE);
-	b->fd = memfd_create(name, MFD_CLOEXEC);
+	/* sealed against shrinking: cx4d maps it for the device and refuses it otherwise */
+	b->fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (b->fd < 0)
 		return errno;
-	if (ftruncate(b->fd, (off_t)len)) {
+	if (ftruncate(b->fd, (off_t)len) || fcntl(b->fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_SEAL)) {
 		int err = errno;
 
 		close(b->fd);

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The ntb provider: RDMA verbs over an NTB link, NTRDMA's architecture in user space
- * (research/ntb.md §5.2). Internal declarations shared by the files of this directory:
+ * (docs/ntb-verbs.md). Internal declarations shared by the files of this directory:
  *
  *   ntb_context.c   device context: attach to ntbd, map the windows, ops table
  *   ntb_pd.c ntb_mr.c ntb_cq.c ntb_srq.c ntb_ah.c ntb_qp.c   the objects, one per file
  *   ntb_post.c      post_send / post_recv: validation and queueing
- *   ntb_chan.c      the pair channels: rings in window memory, credits, bells
+ *   ntb_chan.c      the pair channels: rings in window or loopback memory, credits, bells
+ *   ntb_pairs.c     finding and opening the pair blocks (directories, NTB_OP_OPEN_PAIR)
  *   ntb_req.c       requester: send queue -> ring messages or direct placement (DMA)
  *   ntb_resp.c      responder: request messages -> data placement, receives, READ, atomics
  *   ntb_comp.c      completer: response messages -> send completions, RNR and retry
@@ -19,7 +20,9 @@
  *   peer->rx_lock (consuming a peer's rings) -> qp->sq_lock / qp->rq.lock / srq->lock
  *     -> peer->tx_lock (producing into a peer's rings) -> cq->lock
  *   ctx->lock (object tables; the sweep of send queues) -> qp->sq_lock -> ...
+ *   ctx->open_lock (opening blocks, outside every engine lock) -> peer->rx_lock -> ...
  *   ctx->dma_lock nests inside qp->sq_lock.
+ * A peer is a client slot of either end: "peers" of this end are the loopback.
  */
 #ifndef NTB_PROVIDER_H
 #define NTB_PROVIDER_H
@@ -45,7 +48,12 @@
 #define NTB_MAX_SRQ_WR		16384
 #define NTB_MAX_MSG		(1u << 30)	/* port max_msg_sz */
 #define NTB_GRH_LEN		40		/* UD receive buffers start with the GRH */
+#define NTB_ROCE_L3_IPV4	2		/* a UD completion's sl: RoCE v2 over IPv4 */
 #define NTB_STAGED_MAX		64		/* RC receive completions held per batch */
+#define NTB_MAX_AH		65536
+#define NTB_MAX_CQ		65536
+#define NTB_MAX_SRQ		4096
+#define NTB_MAX_PD		65535		/* ntbd's table, shared by the end */
 
 /* An RDMA WRITE at least this long is placed by DMA instead of travelling in the ring. */
 #define NTB_DIRECT_MIN		4096
@@ -56,38 +64,77 @@ struct ntb_qp;
 /* ----------------------------------------------------------------------------------------- */
 /* Pair channels (ntb_chan.c)                                                                 */
 
-/* A ring this process writes into: in the peer's window, reached by PIO stores only. */
+/* A ring this process writes into: in the reader's memory, reached by stores only. */
 struct ntb_txring {
-	uint8_t *cells;			/* the ring (peer window) */
+	uint8_t *cells;			/* the ring (the reader's block) */
 	uint32_t ncells;		/* power of two */
+	uint32_t max_payload;		/* of one message: half the ring */
 	uint64_t prod;			/* next cell to write (our copy; published to *prod_pub) */
 	uint64_t published;		/* last value stored to *prod_pub */
-	_Atomic uint64_t *prod_pub;	/* the consumer reads it: peer window */
-	const _Atomic uint64_t *cons;	/* the consumer's credit return: our window */
+	_Atomic uint64_t *prod_pub;	/* the consumer reads it: its memory */
+	const _Atomic uint64_t *cons;	/* the consumer's credit return: our memory */
 };
 
-/* A ring this process reads: in our window, written by the peer. */
+/* A ring this process reads: in our memory, written by the peer. */
 struct ntb_rxring {
 	const uint8_t *cells;
 	uint32_t ncells;
 	uint64_t cons;			/* next cell to read */
 	uint64_t published;		/* last value stored to *cons_pub */
-	const _Atomic uint64_t *prod;	/* the producer's index: our window */
-	_Atomic uint64_t *cons_pub;	/* our credit return: peer window */
+	const _Atomic uint64_t *prod;	/* the producer's index: our memory */
+	_Atomic uint64_t *cons_pub;	/* our credit return: its memory (NULL: no block yet) */
 };
 
-/* Everything about one client slot of the peer end. */
+/*
+ * One of the two memories this client reads and the end whose objects they describe
+ * (kernel-abi/ntb_verbs_wire.h): NTB_END_PEER, the other end of the link (we read our window,
+ * the peer's ntbd writes its control area and our directory there, we write the peer's
+ * window); NTB_END_LOCAL, this end (the loopback memory, read and written, its control area
+ * and directory written by our ntbd).
+ */
+struct ntb_end {
+	bool up;			/* its control area was there and made sense */
+	const struct ntbv_ctrl_hdr *ctrl;
+	const struct ntbv_slot *slots;
+	const struct ntbv_qp_ent *qps;
+	const struct ntbv_mr_ent *mrs;
+	/* copied from its header once and checked: every index we compute uses these */
+	uint32_t side, max_slots, max_qp, max_mr, ipv4;
+	uint8_t gid[16], gid_ll[16];
+	/* what we read: our row of the directory, and where blocks written for us may be */
+	uint8_t *rx_mem;
+	uint64_t rx_len, pool_off, pool_len;
+	uint32_t row_len;		/* our end's max_slots: the directory's row length */
+	const struct ntbv_pair_ent *dir;
+	const _Atomic uint64_t *dgen;
+	uint64_t dgen_seen;
+	/* what we write: the reader's memory, its vbells (NULL for the loopback) */
+	uint8_t *tx_mem;
+	uint64_t tx_len;
+	struct ntbv_vbell *vbells;
+};
+
+/* Everything about one client slot of either end. */
 struct ntb_peer {
 	struct ntb_context *ctx;
-	unsigned int slot;
-	uint32_t tx_epoch;		/* the incarnation our producing state belongs to */
-	uint32_t rx_epoch;		/* ... our consuming state */
+	struct ntb_end *end;
+	uint8_t endi;			/* NTB_END_PEER or NTB_END_LOCAL */
+	uint8_t slot;
+	bool active;			/* on ctx->active: the engine looks at it */
+	bool garbage;			/* it wrote nonsense: ignored until its next block */
+	/* the block it writes for us: from our directory (rx_lock) */
+	struct ntbv_pair_hdr *rx_hdr;	/* NULL: none */
+	uint32_t rx_epoch;		/* its incarnation that writes it */
+	uint32_t rx_seq;		/* the directory entry's sequence count when bound */
+	/* the block we write for it: from NTB_OP_OPEN_PAIR (tx_lock) */
+	struct ntbv_pair_hdr *tx_hdr;	/* NULL: none */
+	uint32_t tx_epoch;		/* its incarnation we write for */
 	uint32_t bell_epoch;		/* ... our last bell wish went to */
-	bool garbage;			/* it wrote nonsense: ignored until its next incarnation */
-	struct ntbv_pair_hdr *rx_hdr;	/* our window: written by the peer */
-	struct ntbv_pair_hdr *tx_hdr;	/* its window: written by us */
-	struct ntbv_slice_hdr *tx_slice;	/* its slice header (vbell) */
-	uint64_t db_bits;		/* its doorbell */
+	_Atomic uint32_t *vbell;	/* its vbell word (peer end) */
+	uint64_t db_bits;		/* its doorbell (peer end) */
+	int bell_fd;			/* its bell eventfd (loopback), -1: none */
+	_Atomic uint32_t want_open;	/* the epoch the progress thread should open for, 0 */
+	uint32_t open_failed;		/* the epoch whose block ntbd refused (no room) */
 	pthread_mutex_t rx_lock;	/* consuming req_rx / resp_rx */
 	pthread_mutex_t tx_lock;	/* producing into req_tx / resp_tx */
 	struct ntb_txring req_tx, resp_tx;
@@ -97,13 +144,13 @@ struct ntb_peer {
 	bool want_credit;		/* a writer found a ring full: ask for a bell on credits */
 	bool resp_stalled;		/* a request waits for room in the response ring */
 	unsigned int nqps;		/* QPs bound to it (RC/UC) */
-	/* responder: this batch's RC receive completions, visible after its ACKs (rx_lock) */
-	struct ntb_staged_wc {
-		struct ntb_cq *cq;
-		struct ibv_wc wc;
-		bool solicited;
-	} staged[NTB_STAGED_MAX];
-	unsigned int nstaged;
+};
+
+/* The responder batch a thread runs: its RC receive completions wait for its ACKs. */
+struct ntb_staged_wc {
+	struct ntb_cq *cq;
+	struct ibv_wc wc;
+	bool solicited;
 };
 
 /* ----------------------------------------------------------------------------------------- */
@@ -119,6 +166,8 @@ struct ntb_mr {
 	struct verbs_mr vmr;
 	uint32_t index;
 	bool shadow;			/* its pages were moved into a memfd (ntb_shadow.c) */
+	uint64_t addr, length;		/* what the key covers, in this process */
+	uint64_t hca_va;		/* ... and the address remote requests name */
 };
 
 _Static_assert(offsetof(struct ntb_mr, vmr) == 0 && offsetof(struct verbs_mr, ibv_mr) == 0,
@@ -141,14 +190,29 @@ struct ntb_pmap {
  */
 struct ntb_mr_slot {
 	_Atomic uint32_t seq;
-	uint32_t lkey;			/* 0: free */
-	uint32_t rkey;
+	uint32_t lkey;			/* 0: free; a window: the key ntbd gave it */
+	uint32_t rkey;			/* a window: its key while bound, else 0 */
 	uint32_t pd;
 	uint32_t access;
-	uint32_t reserved;
+	uint32_t mw_type;		/* 0: a region; IBV_MW_TYPE_1 or _2: a window */
 	uint64_t addr;			/* process address of byte 0 */
 	uint64_t hca_va;		/* what remote requests name */
 	uint64_t length;
+	/* a bound window: the QP it is bound to (type 2), its region's slot as it was then */
+	uint32_t mw_qpn;
+	uint32_t parent;		/* key index of the region */
+	uint32_t parent_seq;		/* the region's slot sequence when bound */
+};
+
+/* ibv_bind_mw's work request: a BIND_MW of a type 1 window (posting one is refused). */
+#define NTB_WR_BIND_MW1		0xfe
+/* ibv_wr_atomic_write's: the 8 bytes in wr.atomic.compare_add (no ibv_post_send form). */
+#define NTB_WR_ATOMIC_WRITE	0xfd
+
+/* A memory window (type 1 or 2): a key of the end's key space, bound by the provider. */
+struct ntb_mw {
+	struct ibv_mw ibv_mw;
+	uint32_t key;			/* what ntbd allocated (the slot's lkey) */
 };
 
 /* The last local key a QP checked, valid while the key's table slot is unchanged. */
@@ -218,6 +282,15 @@ enum ntb_swqe_state {
 	NTB_SWQE_DONE,			/* ready to complete */
 };
 
+/* ibv_wr_* work requests between ibv_wr_start() and ibv_wr_complete() (ntb_qpex.c). */
+struct ntb_qp_stage {
+	struct ibv_send_wr *wr;		/* max_send_wr of them */
+	struct ibv_sge *sge;		/* max_send_sge per work request */
+	uint8_t *inl;			/* max_inline_data per work request */
+	uint32_t n;			/* staged so far */
+	int err;			/* the first error building them */
+};
+
 /* A send WQE, as the requester keeps it until it completes. */
 struct ntb_swqe {
 	uint64_t wr_id;
@@ -239,6 +312,12 @@ struct ntb_swqe {
 	uint64_t compare_add;
 	uint64_t swap;
 	uint64_t ring_end;		/* request ring position after its last message */
+	/* BIND_MW: the window (ntbd's key), rkey the new key, raddr/mw_len the range */
+	uint32_t mw_key;
+	uint32_t bind_lkey;		/* the region (0: unbind, type 1) */
+	uint32_t bind_access;
+	bool bind_type1;		/* from ibv_bind_mw (the only way to bind a type 1 window) */
+	uint64_t mw_len;
 	struct ibv_sge *sg;
 	uint8_t ud_gid[16];		/* UD: destination GID */
 };
@@ -253,6 +332,8 @@ struct ntb_qp {
 	struct ntb_srq *srq;
 	uint32_t pd;
 	bool sq_sig_all;
+	uint64_t send_ops;		/* IBV_QP_EX_WITH_*: the ibv_wr_* calls it takes */
+	struct ntb_qp_stage *stage;	/* NULL: no ibv_wr_* API */
 	struct ibv_qp_cap cap;
 
 	/* attributes (modify_qp) */
@@ -272,7 +353,7 @@ struct ntb_qp {
 	enum ibv_mtu path_mtu;
 	struct ibv_ah_attr ah_attr;
 
-	/* the peer client its RC/UC partner lives in (from RTR) */
+	/* the client its RC/UC partner lives in, of either end (from RTR) */
 	struct ntb_peer *peer;
 	uint32_t peer_epoch;
 	uint64_t peer_gone_ns;		/* when we saw that peer client leave (progress.c) */
@@ -292,6 +373,7 @@ struct ntb_qp {
 	uint64_t ring_last;		/* request ring position after our last ring message */
 	uint64_t deadline;		/* RC: transport timer (ns), 0 = off */
 	uint64_t rnr_until;		/* RC: RNR wait before retransmitting (ns), 0 = none */
+	uint64_t retry_wait;		/* RC: a retry waits for the completer to read this far */
 	uint8_t retry_left;
 	uint8_t rnr_left;
 	struct ntb_key_cache lkc;	/* under sq_lock */
@@ -319,7 +401,7 @@ struct ntb_qp {
 	uint64_t cur_local;		/* WRITE/READ: process address of the message's raddr */
 	uint64_t cur_raddr;		/* WRITE: the message's remote address */
 	uint32_t cur_total;		/* its length */
-	uint32_t cur_psn;		/* READ: the request being answered */
+	uint32_t cur_psn;		/* the message in progress, the READ being answered */
 	struct {
 		uint32_t psn;
 		uint64_t orig;
@@ -344,38 +426,29 @@ struct ntb_context {
 	pthread_mutex_t dma_lock;
 	uint32_t side, slot, slot_epoch, max_slots, mtu;
 	uint32_t gid_tbl_len;
+	union ibv_gid gids[8];		/* our port's GIDs (a datagram to one stays here) */
 	uint32_t ipv4;			/* our port's address (network order), for UD GRHs */
 	uint8_t *local;			/* our control region (fd 0), read/write */
 	uint64_t local_len;
-	const struct ntbv_ctrl_hdr *pctrl;	/* in our window: the peer end's objects */
-	/*
-	 * The peer end's geometry, copied from its header once and checked then: the peer
-	 * could rewrite the header at any time, and every index into our window or its window
-	 * is computed from these copies only.
-	 */
-	struct {
-		uint32_t max_slots, max_qp, max_mr;
-		uint32_t ring_cells, resp_cells;
-		uint64_t slices_off, slice_len;
-		uint32_t ipv4;
-		uint8_t gid[16];
-	} pg;
-	const struct ntbv_slot *pslots;
-	const struct ntbv_qp_ent *pqps;
-	const struct ntbv_mr_ent *pmrs;
-	uint32_t max_qp, max_mr;
-	struct ntbv_slice_hdr *slice;	/* ours */
-	uint32_t ring_cells;		/* request rings of our slice */
-	uint32_t resp_cells;		/* response rings of our slice */
+	uint8_t *lo;			/* our loopback memory (fd 3), read/write */
+	uint64_t lo_len;
 	uint8_t *peer;			/* the peer's window 0, stores only */
 	uint64_t peer_len;
-	struct ntb_peer peers[NTBV_MAX_SLOTS];
-	struct ntb_peer *active;	/* peers we exchange messages with */
+	_Atomic uint32_t *my_vbell;	/* our vbell word, in our window */
+	uint32_t max_qp, max_mr;
+	struct ntb_end ends[2];		/* [NTB_END_PEER], [NTB_END_LOCAL] */
+	struct ntb_peer peers[2][NTBV_MAX_SLOTS];
+	/* the peers with a block either way, in the order they appeared (only grows) */
+	struct ntb_peer *active[2 * NTBV_MAX_SLOTS];
+	_Atomic unsigned int nactive;
+	pthread_mutex_t open_lock;	/* opening blocks; finding them in the directories */
+	_Atomic int want_open;		/* some peer waits for its block (progress thread) */
 
 	/* object tables */
 	struct ntb_mr_slot *mrs;	/* indexed by NTBV_KEY_INDEX(lkey) */
-	struct ntb_pmap **pmaps;	/* peer regions, by NTBV_KEY_INDEX(rkey) */
+	struct ntb_pmap **pmaps[2];	/* regions of either end we store into, by key index */
 	pthread_mutex_t pmap_lock;
+	pthread_mutex_t mw_lock;	/* binding and invalidating windows, a leaf lock */
 	struct ntb_qp **qps;		/* indexed by NTBV_QPN_INDEX(qpn) */
 	struct ntb_qp *qp_list;		/* every QP, under ctx->lock */
 
@@ -402,10 +475,15 @@ struct ntb_context {
 	 */
 	_Atomic bool link_lost;
 	_Atomic bool link_failed;
-	/* the peer end's table generation whose departed clients were dealt with (progress.c) */
+	/*
+	 * The table generations (both ends: the loopback has departures too) whose departed
+	 * clients were dealt with (progress.c), as one sum of the two.
+	 */
 	_Atomic uint64_t peers_gen;
 	_Atomic uint64_t peers_defer_gen;	/* while some QP waits: look again at peers_recheck */
 	_Atomic uint64_t peers_recheck;
+	/* objects the provider alone keeps: the device limits hold per context */
+	_Atomic unsigned int ncq, nsrq, nah;
 
 	/* async events the engine raised, sent outside the engine's locks */
 	pthread_mutex_t ev_lock;
@@ -475,8 +553,28 @@ int ntb_dealloc_pd(struct ibv_pd *pd);
 struct ibv_mr *ntb_reg_mr(struct ibv_pd *pd, void *addr, size_t length, uint64_t hca_va,
 			  int access);
 int ntb_dereg_mr(struct verbs_mr *vmr);
+struct ibv_mw *ntb_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
+int ntb_dealloc_mw(struct ibv_mw *mw);
+int ntb_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *bind);
+/* The engine's side: a BIND_MW or LOCAL_INV work request, IBV_WC_SUCCESS or the error. */
+enum ibv_wc_status ntb_mw_bind_exec(struct ntb_qp *qp, const struct ntb_swqe *w);
+enum ibv_wc_status ntb_mw_local_inv(struct ntb_qp *qp, uint32_t rkey);
+/* SEND_WITH_INV at the responder: invalidate the type 2 window rkey bound to qp. */
+bool ntb_mw_remote_inv(struct ntb_qp *qp, uint32_t rkey);
+/*
+ * The region or bound window an rkey names for a remote access on qp (a window: bound to qp
+ * if it is of type 2, its region unchanged since the bind); false: no access.
+ */
+bool ntb_rkey_lookup(struct ntb_qp *qp, uint32_t rkey, struct ntb_mr_slot *out);
+int ntb_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd, void *addr, size_t length,
+		 int access);
 /* Copy the slot for key (lkey or rkey); false if none. */
 bool ntb_mr_lookup(struct ntb_context *ctx, uint32_t key, bool remote, struct ntb_mr_slot *out);
+/* ... and the slot's sequence count it was read under */
+bool ntb_mr_lookup_seq(struct ntb_context *ctx, uint32_t key, bool remote,
+		       struct ntb_mr_slot *out, uint32_t *seq);
+/* Write a key's slot (seqlocked: readers see the old entry or the new one). */
+void ntb_slot_write(struct ntb_mr_slot *s, const struct ntb_mr_slot *v);
 /*
  * Check a local scatter list: every lkey valid, in the PD, in range, with the access asked
  * (IBV_ACCESS_LOCAL_WRITE or 0). Returns IBV_WC_SUCCESS or the completion error.
@@ -492,9 +590,9 @@ uint64_t ntb_sg_total(const struct ibv_sge *sg, uint32_t num_sge);
 
 /* ntb_shadow.c */
 bool ntb_pio_enabled(void);
-/* ntb_req.c: PIO mappings of the peer's regions and direct copies into its window */
+/* ntb_req.c: PIO mappings of regions of either end and direct copies into the peer's window */
 void ntb_pmaps_free(struct ntb_context *ctx);
-uint8_t *ntb_pio_region(struct ntb_context *ctx, const struct ntbv_mr_ent *m);
+uint8_t *ntb_pio_region(struct ntb_context *ctx, unsigned int endi, const struct ntbv_mr_ent *m);
 /* Stores, the last 8 bytes after a store fence (a peer polling the end sees the rest first). */
 void ntb_pio_copy(uint8_t *dst, const void *src, size_t len);
 /* One DMA copy into the peer's window 0 at off, run in this thread; true when issued. */
@@ -508,11 +606,14 @@ int ntb_destroy_cq(struct ibv_cq *cq);
 int ntb_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc);
 int ntb_req_notify_cq(struct ibv_cq *cq, int solicited_only);
 int ntb_resize_cq(struct ibv_cq *cq, int cqe);
+/* Drop a QP's completions not yet polled (its reset: mlx5_ib_cq_clean does the same). */
+void ntb_cq_clean(struct ntb_cq *cq, uint32_t qpn);
 /* Add a completion (from any thread); raises the channel event if armed. */
 void ntb_cq_push(struct ntb_cq *cq, const struct ibv_wc *wc, bool solicited);
 /* A responder batch's completions on this thread wait until its ACKs are out (ntb_resp.c). */
-void ntb_cq_stage_begin(struct ntb_peer *p);
-void ntb_cq_stage_end(struct ntb_peer *p);
+void ntb_cq_stage_begin(void);
+void ntb_cq_stage_end(void);
+unsigned int ntb_cq_staged(void);	/* held so far in this thread's batch */
 
 /* ntb_srq.c */
 struct ibv_srq *ntb_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr);
@@ -556,18 +657,36 @@ uint32_t ntb_mtu_bytes(enum ibv_mtu mtu);
 
 /* ntb_post.c */
 int ntb_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
+/* Post a chain; whole: all of it or nothing (the errno of its first bad work request). */
+int ntb_post_chain(struct ntb_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad,
+		   bool whole);
+
+/* ntb_qpex.c: the ibv_wr_* API */
+int ntb_qpex_check(enum ibv_qp_type type, uint64_t send_ops);
+int ntb_qpex_init(struct ntb_qp *qp, uint64_t send_ops);
+void ntb_qpex_fini(struct ntb_qp *qp);
+int ntb_query_qp_data_in_order(struct ibv_qp *qp, enum ibv_wr_opcode op, uint32_t flags);
 int ntb_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
 int ntb_post_recv_common(struct ntb_context *ctx, struct ntb_rq *rq, uint32_t pd,
 			 struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
 
 /* ntb_chan.c */
 void ntb_chan_setup(struct ntb_context *ctx);
-uint32_t ntb_slot_epoch(struct ntb_context *ctx, unsigned int slot);
-/* The peer of a live slot (NULL if none); its ring state may still be the last incarnation's. */
-struct ntb_peer *ntb_peer_get(struct ntb_context *ctx, unsigned int slot);
-/* Bring producing (tx_lock held) / consuming (rx_lock held) state to the live incarnation. */
-bool ntb_peer_tx_sync(struct ntb_peer *p);
+uint32_t ntb_slot_epoch(const struct ntb_peer *p);
+/* The peer of a live slot of an end (NULL if none). */
+struct ntb_peer *ntb_peer_get(struct ntb_context *ctx, unsigned int endi, unsigned int slot);
+/*
+ * Bring producing (tx_lock held) / consuming (rx_lock held) state to the live incarnation.
+ * Producing: NTB_TX_READY, NTB_TX_WAIT (our block is being opened: try again later, the
+ * progress thread sweeps when it is there), NTB_TX_GONE (nobody to write to).
+ */
+enum { NTB_TX_READY, NTB_TX_WAIT, NTB_TX_GONE };
+int ntb_peer_tx_sync(struct ntb_peer *p);
 bool ntb_peer_rx_sync(struct ntb_peer *p);
+/* Bind the block we write (the OPEN_PAIR answer), rx_lock and tx_lock held. */
+void ntb_peer_tx_bind(struct ntb_peer *p, const struct ntb_open_pair_rsp *rsp, int bell_fd);
+/* Bind the block its directory entry names, or unbind a stale one (rx_lock held). */
+void ntb_peer_rx_bind(struct ntb_peer *p);
 /* Producing: room for a message of ncells (padding the ring end if needed); NULL if full. */
 struct ntbv_msg *ntb_tx_reserve(struct ntb_peer *p, struct ntb_txring *r, uint32_t ncells);
 bool ntb_tx_room(struct ntb_peer *p, struct ntb_txring *r, uint32_t ncells);
@@ -585,7 +704,22 @@ void ntb_bells_arm(struct ntb_context *ctx, bool arm);
 /* Some writer now waits for credits the armed bells do not ask for. */
 bool ntb_bells_stale(struct ntb_context *ctx);
 
+/* ntb_pairs.c */
+/* Open our block for p's incarnation epoch now (a control call: never from poll_cq). */
+int ntb_pair_open(struct ntb_peer *p, uint32_t epoch);
+/* Let the progress thread open it (any thread, any lock). */
+void ntb_pair_want(struct ntb_peer *p, uint32_t epoch);
+/* The opens the progress thread was asked for. */
+void ntb_pairs_open_pending(struct ntb_context *ctx);
+/* A directory changed: bind the blocks written for us that are new. Returns true if done. */
+bool ntb_pairs_scan(struct ntb_context *ctx);
+/* The end whose QP a number names, and the checked copy of its table entry (false: none). */
+bool ntb_qp_entry(struct ntb_context *ctx, uint32_t qpn, unsigned int *endi,
+		  struct ntbv_qp_ent *e);
+
 /* ntb_req.c */
+/* Open the blocks a chain of datagrams needs (no lock held: a control call into ntbd). */
+void ntb_ud_open(struct ntb_qp *qp, const struct ibv_send_wr *wr);
 /* Transmit what the send queue holds; sq_lock held. */
 void ntb_qp_tx(struct ntb_qp *qp);
 /* Go back to send WQE index i and transmit from there again; sq_lock held. */

@@ -83,6 +83,7 @@ static void progress(struct ntb_qp *qp)
 {
 	/* IBTA: the retry counters restart after forward progress */
 	qp->retry_left = qp->retry_cnt;
+	qp->retry_wait = 0;
 	qp->rnr_left = qp->rnr_retry;
 	qp->deadline = qp->inflight && timeout_ns(qp->timeout) ?
 			       ntb_now() + timeout_ns(qp->timeout) : 0;

@@ -4,7 +4,9 @@
  * region, the HAL grant with the peer's window and DMA, the wake-up descriptors), the ops
  * table, and the device attributes the verbs engine implements.
  */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,23 +114,109 @@ static void detach(struct ntb_context *ctx)
 	if (ctx->local)
 		munmap(ctx->local, ctx->local_len);
 	ctx->local = NULL;
+	if (ctx->lo)
+		munmap(ctx->lo, ctx->lo_len);
+	ctx->lo = NULL;
 	if (ctx->relay_fd >= 0)
 		close(ctx->relay_fd);
 	ctx->relay_fd = -1;
+	for (unsigned int e = 0; ctx->attached && e < 2; e++) {
+		for (unsigned int i = 0; i < NTBV_MAX_SLOTS; i++) {
+			struct ntb_peer *p = &ctx->peers[e][i];
+
+			if (p->bell_fd >= 0)
+				close(p->bell_fd);
+			p->bell_fd = -1;
+			pthread_mutex_destroy(&p->rx_lock);
+			pthread_mutex_destroy(&p->tx_lock);
+		}
+	}
 	ctx->attached = false;
+}
+
+/* [off, off + len) inside [0, total) */
+static bool within(uint64_t off, uint64_t len, uint64_t total)
+{
+	return off <= total && len <= total - off;
+}
+
+/*
+ * An end's control area (the peer's ntbd wrote it into our window; our ntbd into the
+ * loopback memory), copied once and checked, then used: its writer may write it again at any
+ * time, and a table offset changed after the check must not move any of our pointers. The
+ * described memory (where we write: its control region) lies in the tx_len bytes we mapped.
+ */
+static int end_setup(struct ntb_context *ctx, struct ntb_end *end, const uint8_t *area,
+		     uint64_t area_max, uint8_t *tx_mem, uint64_t tx_len)
+{
+	const struct ntbv_ctrl_hdr *h = (const struct ntbv_ctrl_hdr *)area;
+	uint64_t clen = ntbv_ctrl_len(ctx->max_qp, ctx->max_mr);
+	struct ntbv_ctrl_hdr hs;
+
+	if (atomic_load_explicit(&h->magic, memory_order_acquire) != NTBV_MAGIC)
+		return ENOLINK;
+	memcpy(&hs, h, sizeof(hs));
+	if (clen > area_max || hs.version != NTBV_VERSION || !hs.max_slots ||
+	    hs.max_slots > NTBV_MAX_SLOTS || hs.max_qp > NTBV_MAX_QP || hs.max_mr > NTBV_MAX_MR ||
+	    hs.qp_tbl_off > clen || hs.mr_tbl_off > clen || hs.qp_tbl_off < NTBV_CTRL_QP_OFF ||
+	    hs.qp_tbl_off % 8 || hs.mr_tbl_off % 8 ||
+	    hs.qp_tbl_off + (uint64_t)hs.max_qp * sizeof(struct ntbv_qp_ent) > clen ||
+	    hs.mr_tbl_off + (uint64_t)hs.max_mr * sizeof(struct ntbv_mr_ent) > clen ||
+	    hs.mem_len > tx_len ||
+	    (tx_mem != ctx->lo && (hs.vbell_off % NTBV_CELL ||
+				  !within(hs.vbell_off, (uint64_t)hs.max_slots *
+								 sizeof(struct ntbv_vbell),
+					  hs.mem_len))))
+		return EPROTO;
+	end->ctrl = h;
+	end->side = hs.side;
+	end->max_slots = hs.max_slots;
+	end->max_qp = hs.max_qp;
+	end->max_mr = hs.max_mr;
+	end->ipv4 = hs.ipv4;
+	memcpy(end->gid, hs.gid, sizeof(end->gid));
+	memcpy(end->gid_ll, hs.gid_ll, sizeof(end->gid_ll));
+	end->slots = (const struct ntbv_slot *)(area + NTBV_CTRL_SLOTS_OFF);
+	end->qps = (const struct ntbv_qp_ent *)(area + hs.qp_tbl_off);
+	end->mrs = (const struct ntbv_mr_ent *)(area + hs.mr_tbl_off);
+	end->tx_mem = tx_mem;
+	end->tx_len = hs.mem_len;	/* its control region: the blocks are there */
+	end->vbells = tx_mem == ctx->lo ? NULL : (struct ntbv_vbell *)(tx_mem + hs.vbell_off);
+	end->up = true;
+	return 0;
+}
+
+/* Where we read an end's blocks: our directory row and pool in mem (ntbd's layout). */
+static int end_rx(struct ntb_context *ctx, struct ntb_end *end, uint8_t *mem, uint64_t len,
+		  uint64_t dir_off, uint64_t dgen_off, uint64_t pool_off, uint64_t pool_len)
+{
+	if (dir_off % 8 || dgen_off % 8 || pool_off % NTBV_PAGE ||
+	    !within(dir_off, (uint64_t)ctx->max_slots * ctx->max_slots *
+				     sizeof(struct ntbv_pair_ent), len) ||
+	    !within(dgen_off, (uint64_t)ctx->max_slots * sizeof(struct ntbv_dgen), len) ||
+	    !within(pool_off, pool_len, len))
+		return EPROTO;
+	end->rx_mem = mem;
+	end->rx_len = len;
+	end->row_len = ctx->max_slots;
+	end->dir = (const struct ntbv_pair_ent *)(mem + dir_off) + (uint64_t)ctx->slot *
+										  ctx->max_slots;
+	end->dgen = &((const struct ntbv_dgen *)(mem + dgen_off))[ctx->slot].gen;
+	end->dgen_seen = 0;
+	end->pool_off = pool_off;
+	end->pool_len = pool_len;
+	return 0;
 }
 
 static int attach_locked(struct ntb_context *ctx)
 {
 	struct ntb_attach_req req = { .version = NTB_PROTO_VERSION };
 	struct ntb_attach_rsp rsp;
-	int fds[3] = { -1, -1, -1 };
+	int fds[4] = { -1, -1, -1, -1 };
 	struct bv_call call = { .op = NTB_OP_ATTACH, .req = &req, .req_len = sizeof(req),
-				.rsp = &rsp, .rsp_max = sizeof(rsp), .rfds = fds, .nrfds = 3 };
+				.rsp = &rsp, .rsp_max = sizeof(rsp), .rfds = fds, .nrfds = 4 };
 	struct ntb_dma_chan_attr dattr = { .depth = 1024, .flags = NTB_DMA_CHAN_MANUAL };
-	const struct ntbv_ctrl_hdr *h;
-	struct ntbv_ctrl_hdr hs;
-	uint64_t size, clen;
+	uint64_t size;
 	void *p;
 	int ret;
 
@@ -136,21 +224,34 @@ static int attach_locked(struct ntb_context *ctx)
 	if (ret)
 		goto out;
 	ret = EPROTO;
-	if (call.rsp_len != sizeof(rsp) || call.nrfds != 3 || rsp.version != NTB_PROTO_VERSION ||
-	    rsp.max_slots > NTBV_MAX_SLOTS || rsp.slot >= rsp.max_slots ||
-	    rsp.ctrl_off + ntbv_ctrl_len(rsp.max_qp, rsp.max_mr) > rsp.local_len ||
-	    rsp.slice_off + rsp.slice_len > rsp.local_len ||
-	    rsp.slice_len < ntbv_slice_len(rsp.ring_cells, rsp.resp_cells) || !rsp.ring_cells ||
-	    (rsp.ring_cells & (rsp.ring_cells - 1)) || !rsp.resp_cells ||
-	    (rsp.resp_cells & (rsp.resp_cells - 1)) || rsp.max_qp > NTBV_MAX_QP || !rsp.mtu)
+	if (call.rsp_len != sizeof(rsp) || call.nrfds != 4 || rsp.version != NTB_PROTO_VERSION ||
+	    !rsp.max_slots || rsp.max_slots > NTBV_MAX_SLOTS || rsp.slot >= rsp.max_slots ||
+	    rsp.max_qp > NTBV_MAX_QP || rsp.max_mr > NTBV_MAX_MR || !rsp.mtu ||
+	    rsp.ctrl_off % NTBV_PAGE ||
+	    !within(rsp.ctrl_off, ntbv_ctrl_len(rsp.max_qp, rsp.max_mr), rsp.win_len) ||
+	    rsp.win_vbell_off % NTBV_CELL ||
+	    !within(rsp.win_vbell_off, (uint64_t)rsp.max_slots * sizeof(struct ntbv_vbell),
+		    rsp.win_len) ||
+	    ntbv_ctrl_len(rsp.max_qp, rsp.max_mr) > rsp.lo_len)
 		goto out;
-	p = mmap(NULL, rsp.local_len, PROT_READ | PROT_WRITE, MAP_SHARED, fds[0], 0);
+	ctx->slot = rsp.slot;
+	ctx->max_slots = rsp.max_slots;
+	ctx->max_qp = rsp.max_qp;
+	ctx->max_mr = rsp.max_mr;
+	p = mmap(NULL, rsp.win_len, PROT_READ | PROT_WRITE, MAP_SHARED, fds[0], 0);
 	if (p == MAP_FAILED) {
 		ret = errno;
 		goto out;
 	}
 	ctx->local = p;
-	ctx->local_len = rsp.local_len;
+	ctx->local_len = rsp.win_len;
+	p = mmap(NULL, rsp.lo_len, PROT_READ | PROT_WRITE, MAP_SHARED, fds[3], 0);
+	if (p == MAP_FAILED) {
+		ret = errno;
+		goto fail;
+	}
+	ctx->lo = p;
+	ctx->lo_len = rsp.lo_len;
 	ctx->relay_fd = fds[2];
 	fds[2] = -1;
 	ret = -ntb_client_attach(fds[1], &ctx->hal);
@@ -173,53 +274,29 @@ static int attach_locked(struct ntb_context *ctx)
 	}
 
 	ctx->side = rsp.side;
-	ctx->slot = rsp.slot;
 	ctx->slot_epoch = rsp.slot_epoch;
-	ctx->max_slots = rsp.max_slots;
 	ctx->mtu = rsp.mtu;
-	ctx->ring_cells = rsp.ring_cells;
-	ctx->resp_cells = rsp.resp_cells;
-	ctx->max_qp = rsp.max_qp;
-	ctx->max_mr = rsp.max_mr;
 	ctx->ipv4 = rsp.ipv4;
 	ctx->db_bits = rsp.db_bits;
-	ctx->slice = (struct ntbv_slice_hdr *)(ctx->local + rsp.slice_off);
-	h = (const struct ntbv_ctrl_hdr *)(ctx->local + rsp.ctrl_off);
-	ctx->pctrl = h;
+	ctx->my_vbell = &((struct ntbv_vbell *)(ctx->local + rsp.win_vbell_off))[rsp.slot].vbell;
 	/*
-	 * The peer's ntbd wrote this header when the link came up. One copy, checked, then
-	 * used: the peer may write it again at any time (a table offset or a slice length
-	 * changed after the check must not move any of our pointers).
+	 * The peer's ntbd wrote its control area when the link came up (ENOLINK: not yet);
+	 * ours is in the loopback memory. Then where blocks for us are: ntbd's word.
 	 */
-	ret = ENOLINK;
-	if (atomic_load_explicit(&h->magic, memory_order_acquire) != NTBV_MAGIC)
+	ret = end_setup(ctx, &ctx->ends[NTB_END_PEER], ctx->local + rsp.ctrl_off,
+			rsp.win_len - rsp.ctrl_off, ctx->peer, ctx->peer_len);
+	if (!ret)
+		ret = end_setup(ctx, &ctx->ends[NTB_END_LOCAL], ctx->lo, rsp.lo_len, ctx->lo,
+				rsp.lo_len);
+	if (!ret)
+		ret = end_rx(ctx, &ctx->ends[NTB_END_PEER], ctx->local, rsp.win_len,
+			     rsp.win_dir_off, rsp.win_dgen_off, rsp.win_pool_off,
+			     rsp.win_pool_len);
+	if (!ret)
+		ret = end_rx(ctx, &ctx->ends[NTB_END_LOCAL], ctx->lo, rsp.lo_len, rsp.lo_dir_off,
+			     rsp.lo_dgen_off, rsp.lo_pool_off, rsp.lo_pool_len);
+	if (ret)
 		goto fail;
-	memcpy(&hs, h, sizeof(hs));
-	clen = ntbv_ctrl_len(rsp.max_qp, rsp.max_mr);
-	if (hs.version != NTBV_VERSION || hs.max_slots > NTBV_MAX_SLOTS ||
-	    hs.max_qp > NTBV_MAX_QP || hs.max_mr > NTBV_MAX_MR || hs.qp_tbl_off > clen ||
-	    hs.mr_tbl_off > clen || hs.qp_tbl_off < NTBV_CTRL_QP_OFF ||
-	    hs.qp_tbl_off + (uint64_t)hs.max_qp * sizeof(struct ntbv_qp_ent) > clen ||
-	    hs.mr_tbl_off + (uint64_t)hs.max_mr * sizeof(struct ntbv_mr_ent) > clen ||
-	    hs.slices_off > ctx->peer_len || hs.slice_len > ctx->peer_len ||
-	    hs.slices_off + (uint64_t)hs.max_slots * hs.slice_len > ctx->peer_len ||
-	    !hs.ring_cells || hs.ring_cells > (1u << 20) || (hs.ring_cells & (hs.ring_cells - 1)) ||
-	    !hs.resp_cells || hs.resp_cells > (1u << 20) ||
-	    (hs.resp_cells & (hs.resp_cells - 1)) ||
-	    hs.slice_len < ntbv_slice_len(hs.ring_cells, hs.resp_cells))
-		goto fail;
-	ctx->pg.max_slots = hs.max_slots;
-	ctx->pg.max_qp = hs.max_qp;
-	ctx->pg.max_mr = hs.max_mr;
-	ctx->pg.ring_cells = hs.ring_cells;
-	ctx->pg.resp_cells = hs.resp_cells;
-	ctx->pg.slices_off = hs.slices_off;
-	ctx->pg.slice_len = hs.slice_len;
-	ctx->pg.ipv4 = hs.ipv4;
-	memcpy(ctx->pg.gid, hs.gid, sizeof(ctx->pg.gid));
-	ctx->pslots = (const struct ntbv_slot *)((const uint8_t *)h + NTBV_CTRL_SLOTS_OFF);
-	ctx->pqps = (const struct ntbv_qp_ent *)((const uint8_t *)h + hs.qp_tbl_off);
-	ctx->pmrs = (const struct ntbv_mr_ent *)((const uint8_t *)h + hs.mr_tbl_off);
 	ntb_chan_setup(ctx);
 	ctx->attached = true;
 	ret = ntb_progress_start(ctx);
@@ -228,8 +305,9 @@ static int attach_locked(struct ntb_context *ctx)
 	return 0;
 fail:
 	detach(ctx);
+	memset(ctx->ends, 0, sizeof(ctx->ends));
 out:
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < 4; i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
 	return ret;
@@ -287,13 +365,14 @@ static int ntb_query_device_ex(struct ibv_context *context,
 	a->max_qp = NTBV_MAX_QP - 2;
 	a->max_qp_wr = NTB_MAX_QP_WR;
 	a->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_PORT_ACTIVE_EVENT |
-			      IBV_DEVICE_CURR_QP_STATE_MOD | IBV_DEVICE_SRQ_RESIZE;
+			      IBV_DEVICE_CURR_QP_STATE_MOD | IBV_DEVICE_SRQ_RESIZE |
+			      IBV_DEVICE_MEM_WINDOW | IBV_DEVICE_MEM_WINDOW_TYPE_2B;
 	a->max_sge = NTB_MAX_SGE;
 	a->max_sge_rd = NTB_MAX_SGE_RD;
-	a->max_cq = 1 << 16;
+	a->max_cq = NTB_MAX_CQ;
 	a->max_cqe = NTB_MAX_CQE - 1;
 	a->max_mr = NTBV_MAX_MR - 1;
-	a->max_pd = 1 << 16;
+	a->max_pd = NTB_MAX_PD;
 	a->max_qp_rd_atom = NTB_MAX_RD_ATOMIC;
 	a->max_ee_rd_atom = 0;
 	a->max_res_rd_atom = NTB_MAX_RD_ATOMIC * a->max_qp;
@@ -303,14 +382,15 @@ static int ntb_query_device_ex(struct ibv_context *context,
 	a->atomic_cap = IBV_ATOMIC_HCA;
 	a->max_ee = 0;
 	a->max_rdd = 0;
-	a->max_mw = 0;
+	/* windows take keys from the regions' space (as an HCA's mkeys): either maximum alone */
+	a->max_mw = NTBV_MAX_MR - 1;
 	a->max_raw_ipv6_qp = 0;
 	a->max_raw_ethy_qp = 0;
 	a->max_mcast_grp = 0;
 	a->max_mcast_qp_attach = 0;
 	a->max_total_mcast_qp_attach = 0;
-	a->max_ah = 1 << 20;
-	a->max_srq = 1 << 12;
+	a->max_ah = NTB_MAX_AH;
+	a->max_srq = NTB_MAX_SRQ;
 	a->max_srq_wr = NTB_MAX_SRQ_WR;
 	a->max_srq_sge = NTB_MAX_SGE;
 	a->max_pkeys = 1;
@@ -342,7 +422,9 @@ static void ntb_async_event(struct ibv_context *context, struct ibv_async_event 
 static void ntb_free_context(struct ibv_context *ibctx);
 
 static const struct verbs_context_ops ntb_ctx_ops = {
+	.alloc_mw = ntb_alloc_mw,
 	.alloc_pd = ntb_alloc_pd,
+	.bind_mw = ntb_bind_mw,
 	.async_event = ntb_async_event,
 	.create_ah = ntb_create_ah,
 	.create_cq = ntb_create_cq,
@@ -350,6 +432,7 @@ static const struct verbs_context_ops ntb_ctx_ops = {
 	.create_qp = ntb_create_qp,
 	.create_qp_ex = ntb_create_qp_ex,
 	.create_srq = ntb_create_srq,
+	.dealloc_mw = ntb_dealloc_mw,
 	.dealloc_pd = ntb_dealloc_pd,
 	.dereg_mr = ntb_dereg_mr,
 	.destroy_ah = ntb_destroy_ah,
@@ -366,8 +449,10 @@ static const struct verbs_context_ops ntb_ctx_ops = {
 	.query_device_ex = ntb_query_device_ex,
 	.query_port = ntb_query_port,
 	.query_qp = ntb_query_qp,
+	.query_qp_data_in_order = ntb_query_qp_data_in_order,
 	.query_srq = ntb_query_srq,
 	.reg_mr = ntb_reg_mr,
+	.rereg_mr = ntb_rereg_mr,
 	.req_notify_cq = ntb_req_notify_cq,
 	.resize_cq = ntb_resize_cq,
 };
@@ -384,12 +469,37 @@ static void ntb_free_context(struct ibv_context *ibctx)
 		close(ctx->poke_fd);
 	free(ctx->mrs);
 	free(ctx->qps);
-	free(ctx->pmaps);
+	free(ctx->pmaps[0]);
+	free(ctx->pmaps[1]);
 	pthread_mutex_destroy(&ctx->pmap_lock);
+	pthread_mutex_destroy(&ctx->mw_lock);
+	pthread_mutex_destroy(&ctx->open_lock);
 	pthread_mutex_destroy(&ctx->lock);
 	pthread_mutex_destroy(&ctx->dma_lock);
 	pthread_mutex_destroy(&ctx->ev_lock);
 	bv_close_context(&ctx->bv);
+}
+
+/* GID index i of port 1 as libibverbs reads it: the sysfs file (zero when there is none). */
+static void read_gid(struct ibv_device *ibdev, uint32_t i, union ibv_gid *gid)
+{
+	char path[IBV_SYSFS_PATH_MAX + 64], buf[64];
+	ssize_t n;
+	int fd;
+
+	memset(gid, 0, sizeof(*gid));
+	snprintf(path, sizeof(path), "%s/ports/1/gids/%u", ibdev->ibdev_path, i);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	buf[n] = 0;
+	buf[strcspn(buf, "\n")] = 0;
+	if (inet_pton(AF_INET6, buf, gid->raw) != 1)
+		memset(gid, 0, sizeof(*gid));
 }
 
 static struct verbs_context *ntb_alloc_context(struct ibv_device *ibdev, int cmd_fd,
@@ -405,6 +515,7 @@ static struct verbs_context *ntb_alloc_context(struct ibv_device *ibdev, int cmd
 	pthread_mutex_init(&ctx->lock, NULL);
 	pthread_mutex_init(&ctx->dma_lock, NULL);
 	pthread_mutex_init(&ctx->ev_lock, NULL);
+	pthread_mutex_init(&ctx->open_lock, NULL);
 	ctx->relay_fd = -1;
 	ctx->poke_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	/* how long the progress thread polls after work before it blocks (a wake-up costs more) */
@@ -412,9 +523,11 @@ static struct verbs_context *ntb_alloc_context(struct ibv_device *ibdev, int cmd
 	ctx->spin_us = spin ? (uint32_t)atoi(spin) : 200;
 	ctx->mrs = calloc(NTBV_MAX_MR, sizeof(*ctx->mrs));
 	ctx->qps = calloc(NTBV_MAX_QP, sizeof(*ctx->qps));
-	ctx->pmaps = calloc(NTBV_MAX_MR, sizeof(*ctx->pmaps));
+	ctx->pmaps[0] = calloc(NTBV_MAX_MR, sizeof(*ctx->pmaps[0]));
+	ctx->pmaps[1] = calloc(NTBV_MAX_MR, sizeof(*ctx->pmaps[1]));
 	pthread_mutex_init(&ctx->pmap_lock, NULL);
-	if (ctx->poke_fd < 0 || !ctx->mrs || !ctx->qps || !ctx->pmaps) {
+	pthread_mutex_init(&ctx->mw_lock, NULL);
+	if (ctx->poke_fd < 0 || !ctx->mrs || !ctx->qps || !ctx->pmaps[0] || !ctx->pmaps[1]) {
 		ret = ENOMEM;
 		goto fail;
 	}
@@ -423,6 +536,9 @@ static struct verbs_context *ntb_alloc_context(struct ibv_device *ibdev, int cmd
 		struct ibv_port_attr pa;
 
 		ctx->gid_tbl_len = bv_query_port(&bv->vctx.context, 1, &pa) ? 1 : pa.gid_tbl_len;
+		/* our GIDs: an address handle or a path naming one of them stays on this end */
+		for (uint32_t i = 0; i < ctx->gid_tbl_len && i < 8; i++)
+			read_gid(ibdev, i, &ctx->gids[i]);
 	}
 	/*
 	 * Without the link the context still opens (queries, PDs, CQs: ibv_devinfo shows the
@@ -435,7 +551,8 @@ fail:
 		close(ctx->poke_fd);
 	free(ctx->mrs);
 	free(ctx->qps);
-	free(ctx->pmaps);
+	free(ctx->pmaps[0]);
+	free(ctx->pmaps[1]);
 	bv_close_context(bv);
 	errno = ret;
 	return NULL;

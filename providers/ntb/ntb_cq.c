@@ -26,12 +26,19 @@ static int cq_init(struct ntb_context *ctx, struct ntb_cq *cq, int cqe)
 {
 	if (cqe < 1 || cqe >= NTB_MAX_CQE)
 		return EINVAL;
+	/* max_cq, as query_device reports it */
+	if (atomic_fetch_add(&ctx->ncq, 1) >= NTB_MAX_CQ) {
+		atomic_fetch_sub(&ctx->ncq, 1);
+		return ENOMEM;
+	}
 	cq->ctx = ctx;
 	cq->cqe = cqe;
 	cq->size = roundup_pow2((uint32_t)cqe + 1);
 	cq->ring = calloc(cq->size, sizeof(*cq->ring));
-	if (!cq->ring)
+	if (!cq->ring) {
+		atomic_fetch_sub(&ctx->ncq, 1);
 		return ENOMEM;
+	}
 	pthread_mutex_init(&cq->lock, NULL);
 	/* what the application sees: at least what it asked for */
 	cq->vcq.cq.cqe = (int)cq->size - 1;
@@ -80,6 +87,7 @@ int ntb_destroy_cq(struct ibv_cq *ibcq)
 	pthread_mutex_unlock(&ctx->lock);
 	if (atomic_exchange(&cq->armed, 0))
 		atomic_fetch_sub(&ctx->armed_cqs, 1);
+	atomic_fetch_sub(&ctx->ncq, 1);
 	pthread_mutex_destroy(&cq->lock);
 	free(cq->ring);
 	free(cq);
@@ -117,6 +125,22 @@ int ntb_resize_cq(struct ibv_cq *ibcq, int cqe)
 	ibcq->cqe = (int)size - 1;
 	pthread_mutex_unlock(&cq->lock);
 	return 0;
+}
+
+void ntb_cq_clean(struct ntb_cq *cq, uint32_t qpn)
+{
+	uint32_t out;
+
+	pthread_mutex_lock(&cq->lock);
+	out = cq->tail;
+	for (uint32_t i = cq->tail; i != cq->head; i++) {
+		const struct ibv_wc *wc = &cq->ring[i & (cq->size - 1)];
+
+		if (wc->qp_num != qpn)
+			cq->ring[out++ & (cq->size - 1)] = *wc;
+	}
+	cq->head = out;
+	pthread_mutex_unlock(&cq->lock);
 }
 
 static void cq_event(struct ntb_cq *cq)
@@ -164,37 +188,42 @@ static void cq_push_now(struct ntb_cq *cq, const struct ibv_wc *wc, bool solicit
  * in a while, under load). On a card the ACK leaves with the placement, whatever the process
  * does next.
  */
-static __thread struct ntb_peer *cq_stage;
+static __thread bool cq_staging;
+static __thread struct ntb_staged_wc cq_staged[NTB_STAGED_MAX];
+static __thread unsigned int cq_nstaged;
 
-void ntb_cq_stage_begin(struct ntb_peer *p)
+void ntb_cq_stage_begin(void)
 {
-	p->nstaged = 0;
-	cq_stage = p;
+	cq_nstaged = 0;
+	cq_staging = true;
 }
 
-static void stage_drain(struct ntb_peer *p)
+unsigned int ntb_cq_staged(void)
 {
-	for (unsigned int i = 0; i < p->nstaged; i++)
-		cq_push_now(p->staged[i].cq, &p->staged[i].wc, p->staged[i].solicited);
-	p->nstaged = 0;
+	return cq_nstaged;
 }
 
-void ntb_cq_stage_end(struct ntb_peer *p)
+static void stage_drain(void)
 {
-	cq_stage = NULL;
-	stage_drain(p);
+	for (unsigned int i = 0; i < cq_nstaged; i++)
+		cq_push_now(cq_staged[i].cq, &cq_staged[i].wc, cq_staged[i].solicited);
+	cq_nstaged = 0;
+}
+
+void ntb_cq_stage_end(void)
+{
+	cq_staging = false;
+	stage_drain();
 }
 
 void ntb_cq_push(struct ntb_cq *cq, const struct ibv_wc *wc, bool solicited)
 {
-	struct ntb_peer *p = cq_stage;
-
-	if (p) {
-		if (p->nstaged < NTB_STAGED_MAX) {
-			p->staged[p->nstaged++] = (struct ntb_staged_wc){cq, *wc, solicited};
+	if (cq_staging) {
+		if (cq_nstaged < NTB_STAGED_MAX) {
+			cq_staged[cq_nstaged++] = (struct ntb_staged_wc){ cq, *wc, solicited };
 			return;
 		}
-		stage_drain(p);	/* full (a flush of many): in order, at once */
+		stage_drain();	/* full (a flush of many): in order, at once */
 	}
 	cq_push_now(cq, wc, solicited);
 }

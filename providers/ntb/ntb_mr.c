@@ -12,7 +12,7 @@
 
 #include "ntb.h"
 
-static void slot_write(struct ntb_mr_slot *s, const struct ntb_mr_slot *v)
+void ntb_slot_write(struct ntb_mr_slot *s, const struct ntb_mr_slot *v)
 {
 	uint32_t seq = atomic_load_explicit(&s->seq, memory_order_relaxed);
 
@@ -25,6 +25,10 @@ static void slot_write(struct ntb_mr_slot *s, const struct ntb_mr_slot *v)
 	s->addr = v->addr;
 	s->hca_va = v->hca_va;
 	s->length = v->length;
+	s->mw_type = v->mw_type;
+	s->mw_qpn = v->mw_qpn;
+	s->parent = v->parent;
+	s->parent_seq = v->parent_seq;
 	atomic_store_explicit(&s->seq, seq + 2, memory_order_release);
 }
 
@@ -51,6 +55,10 @@ static bool lookup(struct ntb_context *ctx, uint32_t key, bool remote, struct nt
 		out->addr = s->addr;
 		out->hca_va = s->hca_va;
 		out->length = s->length;
+		out->mw_type = s->mw_type;
+		out->mw_qpn = s->mw_qpn;
+		out->parent = s->parent;
+		out->parent_seq = s->parent_seq;
 		atomic_thread_fence(memory_order_acquire);
 		if (atomic_load_explicit(&s->seq, memory_order_relaxed) == seq) {
 			*seqp = seq;
@@ -59,7 +67,15 @@ static bool lookup(struct ntb_context *ctx, uint32_t key, bool remote, struct nt
 	}
 	if (!out->lkey)
 		return false;
+	if (!remote && out->mw_type)
+		return false;	/* a window's key is no lkey */
 	return remote ? out->rkey && out->rkey == key : out->lkey == key;
+}
+
+bool ntb_mr_lookup_seq(struct ntb_context *ctx, uint32_t key, bool remote,
+		       struct ntb_mr_slot *out, uint32_t *seq)
+{
+	return lookup(ctx, key, remote, out, seq);
 }
 
 bool ntb_mr_lookup(struct ntb_context *ctx, uint32_t key, bool remote, struct ntb_mr_slot *out)
@@ -82,29 +98,101 @@ bool ntb_pio_enabled(void)
 	return on;
 }
 
+/* MW_BIND: windows may be bound to the region (ntb_mw.c). */
+#define KNOWN_ACCESS (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | \
+		      IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_RELAXED_ORDERING | IBV_ACCESS_MW_BIND)
+
+static bool access_ok(int access)
+{
+	/* IBTA 10.6.3.1 (o10-29): remote write or atomic access needs local write */
+	return !(access & ~KNOWN_ACCESS) &&
+	       (!(access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) ||
+		(access & IBV_ACCESS_LOCAL_WRITE));
+}
+
+/* A new key for addr .. addr + length in PD pd, filled into mr (its keys, index, shadow). */
+static int mr_register(struct ntb_context *ctx, uint32_t pd, uint64_t addr, uint64_t length,
+		       uint64_t hca_va, int access, struct ntb_mr *mr)
+{
+	struct ntb_reg_mr_req req = { .pd = pd, .access = access, .addr = addr,
+				      .length = length, .hca_va = hca_va };
+	struct ntb_reg_mr_rsp rsp = { 0 };
+	struct ntb_mr_slot v;
+	int ret, fd = -1;
+	bool shadow = false;
+
+	/* remotely writable: let the peer's CPU reach the pages too (providers/common/bv_shadow.c)
+	 */
+	if ((access & IBV_ACCESS_REMOTE_WRITE) && ntb_pio_enabled() &&
+	    !bv_shadow_get(addr, length, &fd, &req.fd_off))
+		shadow = true;
+	{
+		struct bv_call call = { .op = NTB_OP_REG_MR, .req = &req, .req_len = sizeof(req),
+					.fds = shadow ? &fd : NULL, .nfds = shadow ? 1 : 0,
+					.rsp = &rsp, .rsp_max = sizeof(rsp) };
+
+		ret = bv_call(&ctx->bv, &call);
+		if (!ret && call.rsp_len != sizeof(rsp))
+			ret = EPROTO;
+	}
+	if (!ret && (!NTBV_KEY_INDEX(rsp.lkey) || NTBV_KEY_INDEX(rsp.lkey) >= NTBV_MAX_MR ||
+		     (rsp.rkey && rsp.rkey != rsp.lkey)))
+		ret = EPROTO;
+	if (ret) {
+		if (shadow)
+			bv_shadow_put(addr, length);
+		return ret;
+	}
+	mr->shadow = shadow;
+	mr->index = NTBV_KEY_INDEX(rsp.lkey);
+	mr->addr = addr;
+	mr->length = length;
+	mr->hca_va = hca_va;
+	mr->vmr.ibv_mr.lkey = rsp.lkey;
+	mr->vmr.ibv_mr.rkey = rsp.rkey ? rsp.rkey : rsp.lkey;
+	mr->vmr.ibv_mr.handle = rsp.lkey;
+	mr->vmr.mr_type = IBV_MR_TYPE_MR;
+	mr->vmr.access = access;
+	v = (struct ntb_mr_slot){ .lkey = rsp.lkey, .rkey = rsp.rkey, .pd = pd, .access = access,
+				  .addr = addr, .hca_va = hca_va, .length = length };
+	ntb_slot_write(&ctx->mrs[mr->index], &v);
+	return 0;
+}
+
+/* Take mr's key away: locally first, then from ntbd (and the peer); its pages go back. */
+static int mr_release(struct ntb_context *ctx, struct ntb_mr *mr)
+{
+	struct ntb_handle_req req = { .handle = mr->vmr.ibv_mr.lkey };
+	struct ntb_mr_slot none = { 0 };
+	int ret;
+
+	/*
+	 * Local users stop seeing the key first; ntbd then unpublishes it and unmaps the IOMMU
+	 * range, which returns only once no peer DMA can still land in it.
+	 */
+	ntb_slot_write(&ctx->mrs[mr->index], &none);
+	ret = ntb_call(ctx, NTB_OP_DEREG_MR, &req, sizeof(req), NULL, 0);
+	/*
+	 * ENODEV: ntbd is gone, and its IOMMU with it (the peer's model dropped the link):
+	 * nothing can reach the region any more, as after a device's removal.
+	 */
+	if (ret && ret != ENOENT && ret != ENODEV)
+		return ret;
+	/* no peer can reach the pages any more: give them back their private backing */
+	if (mr->shadow)
+		bv_shadow_put(mr->addr, mr->length);
+	mr->shadow = false;
+	return 0;
+}
+
 struct ibv_mr *ntb_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length, uint64_t hca_va,
 			  int access)
 {
 	struct ntb_context *ctx = to_ntb_ctx(ibpd->context);
-	const int known = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-			  IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC |
-			  IBV_ACCESS_RELAXED_ORDERING;
-	struct ntb_reg_mr_req req = {.pd = to_ntb_pd(ibpd)->handle,
-				     .access = access,
-				     .addr = (uintptr_t)addr,
-				     .length = length,
-				     .hca_va = hca_va};
-	struct ntb_reg_mr_rsp rsp;
-	struct ntb_mr_slot v;
 	struct ntb_mr *mr;
-	int ret, fd = -1;
-	bool shadow = false;
+	int ret;
 
-	/* IBTA 10.6.3.1 (o10-29): remote write or atomic access needs local write */
-	if ((access & ~known) || !length ||
-	    ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
-	     !(access & IBV_ACCESS_LOCAL_WRITE)) ||
-	    (uintptr_t)addr + length < (uintptr_t)addr) {
+	if (!access_ok(access) || !length || (uintptr_t)addr + length < (uintptr_t)addr) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -118,77 +206,102 @@ struct ibv_mr *ntb_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length, uint64
 		errno = ENOMEM;
 		return NULL;
 	}
-	/* remotely writable: let the peer's CPU reach the pages too (providers/common/bv_shadow.c)
-	 */
-	if ((access & IBV_ACCESS_REMOTE_WRITE) && ntb_pio_enabled() &&
-	    !bv_shadow_get(req.addr, length, &fd, &req.fd_off))
-		shadow = true;
-	{
-		struct bv_call call = {.op = NTB_OP_REG_MR,
-				       .req = &req,
-				       .req_len = sizeof(req),
-				       .fds = shadow ? &fd : NULL,
-				       .nfds = shadow ? 1 : 0,
-				       .rsp = &rsp,
-				       .rsp_max = sizeof(rsp)};
-
-		ret = bv_call(&ctx->bv, &call);
-		if (!ret && call.rsp_len != sizeof(rsp))
-			ret = EPROTO;
-	}
-	if (!ret && (!NTBV_KEY_INDEX(rsp.lkey) || NTBV_KEY_INDEX(rsp.lkey) >= NTBV_MAX_MR ||
-		     (rsp.rkey && rsp.rkey != rsp.lkey)))
-		ret = EPROTO;
+	ret = mr_register(ctx, to_ntb_pd(ibpd)->handle, (uintptr_t)addr, length, hca_va, access,
+			  mr);
 	if (ret) {
-		if (shadow)
-			bv_shadow_put(req.addr, length);
 		free(mr);
 		errno = ret;
 		return NULL;
 	}
-	mr->shadow = shadow;
-	mr->index = NTBV_KEY_INDEX(rsp.lkey);
-	mr->vmr.ibv_mr.lkey = rsp.lkey;
-	mr->vmr.ibv_mr.rkey = rsp.rkey ? rsp.rkey : rsp.lkey;
-	mr->vmr.ibv_mr.handle = rsp.lkey;
-	mr->vmr.mr_type = IBV_MR_TYPE_MR;
-	mr->vmr.access = access;
-	v = (struct ntb_mr_slot){.lkey = rsp.lkey,
-				 .rkey = rsp.rkey,
-				 .pd = req.pd,
-				 .access = access,
-				 .addr = req.addr,
-				 .hca_va = hca_va,
-				 .length = length};
-	slot_write(&ctx->mrs[mr->index], &v);
 	/* the ibv_mr is the start of struct ntb_mr (vmr first, ibv_mr first in it) */
 	return (struct ibv_mr *)mr;
 }
 
 int ntb_dereg_mr(struct verbs_mr *vmr)
 {
+	struct ntb_mr *mr = (struct ntb_mr *)vmr;
+	int ret = mr_release(to_ntb_ctx(vmr->ibv_mr.context), mr);
+
+	if (ret)
+		return ret;
+	free(mr);
+	return 0;
+}
+
+/*
+ * ibv_rereg_mr: the region's new translation, PD or access under the same keys (ntbd remaps it
+ * in place, as a ConnectX updates its mkey). Refused (IBV_REREG_MR_ERR_INPUT or _CMD, errno
+ * set) before anything changed, the region stays as it was.
+ */
+int ntb_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *ibpd, void *addr, size_t length,
+		 int access)
+{
 	struct ntb_context *ctx = to_ntb_ctx(vmr->ibv_mr.context);
 	struct ntb_mr *mr = (struct ntb_mr *)vmr;
-	struct ntb_handle_req req = {.handle = vmr->ibv_mr.lkey};
-	struct ntb_mr_slot none = {0};
-	int ret;
+	struct ntb_rereg_mr_req req = { .lkey = vmr->ibv_mr.lkey };
+	struct ntb_reg_mr_rsp rsp = { 0 };
+	struct ntb_mr_slot v;
+	uint32_t pd = to_ntb_pd((flags & IBV_REREG_MR_CHANGE_PD) ? ibpd : vmr->ibv_mr.pd)->handle;
+	uint64_t a = mr->addr, len = mr->length, iova = mr->hca_va;
+	bool shadow = false;
+	int ret, fd = -1;
 
-	/*
-	 * Local users stop seeing the key first; ntbd then unpublishes it and unmaps the IOMMU
-	 * range, which returns only once no peer DMA can still land in it.
-	 */
-	slot_write(&ctx->mrs[mr->index], &none);
-	ret = ntb_call(ctx, NTB_OP_DEREG_MR, &req, sizeof(req), NULL, 0);
-	/*
-	 * ENODEV: ntbd is gone, and its IOMMU with it (the peer's model dropped the link):
-	 * nothing can reach the region any more, as after a device's removal.
-	 */
-	if (ret && ret != ENOENT && ret != ENODEV)
-		return ret;
-	/* no peer can reach the pages any more: give them back their private backing */
+	if (flags & ~(IBV_REREG_MR_CHANGE_TRANSLATION | IBV_REREG_MR_CHANGE_PD |
+		      IBV_REREG_MR_CHANGE_ACCESS)) {
+		errno = EINVAL;
+		return IBV_REREG_MR_ERR_INPUT;
+	}
+	if (flags & IBV_REREG_MR_CHANGE_TRANSLATION) {
+		a = (uintptr_t)addr;
+		len = length;
+		iova = a;
+	}
+	if (!(flags & IBV_REREG_MR_CHANGE_ACCESS))
+		access = vmr->access;
+	if (!access_ok(access) || !len || a + len < a ||
+	    ((flags & IBV_REREG_MR_CHANGE_PD) && (!ibpd || ibpd->context != vmr->ibv_mr.context))) {
+		errno = EINVAL;
+		return IBV_REREG_MR_ERR_INPUT;
+	}
+	ret = ntb_ensure_attached(ctx);
+	if (ret) {
+		errno = ret;
+		return IBV_REREG_MR_ERR_CMD;
+	}
+	req.mr = (struct ntb_reg_mr_req){ .pd = pd, .access = access, .addr = a, .length = len,
+					  .hca_va = iova };
+	/* the new pages in a memfd first (the same pages: one more reference to it) */
+	if ((access & IBV_ACCESS_REMOTE_WRITE) && ntb_pio_enabled() &&
+	    !bv_shadow_get(a, len, &fd, &req.mr.fd_off))
+		shadow = true;
+	{
+		struct bv_call call = { .op = NTB_OP_REREG_MR, .req = &req, .req_len = sizeof(req),
+					.fds = shadow ? &fd : NULL, .nfds = shadow ? 1 : 0,
+					.rsp = &rsp, .rsp_max = sizeof(rsp) };
+
+		ret = bv_call(&ctx->bv, &call);
+		if (!ret && (call.rsp_len != sizeof(rsp) || rsp.lkey != vmr->ibv_mr.lkey ||
+			     (rsp.rkey && rsp.rkey != rsp.lkey)))
+			ret = EPROTO;
+	}
+	if (ret) {
+		if (shadow)
+			bv_shadow_put(a, len);
+		errno = ret;
+		return IBV_REREG_MR_ERR_CMD;
+	}
+	/* no peer can reach the old pages any more (ntbd unmapped them): their backing goes */
 	if (mr->shadow)
-		bv_shadow_put((uintptr_t)vmr->ibv_mr.addr, vmr->ibv_mr.length);
-	free(mr);
+		bv_shadow_put(mr->addr, mr->length);
+	mr->shadow = shadow;
+	mr->addr = a;
+	mr->length = len;
+	mr->hca_va = iova;
+	vmr->access = access;
+	v = (struct ntb_mr_slot){ .lkey = rsp.lkey, .rkey = rsp.rkey, .pd = pd, .access = access,
+				  .addr = a, .hca_va = iova, .length = len };
+	ntb_slot_write(&ctx->mrs[mr->index], &v);
+	/* the rkey stays the key (ibv_mr's rkey is the lkey where there is no remote access) */
 	return 0;
 }
 

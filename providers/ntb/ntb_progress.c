@@ -80,10 +80,19 @@ static void sweep(struct ntb_context *ctx, uint64_t now, int *work)
 
 static bool rx_pending(struct ntb_context *ctx)
 {
-	for (unsigned int i = 0; i < ctx->pg.max_slots; i++)
-		if (ntb_rx_pending(&ctx->peers[i]))
+	unsigned int n = atomic_load_explicit(&ctx->nactive, memory_order_acquire);
+
+	for (unsigned int i = 0; i < n; i++)
+		if (ntb_rx_pending(ctx->active[i]))
 			return true;
 	return false;
+}
+
+/* Both ends' table generations as one number: it changes when either does. */
+static uint64_t tables_gen(struct ntb_context *ctx)
+{
+	return atomic_load_explicit(&ctx->ends[NTB_END_PEER].ctrl->gen, memory_order_acquire) +
+	       atomic_load_explicit(&ctx->ends[NTB_END_LOCAL].ctrl->gen, memory_order_acquire);
 }
 
 /*
@@ -94,10 +103,12 @@ static bool rx_pending(struct ntb_context *ctx)
  */
 static void link_failed(struct ntb_context *ctx)
 {
+	unsigned int n = atomic_load_explicit(&ctx->nactive, memory_order_acquire);
+
 	if (atomic_exchange(&ctx->link_failed, true))
 		return;
-	for (unsigned int i = 0; i < ctx->pg.max_slots; i++) {
-		struct ntb_peer *p = &ctx->peers[i];
+	for (unsigned int i = 0; i < n; i++) {
+		struct ntb_peer *p = ctx->active[i];
 
 		pthread_mutex_lock(&p->rx_lock);
 		if (ntb_rx_pending(p) && ntb_peer_rx_sync(p)) {
@@ -158,7 +169,7 @@ static int peers_gone(struct ntb_context *ctx, uint64_t gen)
 		pthread_mutex_lock(&qp->sq_lock);
 		p = qp->peer;
 		st = qp_state(qp);
-		e = p ? ntb_slot_epoch(ctx, p->slot) : 0;
+		e = p ? ntb_slot_epoch(p) : 0;
 		if (!p || st == IBV_QPS_RESET || st == IBV_QPS_INIT || st == IBV_QPS_ERR ||
 		    e == qp->peer_epoch) {
 			pthread_mutex_unlock(&qp->sq_lock);
@@ -206,6 +217,7 @@ int ntb_engine(struct ntb_context *ctx, bool from_app)
 	uint64_t gen;
 	int work = 0;
 	uint64_t now;
+	unsigned int n;
 
 	if (!ctx->attached)
 		return 0;
@@ -218,10 +230,19 @@ int ntb_engine(struct ntb_context *ctx, bool from_app)
 			ntb_flush_events(ctx);
 		return work;
 	}
-	for (unsigned int i = 0; i < ctx->pg.max_slots; i++) {
-		struct ntb_peer *p = &ctx->peers[i];
+	/* blocks written for us that appeared (or went) */
+	if (atomic_load_explicit(ctx->ends[NTB_END_PEER].dgen, memory_order_relaxed) !=
+		    ctx->ends[NTB_END_PEER].dgen_seen ||
+	    atomic_load_explicit(ctx->ends[NTB_END_LOCAL].dgen, memory_order_relaxed) !=
+		    ctx->ends[NTB_END_LOCAL].dgen_seen)
+		work += ntb_pairs_scan(ctx);
+	n = atomic_load_explicit(&ctx->nactive, memory_order_acquire);
+	for (unsigned int i = 0; i < n; i++) {
+		struct ntb_peer *p = ctx->active[i];
 
-		if (!p->dirty && !ntb_rx_pending(p))
+		if (!p->dirty && !ntb_rx_pending(p) &&
+		    atomic_load_explicit(&p->end->dir[p->slot].seq, memory_order_relaxed) ==
+			    p->rx_seq)
 			continue;
 		if (pthread_mutex_trylock(&p->rx_lock))
 			continue;
@@ -234,8 +255,9 @@ int ntb_engine(struct ntb_context *ctx, bool from_app)
 	}
 	if (work)
 		atomic_fetch_add_explicit(&ctx->consumed, work, memory_order_relaxed);
-	/* a local load: the peer's ntbd writes its table generation into our window */
-	gen = atomic_load_explicit(&ctx->pctrl->gen, memory_order_acquire);
+	/* local loads: the peer's ntbd writes its table generation into our window, ours
+	 * into the loopback memory */
+	gen = tables_gen(ctx);
 	now = ntb_now();
 	if (gen != ctx->peers_gen && (gen != ctx->peers_defer_gen || now >= ctx->peers_recheck))
 		work += peers_gone(ctx, gen);
@@ -247,6 +269,9 @@ int ntb_engine(struct ntb_context *ctx, bool from_app)
 	 */
 	if (!from_app && ctx->nev)
 		ntb_flush_events(ctx);
+	/* blocks to open: a call into ntbd, as the events */
+	if (!from_app && atomic_load_explicit(&ctx->want_open, memory_order_relaxed))
+		ntb_pairs_open_pending(ctx);
 	return work;
 }
 
@@ -298,8 +323,12 @@ static void block(struct ntb_context *ctx, int timeout)
 	if (ctx->db_bits)
 		pfd[nfd++] = (struct pollfd){ .fd = ntb_event_fd(ctx->hal), .events = POLLIN };
 	atomic_store_explicit(&ctx->sleeping, 1, memory_order_seq_cst);
-	/* a writer blocked on credits after the bells were armed: re-arm instead of sleeping */
-	if (!atomic_load(&ctx->stop) && !(timeout < 0 && ntb_bells_stale(ctx)))
+	/*
+	 * A writer blocked on credits after the bells were armed: re-arm instead of sleeping;
+	 * a block to open (Dekker with ntb_pair_want: its flag, then our sleeping state).
+	 */
+	if (!atomic_load(&ctx->stop) && !(timeout < 0 && ntb_bells_stale(ctx)) &&
+	    !atomic_load(&ctx->want_open))
 		poll(pfd, nfd, timeout);
 	atomic_store_explicit(&ctx->sleeping, 0, memory_order_relaxed);
 	atomic_store_explicit(&ctx->wake_at, 0, memory_order_relaxed);
@@ -314,7 +343,7 @@ static void block(struct ntb_context *ctx, int timeout)
 		if (bits)
 			ntb_db_clear(ctx->hal, bits);
 	}
-	atomic_store_explicit(&ctx->slice->vbell, 0, memory_order_relaxed);
+	atomic_store_explicit(ctx->my_vbell, 0, memory_order_relaxed);
 }
 
 static void *progress_main(void *arg)
@@ -359,6 +388,8 @@ static void *progress_main(void *arg)
 			 */
 			if (ctx->nev)
 				ntb_flush_events(ctx);
+			if (atomic_load_explicit(&ctx->want_open, memory_order_relaxed))
+				ntb_pairs_open_pending(ctx);
 			/*
 			 * Messages waited a whole nap and nobody consumed anything: the
 			 * application polls a CQ now and then but waits elsewhere (on memory a

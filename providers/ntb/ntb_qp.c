@@ -62,6 +62,7 @@ static void qp_free(struct ntb_qp *qp)
 	free(qp->sq_sge);
 	free(qp->sq_inline);
 	ntb_rq_fini(&qp->rq);
+	ntb_qpex_fini(qp);
 	free(qp);
 }
 
@@ -78,8 +79,10 @@ struct ibv_qp *ntb_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_
 		errno = EINVAL;
 		return NULL;
 	}
-	if (attr->comp_mask & ~(uint32_t)IBV_QP_INIT_ATTR_PD) {
-		errno = EOPNOTSUPP;	/* create flags, the ibv_wr_* API, XRC, RSS */
+	if ((attr->comp_mask & ~(uint32_t)(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS |
+					   IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)) ||
+	    ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) && attr->create_flags)) {
+		errno = EOPNOTSUPP;	/* create flags, XRC, RSS, TSO */
 		return NULL;
 	}
 	if (attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UC &&
@@ -95,6 +98,11 @@ struct ibv_qp *ntb_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_
 	    (!attr->srq && (attr->cap.max_recv_wr > NTB_MAX_QP_WR ||
 			    attr->cap.max_recv_sge > NTB_MAX_SGE))) {
 		errno = EINVAL;
+		return NULL;
+	}
+	if ((attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
+	    ntb_qpex_check(attr->qp_type, attr->send_ops_flags)) {
+		errno = EOPNOTSUPP;	/* TSO */
 		return NULL;
 	}
 	ret = ntb_ensure_attached(ctx);
@@ -117,6 +125,13 @@ struct ibv_qp *ntb_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_
 	qp->cap = attr->cap;
 	if (!qp->cap.max_send_sge)
 		qp->cap.max_send_sge = 1;
+	/*
+	 * A send WQE holds its SGEs or its inline data, whichever is larger (Linux rxe_init_sq();
+	 * mlx5's WQE has room too): inline data as large as the SGEs fits though none was asked.
+	 * rdma_xclient posts 16 inline bytes on a QP created with max_inline_data 0.
+	 */
+	if (qp->cap.max_inline_data < qp->cap.max_send_sge * sizeof(struct ibv_sge))
+		qp->cap.max_inline_data = qp->cap.max_send_sge * (uint32_t)sizeof(struct ibv_sge);
 	if (qp->srq) {
 		qp->cap.max_recv_wr = 0;
 		qp->cap.max_recv_sge = 0;
@@ -128,6 +143,8 @@ struct ibv_qp *ntb_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_
 	if (!ret && !qp->srq)
 		ret = ntb_rq_init(&qp->rq, qp->cap.max_recv_wr ? qp->cap.max_recv_wr : 1,
 				  qp->cap.max_recv_sge);
+	if (!ret && (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS))
+		ret = ntb_qpex_init(qp, attr->send_ops_flags);
 	if (ret) {
 		qp_free(qp);
 		errno = ret;
@@ -161,7 +178,6 @@ struct ibv_qp *ntb_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_
 	ib->events_completed = 0;
 	pthread_mutex_init(&ib->mutex, NULL);
 	pthread_cond_init(&ib->cond, NULL);
-	qp->vqp.comp_mask = 0;
 	attr->cap = qp->cap;
 
 	pthread_mutex_lock(&ctx->lock);
@@ -204,7 +220,14 @@ static enum ibv_wc_opcode wc_opcode(uint8_t wr)
 		return IBV_WC_RDMA_WRITE;
 	case IBV_WR_SEND:
 	case IBV_WR_SEND_WITH_IMM:
+	case IBV_WR_SEND_WITH_INV:
 		return IBV_WC_SEND;
+	case IBV_WR_BIND_MW:
+		return IBV_WC_BIND_MW;
+	case IBV_WR_ATOMIC_WRITE:
+		return IBV_WC_ATOMIC_WRITE;
+	case IBV_WR_LOCAL_INV:
+		return IBV_WC_LOCAL_INV;
 	case IBV_WR_RDMA_READ:
 		return IBV_WC_RDMA_READ;
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
@@ -451,23 +474,24 @@ static int type_index(enum ibv_qp_type t)
 }
 
 /*
- * Resolve an RC/UC partner: the peer client owning dest_qpn, from the peer's QP table (its
- * ntbd published the QP when it was created, before the application could have sent us its
- * number). NULL if it is not there: requests then go nowhere and time out, as on a fabric.
+ * Resolve an RC/UC partner: the client owning dest_qpn, on either end, from that end's QP
+ * table (its ntbd published the QP when it was created, before the application could have
+ * passed its number on). NULL if it is not there: requests then go nowhere and time out, as
+ * on a fabric.
  */
-static struct ntb_peer *resolve_peer(struct ntb_context *ctx, uint32_t dest_qpn)
+static struct ntb_peer *resolve_peer(struct ntb_context *ctx, uint32_t dest_qpn, uint32_t *epoch)
 {
 	struct ntbv_qp_ent e;
 	struct ntb_peer *p;
+	unsigned int endi;
 
-	if (!ctx->attached || ((dest_qpn & NTBV_QPN_SIDE) != 0) == (ctx->side != 0) ||
-	    NTBV_QPN_INDEX(dest_qpn) >= ctx->pg.max_qp)
+	if (!ntb_qp_entry(ctx, dest_qpn, &endi, &e))
 		return NULL;
-	ntb_read_entry(&e, &ctx->pqps[NTBV_QPN_INDEX(dest_qpn)], sizeof(e));
-	if (e.qpn != dest_qpn || e.slot >= ctx->pg.max_slots)
+	p = ntb_peer_get(ctx, endi, e.slot);
+	if (!p || ntb_slot_epoch(p) != e.slot_epoch)
 		return NULL;
-	p = ntb_peer_get(ctx, e.slot);
-	return p && ntb_slot_epoch(ctx, e.slot) == e.slot_epoch ? p : NULL;
+	*epoch = e.slot_epoch;
+	return p;
 }
 
 static int check_attrs(struct ntb_qp *qp, const struct ibv_qp_attr *a, int mask)
@@ -478,9 +502,13 @@ static int check_attrs(struct ntb_qp *qp, const struct ibv_qp_attr *a, int mask)
 		return EINVAL;
 	if ((mask & IBV_QP_PKEY_INDEX) && a->pkey_index != 0)
 		return EINVAL;
+	/*
+	 * The port is RoCE (link layer Ethernet): a path needs a GRH, as Linux's
+	 * rdma_check_ah_attr() demands of every RoCE device (a LID means nothing here).
+	 */
 	if ((mask & IBV_QP_AV) &&
-	    ((a->ah_attr.port_num && a->ah_attr.port_num != 1) ||
-	     (a->ah_attr.is_global && a->ah_attr.grh.sgid_index >= ctx->gid_tbl_len)))
+	    ((a->ah_attr.port_num && a->ah_attr.port_num != 1) || !a->ah_attr.is_global ||
+	     a->ah_attr.grh.sgid_index >= ctx->gid_tbl_len))
 		return EINVAL;
 	if ((mask & IBV_QP_PATH_MTU) &&
 	    (a->path_mtu < IBV_MTU_256 || a->path_mtu > IBV_MTU_4096 ||
@@ -502,14 +530,6 @@ static int check_attrs(struct ntb_qp *qp, const struct ibv_qp_attr *a, int mask)
 	    (a->qp_access_flags & ~(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 				    IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)))
 		return EINVAL;
-	if ((mask & IBV_QP_DEST_QPN) &&
-	    ((a->dest_qp_num & NTBV_QPN_SIDE) != 0) == (ctx->side != 0)) {
-		/* both QPs on one end of the link: no loopback path through an NTB */
-		fprintf(stderr, "bridgeverbs: %s: QP 0x%x cannot connect to QP 0x%x on the same "
-			"end of the link (use the other end's device)\n",
-			ctx->bv.vctx.context.device->name, qp->qpn, a->dest_qp_num);
-		return EINVAL;
-	}
 	return 0;
 }
 
@@ -520,6 +540,7 @@ int ntb_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *a, int mask)
 	const struct transition *t;
 	int ti = type_index(qp->type), ret;
 	struct ntb_peer *peer, *bind = NULL;
+	uint32_t bind_epoch = 0;
 
 	if (next < IBV_QPS_RESET || next > IBV_QPS_ERR)
 		return EINVAL;
@@ -533,8 +554,18 @@ int ntb_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *a, int mask)
 	ret = check_attrs(qp, a, mask);
 	if (ret)
 		return ret;
-	if (cur == IBV_QPS_INIT && next == IBV_QPS_RTR && qp->type != IBV_QPT_UD)
-		bind = resolve_peer(qp->ctx, a->dest_qp_num);
+	if (cur == IBV_QPS_INIT && next == IBV_QPS_RTR && qp->type != IBV_QPT_UD) {
+		bind = resolve_peer(qp->ctx, a->dest_qp_num, &bind_epoch);
+		/*
+		 * Our block for its client, now rather than at the first message (the daemon is
+		 * ours to call here). No room in the reader's pool: the connection cannot be.
+		 */
+		if (bind) {
+			ret = ntb_pair_open(bind, bind_epoch);
+			if (ret == ENOSPC)
+				return ENOMEM;
+		}
+	}
 
 	/* hold the responder (peer rx) and the send queue while the QP changes under them */
 	peer = qp->peer;
@@ -602,12 +633,16 @@ int ntb_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *a, int mask)
 		if (qp->peer)
 			qp->peer->nqps--;
 		qp->peer = NULL;
+		/* and what it completed and nobody polled yet, as a ConnectX's reset does */
+		ntb_cq_clean(qp->scq, qp->qpn);
+		if (qp->rcq != qp->scq)
+			ntb_cq_clean(qp->rcq, qp->qpn);
 		break;
 	case IBV_QPS_RTR:
 		if (cur == IBV_QPS_INIT && qp->type != IBV_QPT_UD) {
 			qp->peer = bind;
 			if (bind) {
-				qp->peer_epoch = ntb_slot_epoch(qp->ctx, bind->slot);
+				qp->peer_epoch = bind_epoch;
 				qp->peer_gone_ns = 0;
 				bind->nqps++;
 			}
@@ -704,8 +739,8 @@ int ntb_destroy_qp(struct ibv_qp *ibqp)
 		qp->next->prev = qp->prev;
 	pthread_mutex_unlock(&ctx->lock);
 	/* message handlers look QPs up under a peer's rx_lock: wait those out */
-	for (unsigned int i = 0; i < NTBV_MAX_SLOTS; i++) {
-		struct ntb_peer *p = &ctx->peers[i];
+	for (unsigned int i = 0; i < atomic_load(&ctx->nactive); i++) {
+		struct ntb_peer *p = ctx->active[i];
 
 		pthread_mutex_lock(&p->rx_lock);
 		for (struct ntb_qp **pp = &p->dirty; *pp; pp = &(*pp)->next_dirty) {

@@ -3,7 +3,7 @@
  * The requester: turns send WQEs into request messages in the peer's request ring, or places
  * an RDMA WRITE directly into the target memory with the DMA engine.
  *
- * Direct placement (NTRDMA's zero-copy path, research/ntb.md §4.1.3) is used for an RDMA
+ * Direct placement (NTRDMA's zero-copy path, docs/ntb-verbs.md "Data paths") is used for an RDMA
  * WRITE without immediate of at least NTB_DIRECT_MIN bytes when the key, range and rights
  * check out against the peer's published tables and nothing of this QP is still travelling in
  * the ring (an earlier message could be NAK'ed and retransmitted: a later write must not
@@ -39,6 +39,15 @@ static uint32_t msg_mtu(struct ntb_qp *qp)
 	return qp->ctx->mtu && qp->ctx->mtu < m ? qp->ctx->mtu : m;
 }
 
+/*
+ * Where a region of an end may lie: in the peer's window (we store into it or DMA there), or
+ * anywhere in our own (loopback: ntbd gives us its memory object, it checks the range).
+ */
+static uint64_t win_len(struct ntb_context *ctx, unsigned int endi)
+{
+	return endi == NTB_END_PEER ? ctx->peer_len : UINT64_MAX;
+}
+
 static bool is_rd_atomic(uint8_t op)
 {
 	return op == IBV_WR_RDMA_READ || op == IBV_WR_ATOMIC_CMP_AND_SWP ||
@@ -48,35 +57,37 @@ static bool is_rd_atomic(uint8_t op)
 /* ---- direct placement ----------------------------------------------------------------------- */
 
 /*
- * The peer's tables say the write may land: the target QP exists, is ready and connected to
- * us, and the key covers the range with write rights in the QP's PD. Otherwise the write goes
- * as messages and the responder reports the precise error.
+ * The target end's tables say the write may land: the target QP exists, is ready and
+ * connected to us, and the key covers the range with write rights in the QP's PD. Otherwise
+ * the write goes as messages and the responder reports the precise error.
  */
 static bool direct_target(struct ntb_qp *qp, const struct ntb_swqe *w, struct ntbv_mr_ent *m)
 {
 	struct ntb_context *ctx = qp->ctx;
+	struct ntb_end *end = qp->peer->end;
 	uint32_t qi = NTBV_QPN_INDEX(qp->dest_qpn), mi = NTBV_KEY_INDEX(w->rkey);
 	struct ntbv_qp_ent q;
 
-	if (qi >= ctx->pg.max_qp || mi >= ctx->pg.max_mr || !mi)
+	if (qi >= end->max_qp || mi >= end->max_mr || !mi)
 		return false;
-	ntb_read_entry(&q, &ctx->pqps[qi], sizeof(q));
+	ntb_read_entry(&q, &end->qps[qi], sizeof(q));
 	if (q.qpn != qp->dest_qpn || q.dest_qpn != qp->qpn || q.slot != qp->peer->slot ||
 	    q.slot_epoch != qp->peer_epoch || !(q.access & IBV_ACCESS_REMOTE_WRITE) ||
 	    (q.state != IBV_QPS_RTR && q.state != IBV_QPS_RTS && q.state != IBV_QPS_SQD))
 		return false;
-	ntb_read_entry(m, &ctx->pmrs[mi], sizeof(*m));
+	ntb_read_entry(m, &end->mrs[mi], sizeof(*m));
 	return m->rkey == w->rkey && m->pd == q.pd && m->slot == q.slot &&
 	       m->slot_epoch == q.slot_epoch && (m->access & IBV_ACCESS_REMOTE_WRITE) &&
 	       w->raddr >= m->hca_va && w->raddr + w->length <= m->hca_va + m->length &&
 	       w->raddr + w->length >= w->raddr && m->win_off != NTBV_NO_WINDOW &&
-	       m->win_off + m->length <= ctx->peer_len;
+	       m->win_off + m->length >= m->win_off &&
+	       m->win_off + m->length <= win_len(ctx, qp->peer->endi);
 }
 
-/* Ask ntbd for the window range of the peer's region, to store into (PIO). */
-static void map_peer(struct ntb_context *ctx, struct ntb_pmap *pm)
+/* Ask ntbd for the memory object of a region of an end, to store into (PIO). */
+static void map_peer(struct ntb_context *ctx, unsigned int endi, struct ntb_pmap *pm)
 {
-	struct ntb_handle_req req = { .handle = pm->rkey };
+	struct ntb_handle_req req = { .handle = pm->rkey, .reserved = endi };
 	struct ntb_map_peer_mr_rsp rsp = { 0 };
 	int fd = -1;
 	struct bv_call call = { .op = NTB_OP_MAP_PEER_MR, .req = &req, .req_len = sizeof(req),
@@ -101,24 +112,25 @@ static void map_peer(struct ntb_context *ctx, struct ntb_pmap *pm)
 	pm->base = (uint8_t *)map + rsp.delta;
 }
 
-/* Byte 0 of the peer's region m as we can store into it, or NULL (DMA only). */
-uint8_t *ntb_pio_region(struct ntb_context *ctx, const struct ntbv_mr_ent *m)
+/* Byte 0 of region m of an end as we can store into it, or NULL (DMA or messages only). */
+uint8_t *ntb_pio_region(struct ntb_context *ctx, unsigned int endi, const struct ntbv_mr_ent *m)
 {
 	uint32_t idx = NTBV_KEY_INDEX(m->rkey);
-	struct ntb_pmap *pm;
+	struct ntb_pmap *pm, **slot;
 	uint8_t *base = NULL;
 
 	if (!ntb_pio_enabled() || !(m->access & IBV_ACCESS_REMOTE_WRITE) ||
-	    m->win_off == NTBV_NO_WINDOW)
+	    m->win_off == NTBV_NO_WINDOW || idx >= NTBV_MAX_MR)
 		return NULL;
 	pthread_mutex_lock(&ctx->pmap_lock);
-	pm = ctx->pmaps[idx];
+	slot = &ctx->pmaps[endi][idx];
+	pm = *slot;
 	if (pm && (pm->rkey != m->rkey || pm->win_off != m->win_off || pm->length != m->length)) {
 		/* the key index was reused: that region is gone */
 		if (pm->map)
 			munmap(pm->map, pm->map_len);
 		free(pm);
-		ctx->pmaps[idx] = pm = NULL;
+		*slot = pm = NULL;
 	}
 	if (!pm) {
 		pm = calloc(1, sizeof(*pm));
@@ -126,8 +138,8 @@ uint8_t *ntb_pio_region(struct ntb_context *ctx, const struct ntbv_mr_ent *m)
 			pm->rkey = m->rkey;
 			pm->win_off = m->win_off;
 			pm->length = m->length;
-			map_peer(ctx, pm);
-			ctx->pmaps[idx] = pm;
+			map_peer(ctx, endi, pm);
+			*slot = pm;
 		}
 	}
 	if (pm)
@@ -138,15 +150,17 @@ uint8_t *ntb_pio_region(struct ntb_context *ctx, const struct ntbv_mr_ent *m)
 
 void ntb_pmaps_free(struct ntb_context *ctx)
 {
-	for (uint32_t i = 0; ctx->pmaps && i < NTBV_MAX_MR; i++) {
-		struct ntb_pmap *pm = ctx->pmaps[i];
+	for (unsigned int e = 0; e < 2; e++) {
+		for (uint32_t i = 0; ctx->pmaps[e] && i < NTBV_MAX_MR; i++) {
+			struct ntb_pmap *pm = ctx->pmaps[e][i];
 
-		if (!pm)
-			continue;
-		if (pm->map)
-			munmap(pm->map, pm->map_len);
-		free(pm);
-		ctx->pmaps[i] = NULL;
+			if (!pm)
+				continue;
+			if (pm->map)
+				munmap(pm->map, pm->map_len);
+			free(pm);
+			ctx->pmaps[e][i] = NULL;
+		}
 	}
 }
 
@@ -221,15 +235,16 @@ static bool place_dma(struct ntb_qp *qp, struct ntb_swqe *w, uint64_t off)
 static bool place_direct(struct ntb_qp *qp, struct ntb_swqe *w)
 {
 	struct ntb_context *ctx = qp->ctx;
+	struct ntb_end *end = qp->peer->end;
 	uint32_t qi = NTBV_QPN_INDEX(qp->dest_qpn), mi = NTBV_KEY_INDEX(w->rkey), qseq, mseq;
 	struct ntb_direct_cache *dc = &qp->dc;
 	struct ntbv_mr_ent m;
 	uint8_t *base;
 
-	if (qi >= ctx->pg.max_qp || !mi || mi >= ctx->pg.max_mr)
+	if (qi >= end->max_qp || !mi || mi >= end->max_mr)
 		return false;
-	qseq = atomic_load_explicit(&ctx->pqps[qi].seq, memory_order_acquire);
-	mseq = atomic_load_explicit(&ctx->pmrs[mi].seq, memory_order_acquire);
+	qseq = atomic_load_explicit(&end->qps[qi].seq, memory_order_acquire);
+	mseq = atomic_load_explicit(&end->mrs[mi].seq, memory_order_acquire);
 	if (dc->rkey == w->rkey && dc->dest_qpn == qp->dest_qpn && dc->qseq == qseq &&
 	    dc->mseq == mseq && !(qseq & 1) &&
 	    !(mseq & 1) && w->raddr >= dc->m.hca_va &&
@@ -241,7 +256,7 @@ static bool place_direct(struct ntb_qp *qp, struct ntb_swqe *w)
 	} else {
 		if (!direct_target(qp, w, &m))
 			return false;
-		base = ntb_pio_region(ctx, &m);
+		base = ntb_pio_region(ctx, qp->peer->endi, &m);
 		*dc = (struct ntb_direct_cache){ .rkey = w->rkey, .dest_qpn = qp->dest_qpn,
 						 .qseq = qseq, .mseq = mseq, .m = m,
 						 .base = base };
@@ -250,7 +265,8 @@ static bool place_direct(struct ntb_qp *qp, struct ntb_swqe *w)
 		place_pio(base + (w->raddr - m.hca_va), w);
 		return true;
 	}
-	return w->length >= NTB_DIRECT_MIN &&
+	/* the DMA engine writes into the peer only: loopback writes of process memory travel */
+	return qp->peer->endi == NTB_END_PEER && w->length >= NTB_DIRECT_MIN &&
 	       place_dma(qp, w, m.win_off + (w->raddr - m.hca_va));
 }
 
@@ -259,6 +275,10 @@ static bool place_direct(struct ntb_qp *qp, struct ntb_swqe *w)
 static bool emit_data(struct ntb_qp *qp, struct ntb_peer *p, struct ntb_swqe *w, uint8_t op)
 {
 	uint32_t mtu = msg_mtu(qp);
+
+	/* segments of at most half the ring (a small block holds less than a path MTU) */
+	if (mtu > p->req_tx.max_payload)
+		mtu = p->req_tx.max_payload;
 
 	do {
 		uint32_t chunk = w->length - w->sent < mtu ? w->length - w->sent : mtu;
@@ -288,6 +308,8 @@ static bool emit_data(struct ntb_qp *qp, struct ntb_peer *p, struct ntb_swqe *w,
 		}
 		if (w->opcode == IBV_WR_SEND_WITH_IMM || w->opcode == IBV_WR_RDMA_WRITE_WITH_IMM)
 			h.flags |= NTBV_F_IMM;
+		else if (w->opcode == IBV_WR_SEND_WITH_INV)
+			h.flags |= NTBV_F_INV;	/* imm: the rkey to invalidate */
 		ntb_sg_copy_out((uint8_t *)m + NTBV_CELL, w->sg, w->num_sge, w->sent, chunk);
 		memcpy(m, &h, sizeof(h));
 		ntb_tx_commit(&p->req_tx, ncells);
@@ -337,6 +359,10 @@ static bool emit_one(struct ntb_qp *qp, struct ntb_peer *p, struct ntb_swqe *w)
 		h.arg0 = w->compare_add;
 		h.arg1 = w->swap;
 		break;
+	case IBV_WR_ATOMIC_WRITE:
+		h.op = NTBV_OP_ATOMIC_WRITE;
+		h.arg0 = w->compare_add;
+		break;
 	default:
 		h.op = NTBV_OP_FETCH_ADD;
 		h.arg0 = w->compare_add;
@@ -371,7 +397,7 @@ static void tx_connected(struct ntb_qp *qp)
 	struct ntb_peer *p = qp->peer;
 	bool rc = qp->type == IBV_QPT_RC, locked = false, sent_any = false;
 	/* its end of the connection is gone (or never was): nothing is delivered */
-	bool gone = !p || ntb_slot_epoch(ctx, p->slot) != qp->peer_epoch;
+	bool gone = !p || ntb_slot_epoch(p) != qp->peer_epoch;
 
 	while (qp->sq_tx != qp->sq_head && qp_state(qp) == IBV_QPS_RTS) {
 		struct ntb_swqe *w = &qp->sq[qp->sq_tx & (qp->sq_size - 1)];
@@ -387,6 +413,20 @@ static void tx_connected(struct ntb_qp *qp)
 		/* IBTA 10.8.3.3: a fenced WQE waits for every earlier READ and atomic */
 		if (rc && (w->send_flags & IBV_SEND_FENCE) && !w->sent && qp->rd_atomic)
 			break;
+		if (w->opcode == IBV_WR_BIND_MW || w->opcode == IBV_WR_LOCAL_INV) {
+			/* local work, in order: nothing goes on the link (ntb_mw.c) */
+			enum ibv_wc_status st = w->opcode == IBV_WR_BIND_MW ?
+							ntb_mw_bind_exec(qp, w) :
+							ntb_mw_local_inv(qp, w->rkey);
+
+			if (st != IBV_WC_SUCCESS) {
+				local_error(qp, w, st);
+				break;
+			}
+			finish(qp, w, IBV_WC_SUCCESS);
+			qp->sq_tx++;
+			continue;
+		}
 		if (!w->sent && !w->ring) {
 			uint32_t need = is_rd_atomic(w->opcode) ? IBV_ACCESS_LOCAL_WRITE : 0;
 			enum ibv_wc_status st = IBV_WC_SUCCESS;
@@ -435,9 +475,17 @@ static void tx_connected(struct ntb_qp *qp)
 			continue;
 		}
 		if (!locked) {
+			int st;
+
 			pthread_mutex_lock(&p->tx_lock);
 			locked = true;
-			if (!ntb_peer_tx_sync(p) || ntb_slot_epoch(ctx, p->slot) != qp->peer_epoch) {
+			st = ntb_peer_tx_sync(p);
+			if (st == NTB_TX_WAIT) {
+				/* our block is being opened: the rest waits for it */
+				ctx->want_sweep = true;
+				break;
+			}
+			if (st == NTB_TX_GONE || p->tx_epoch != qp->peer_epoch) {
 				gone = true;
 				continue;
 			}
@@ -446,6 +494,7 @@ static void tx_connected(struct ntb_qp *qp)
 		switch (w->opcode) {
 		case IBV_WR_SEND:
 		case IBV_WR_SEND_WITH_IMM:
+		case IBV_WR_SEND_WITH_INV:
 			ok = emit_data(qp, p, w, NTBV_OP_SEND);
 			break;
 		case IBV_WR_RDMA_WRITE:
@@ -486,24 +535,61 @@ static void tx_connected(struct ntb_qp *qp)
 
 /* ---- UD --------------------------------------------------------------------------------------- */
 
-/* Where a datagram goes: the peer client owning the destination QP; NULL = dropped. */
+/* Is gid one of an end's addresses (zero: a datagram without GRH follows the QP number)? */
+static bool gid_of(struct ntb_context *ctx, unsigned int endi, const uint8_t *gid)
+{
+	static const uint8_t zero[16];
+	const struct ntb_end *end = &ctx->ends[endi];
+
+	if (!memcmp(gid, zero, 16))
+		return true;
+	if (endi == NTB_END_PEER)
+		return !memcmp(gid, end->gid, 16) || !memcmp(gid, end->gid_ll, 16);
+	for (uint32_t i = 0; i < ctx->gid_tbl_len && i < 8; i++)
+		if (!memcmp(gid, ctx->gids[i].raw, 16))
+			return true;
+	return false;
+}
+
+/*
+ * Where a datagram goes: the client owning the destination QP, on the end its GID names (this
+ * end: the loopback). NULL: dropped, as a fabric drops a datagram for a QP that is not there.
+ */
 static struct ntb_peer *ud_route(struct ntb_qp *qp, struct ntb_swqe *w)
 {
 	struct ntb_context *ctx = qp->ctx;
-	static const uint8_t zero[16];
 	struct ntbv_qp_ent e;
-	uint32_t qi = NTBV_QPN_INDEX(w->remote_qpn);
+	unsigned int endi;
+	struct ntb_peer *p;
 
-	if (((w->remote_qpn & NTBV_QPN_SIDE) != 0) == (ctx->side != 0) ||
-	    qi >= ctx->pg.max_qp)
+	if (!ntb_qp_entry(ctx, w->remote_qpn, &endi, &e) || !gid_of(ctx, endi, w->ud_gid) ||
+	    e.type != IBV_QPT_UD)
 		return NULL;
-	if (memcmp(w->ud_gid, zero, 16) && memcmp(w->ud_gid, ctx->pg.gid, 16))
-		return NULL;	/* not the peer end's address */
-	ntb_read_entry(&e, &ctx->pqps[qi], sizeof(e));
-	if (e.qpn != w->remote_qpn || e.type != IBV_QPT_UD || e.slot >= ctx->pg.max_slots ||
-	    ntb_slot_epoch(ctx, e.slot) != e.slot_epoch)
-		return NULL;
-	return ntb_peer_get(ctx, e.slot);
+	p = ntb_peer_get(ctx, endi, e.slot);
+	return p && ntb_slot_epoch(p) == e.slot_epoch ? p : NULL;
+}
+
+void ntb_ud_open(struct ntb_qp *qp, const struct ibv_send_wr *wr)
+{
+	struct ntb_swqe w;
+	struct ntb_peer *p;
+	uint32_t e;
+
+	for (; wr; wr = wr->next) {
+		const struct ntb_ah *ah = (const struct ntb_ah *)wr->wr.ud.ah;
+
+		if (!ah)
+			continue;
+		w.remote_qpn = wr->wr.ud.remote_qpn & 0xffffff;
+		memcpy(w.ud_gid, ah->attr.grh.dgid.raw, 16);
+		p = ud_route(qp, &w);
+		if (!p)
+			continue;
+		e = ntb_slot_epoch(p);
+		/* hints without tx_lock: ntb_pair_open looks again under it */
+		if ((!p->tx_hdr || p->tx_epoch != e) && p->open_failed != e)
+			ntb_pair_open(p, e);
+	}
 }
 
 static void tx_ud(struct ntb_qp *qp)
@@ -540,13 +626,30 @@ static void tx_ud(struct ntb_qp *qp)
 			continue;
 		}
 		pthread_mutex_lock(&p->tx_lock);
-		if (!ntb_peer_tx_sync(p)) {
+		switch (ntb_peer_tx_sync(p)) {
+		case NTB_TX_WAIT:
+			/* the first datagram for it: our block is being opened */
 			pthread_mutex_unlock(&p->tx_lock);
-			finish(qp, w, IBV_WC_SUCCESS);
+			ctx->want_sweep = true;
+			return;
+		case NTB_TX_GONE:
+			pthread_mutex_unlock(&p->tx_lock);
+			/* no room for a block (ntbd said so, once): the datagram cannot go */
+			finish(qp, w, p->open_failed == ntb_slot_epoch(p) ? IBV_WC_GENERAL_ERR :
+									    IBV_WC_SUCCESS);
+			qp->sq_tx++;
+			continue;
+		default:
+			break;
+		}
+		ncells = ntbv_msg_cells(w->length);
+		if (w->length > p->req_tx.max_payload) {
+			/* more than the reader's ring takes in one message: never deliverable */
+			pthread_mutex_unlock(&p->tx_lock);
+			finish(qp, w, IBV_WC_LOC_LEN_ERR);
 			qp->sq_tx++;
 			continue;
 		}
-		ncells = ntbv_msg_cells(w->length);
 		m = ntb_tx_reserve(p, &p->req_tx, ncells);
 		if (!m) {
 			/* a lossless link pushes back: wait for credits */
@@ -655,11 +758,34 @@ bool ntb_qp_timers(struct ntb_qp *qp, uint64_t now)
 	 * Lossless link: a request the responder has not consumed yet is merely queued (a slow
 	 * or sleeping peer), not lost. Only one it took without answering counts as a retry.
 	 */
-	if (qp->peer && ntb_slot_epoch(qp->ctx, qp->peer->slot) == qp->peer_epoch &&
+	if (qp->peer && ntb_slot_epoch(qp->peer) == qp->peer_epoch &&
 	    atomic_load_explicit(qp->peer->req_tx.cons, memory_order_acquire) < w->ring_end) {
 		qp->deadline = now + timeout_ns(qp->timeout);
 		ntb_timer(qp->ctx, qp->deadline);
 		return false;
+	}
+	/*
+	 * Nor is one whose answer may wait in our response ring: the responder publishes its
+	 * answers before its credits, but the completer may have looked at the ring just
+	 * before they came, or another thread holds it (the completer runs before the timers
+	 * in an engine pass, with a trylock). The retry waits until the completer has read
+	 * what the ring held at the first expiry: if the answer was not there, it counts.
+	 * Hints read without the peer's rx_lock; the block they name stays mapped.
+	 */
+	if (qp->peer) {
+		const _Atomic uint64_t *rp = __atomic_load_n(&qp->peer->resp_rx.prod,
+							     __ATOMIC_ACQUIRE);
+		uint64_t cons = __atomic_load_n(&qp->peer->resp_rx.cons, __ATOMIC_RELAXED);
+		uint64_t prod = rp ? atomic_load_explicit(rp, memory_order_acquire) : cons;
+
+		if (!qp->retry_wait && prod != cons)
+			qp->retry_wait = prod;
+		if (qp->retry_wait && (int64_t)(cons - qp->retry_wait) < 0) {
+			qp->deadline = now + timeout_ns(qp->timeout);
+			ntb_timer(qp->ctx, qp->deadline);
+			return false;
+		}
+		qp->retry_wait = 0;
 	}
 	if (!qp->retry_left) {
 		finish(qp, w, IBV_WC_RETRY_EXC_ERR);

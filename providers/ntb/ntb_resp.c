@@ -87,8 +87,7 @@ static bool remote_range(struct ntb_qp *qp, uint32_t rkey, uint64_t raddr, uint6
 		*local = 0;
 		return (qp->access & access) == access;
 	}
-	if (!ntb_mr_lookup(qp->ctx, rkey, true, &m) || m.pd != qp->pd ||
-	    (m.access & access) != access || (qp->access & access) != access ||
+	if (!ntb_rkey_lookup(qp, rkey, &m) || (m.access & access) != access || (qp->access & access) != access ||
 	    raddr < m.hca_va || raddr + len > m.hca_va + m.length || raddr + len < raddr)
 		return false;
 	*local = m.addr + (raddr - m.hca_va);
@@ -105,6 +104,9 @@ static void recv_done(struct ntb_qp *qp, const struct ntbv_msg *h, enum ibv_wc_o
 	if (h->flags & NTBV_F_IMM) {
 		wc.wc_flags |= IBV_WC_WITH_IMM;
 		wc.imm_data = h->imm;
+	} else if (h->flags & NTBV_F_INV) {
+		wc.wc_flags |= IBV_WC_WITH_INV;
+		wc.invalidated_rkey = h->imm;
 	}
 	ntb_cq_push(qp->rcq, &wc, h->flags & NTBV_F_SOLICITED);
 	qp->cur_has_recv = false;
@@ -139,10 +141,24 @@ static int take_recv(struct ntb_peer *p, struct ntb_qp *qp, const struct ntbv_ms
 	return -1;
 }
 
+/*
+ * The first segment of the message in progress, again: the requester went back to it (its
+ * transport timer fired while the rest was still on its way, and a rewind restarts a
+ * partly transmitted message from its start). Same PSN, same WQE, same bytes: the message
+ * goes on where its segments say, into the receive it already fills. (IB sends every packet
+ * with its own PSN, so there the retransmitted packets are duplicates the responder
+ * ignores; here the segments share the message's PSN.)
+ */
+static bool restarted(const struct ntb_qp *qp, const struct ntbv_msg *h, uint8_t op)
+{
+	return qp->type == IBV_QPT_RC && qp->cur_active && qp->cur_op == op &&
+	       qp->cur_psn == h->psn && qp->cur_total == h->total;
+}
+
 static int do_send(struct ntb_peer *p, struct ntb_qp *qp, const struct ntbv_msg *h,
 		   const uint8_t *data)
 {
-	if (h->flags & NTBV_F_FIRST) {
+	if ((h->flags & NTBV_F_FIRST) && !restarted(qp, h, NTBV_OP_SEND)) {
 		if (qp->cur_active && qp->cur_has_recv)
 			recv_error(qp, IBV_WC_WR_FLUSH_ERR);
 		qp->cur_active = false;
@@ -150,6 +166,7 @@ static int do_send(struct ntb_peer *p, struct ntb_qp *qp, const struct ntbv_msg 
 			return R_NEXT;
 		qp->cur_active = true;
 		qp->cur_op = NTBV_OP_SEND;
+		qp->cur_psn = h->psn;
 		qp->cur_total = h->total;
 		if (ntb_check_sges(qp->ctx, qp->pd, qp->cur_recv.sg, qp->cur_recv.num_sge,
 				   IBV_ACCESS_LOCAL_WRITE, NULL) != IBV_WC_SUCCESS) {
@@ -173,6 +190,17 @@ static int do_send(struct ntb_peer *p, struct ntb_qp *qp, const struct ntbv_msg 
 	}
 	ntb_sg_copy_in(qp->cur_recv.sg, qp->cur_recv.num_sge, (uint32_t)h->raddr, data, h->len);
 	if (h->flags & NTBV_F_LAST) {
+		/*
+		 * SEND_WITH_INV: the window goes when the message is complete (IBTA 9.4.1.1.2);
+		 * a key that names no type 2 window of ours bound to this QP is an invalid
+		 * request (the receive completes in error, as rxe's does).
+		 */
+		if ((h->flags & NTBV_F_INV) && !(h->flags & NTBV_F_IMM) &&
+		    !ntb_mw_remote_inv(qp, h->imm)) {
+			recv_error(qp, IBV_WC_REM_INV_REQ_ERR);
+			fail(p, qp, h, NTBV_NAK_INV_REQ, IBV_EVENT_QP_REQ_ERR);
+			return R_NEXT;
+		}
 		recv_done(qp, h, IBV_WC_RECV, qp->cur_total);
 		msg_done(p, qp, h);
 	}
@@ -184,7 +212,7 @@ static int do_write(struct ntb_peer *p, struct ntb_qp *qp, const struct ntbv_msg
 {
 	uint64_t off;
 
-	if (h->flags & NTBV_F_FIRST) {
+	if ((h->flags & NTBV_F_FIRST) && !restarted(qp, h, NTBV_OP_WRITE)) {
 		uint64_t local;
 
 		if (qp->cur_active && qp->cur_has_recv)
@@ -202,6 +230,7 @@ static int do_write(struct ntb_peer *p, struct ntb_qp *qp, const struct ntbv_msg
 			return R_NEXT;
 		qp->cur_active = true;
 		qp->cur_op = NTBV_OP_WRITE;
+		qp->cur_psn = h->psn;
 		qp->cur_local = local;
 		qp->cur_raddr = h->raddr;
 		qp->cur_total = h->total;
@@ -235,21 +264,24 @@ static bool read_place(struct ntb_peer *p, struct ntb_qp *qp, const struct ntbv_
 	uint8_t *base;
 	uint64_t off;
 
-	if (!mi || mi >= ctx->pg.max_mr)
+	if (!mi || mi >= p->end->max_mr)
 		return false;
-	ntb_read_entry(&e, &ctx->pmrs[mi], sizeof(e));
+	ntb_read_entry(&e, &p->end->mrs[mi], sizeof(e));
 	if (e.rkey != key || !(e.access & (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE)) ||
 	    e.slot != p->slot || e.slot_epoch != p->rx_epoch || e.win_off == NTBV_NO_WINDOW ||
 	    h->arg0 < e.hca_va || h->arg0 + h->total > e.hca_va + e.length ||
-	    h->arg0 + h->total < h->arg0 || e.win_off + e.length > ctx->peer_len)
+	    h->arg0 + h->total < h->arg0 || e.win_off + e.length < e.win_off ||
+	    (p->endi == NTB_END_PEER && e.win_off + e.length > ctx->peer_len))
 		return false;
 	off = h->arg0 - e.hca_va;
-	base = ntb_pio_region(ctx, &e);
+	base = ntb_pio_region(ctx, p->endi, &e);
 	if (base) {
 		ntb_pio_copy(base + off, (const void *)(uintptr_t)qp->cur_local, h->total);
 		return true;
 	}
-	return ntb_dma_copy(ctx, e.win_off + off, (const void *)(uintptr_t)qp->cur_local,
+	/* the DMA engine writes into the peer only: a loopback sink gets the data in messages */
+	return p->endi == NTB_END_PEER &&
+	       ntb_dma_copy(ctx, e.win_off + off, (const void *)(uintptr_t)qp->cur_local,
 			    h->total);
 }
 
@@ -257,6 +289,10 @@ static bool read_place(struct ntb_peer *p, struct ntb_qp *qp, const struct ntbv_
 static int do_read(struct ntb_peer *p, struct ntb_qp *qp, const struct ntbv_msg *h, bool dup)
 {
 	uint32_t mtu = msg_mtu(qp);
+
+	/* segments of at most half the ring (a small block holds less than a path MTU) */
+	if (mtu > p->resp_tx.max_payload)
+		mtu = p->resp_tx.max_payload;
 
 	if (!qp->cur_active || qp->cur_op != NTBV_OP_READ || qp->cur_psn != h->psn) {
 		uint64_t local;
@@ -351,6 +387,27 @@ static int do_atomic(struct ntb_peer *p, struct ntb_qp *qp, const struct ntbv_ms
 	return R_NEXT;
 }
 
+/*
+ * ATOMIC WRITE (IBTA 1.5 9.4.7): eight bytes stored at once into a naturally aligned target
+ * the rkey allows remote writes to; acknowledged like a WRITE, a duplicate only again.
+ */
+static int do_atomic_write(struct ntb_peer *p, struct ntb_qp *qp, const struct ntbv_msg *h)
+{
+	uint64_t local;
+
+	if (h->raddr & 7 || h->total != 8) {
+		fail(p, qp, h, NTBV_NAK_INV_REQ, IBV_EVENT_QP_REQ_ERR);
+		return R_NEXT;
+	}
+	if (!remote_range(qp, h->rkey, h->raddr, 8, IBV_ACCESS_REMOTE_WRITE, &local)) {
+		fail(p, qp, h, NTBV_NAK_ACCESS, IBV_EVENT_QP_ACCESS_ERR);
+		return R_NEXT;
+	}
+	__atomic_store_n((uint64_t *)(uintptr_t)local, h->arg0, __ATOMIC_RELEASE);
+	msg_done(p, qp, h);
+	return R_NEXT;
+}
+
 /* A request the QP has already executed (the requester retransmitted it). */
 static int duplicate(struct ntb_peer *p, struct ntb_qp *qp, const struct ntbv_msg *h)
 {
@@ -402,6 +459,8 @@ static int rc_request(struct ntb_peer *p, struct ntb_qp *qp, const struct ntbv_m
 	case NTBV_OP_CMP_SWP:
 	case NTBV_OP_FETCH_ADD:
 		return do_atomic(p, qp, h);
+	case NTBV_OP_ATOMIC_WRITE:
+		return do_atomic_write(p, qp, h);
 	default:
 		fail(p, qp, h, NTBV_NAK_INV_REQ, IBV_EVENT_QP_REQ_ERR);
 		return R_NEXT;
@@ -445,17 +504,22 @@ static uint16_t ip_csum(const void *hdr, size_t len)
  * IPv4 header in the last 20 of them and leave the first 20 unspecified (Linux
  * ib_get_rdma_header_version / libibverbs ibv_init_ah_from_wc read it that way).
  */
-static void build_grh(struct ntb_context *ctx, uint32_t len, uint8_t grh[NTB_GRH_LEN])
+static void build_grh(struct ntb_peer *p, uint32_t len, bool imm, uint8_t grh[NTB_GRH_LEN])
 {
+	struct ntb_context *ctx = p->ctx;
 	struct iphdr ip = {
 		.version = 4,
 		.ihl = 5,
-		/* IPv4 + UDP + BTH + DETH + payload + ICRC, as the packet would have been */
-		.tot_len = htons((uint16_t)(20 + 8 + 12 + 8 + len + 4)),
+		/*
+		 * IPv4 + UDP + BTH + DETH (+ ImmDt) + payload padded to 4 bytes (BTH PadCnt) +
+		 * ICRC, as the packet would have been
+		 */
+		.tot_len = htons((uint16_t)(20 + 8 + 12 + 8 + (imm ? 4 : 0) + ((len + 3) & ~3u) +
+					    4)),
 		.frag_off = htons(IP_DF),
 		.ttl = 64,
 		.protocol = IPPROTO_UDP,
-		.saddr = ctx->pg.ipv4,
+		.saddr = p->end->ipv4,
 		.daddr = ctx->ipv4,
 	};
 
@@ -499,15 +563,24 @@ static int ud_request(struct ntb_peer *p, struct ntb_qp *qp, const struct ntbv_m
 		ntb_cq_push(qp->rcq, &wc, false);
 		return R_NEXT;
 	}
-	build_grh(ctx, h->len, grh);
+	build_grh(p, h->len, h->flags & NTBV_F_IMM, grh);
 	ntb_sg_copy_in(qp->cur_recv.sg, qp->cur_recv.num_sge, 0, grh, NTB_GRH_LEN);
 	ntb_sg_copy_in(qp->cur_recv.sg, qp->cur_recv.num_sge, NTB_GRH_LEN, data, h->len);
 	wc.status = IBV_WC_SUCCESS;
 	wc.byte_len = NTB_GRH_LEN + h->len;
 	wc.wc_flags = IBV_WC_GRH;
+	/*
+	 * What a ConnectX reports in the SL of a RoCE UD receive: the packet's L3 type (PRM
+	 * "Completion Queue Entry": sl, for responder UD over RoCE; 2 = IPv4). UCX's ud_verbs
+	 * reads it to know which part of the 40 bytes holds the destination address.
+	 */
+	wc.sl = NTB_ROCE_L3_IPV4;
 	if (h->flags & NTBV_F_IMM) {
 		wc.wc_flags |= IBV_WC_WITH_IMM;
 		wc.imm_data = h->imm;
+	} else if (h->flags & NTBV_F_INV) {
+		wc.wc_flags |= IBV_WC_WITH_INV;
+		wc.invalidated_rkey = h->imm;
 	}
 	ntb_cq_push(qp->rcq, &wc, h->flags & NTBV_F_SOLICITED);
 	return R_NEXT;
@@ -515,8 +588,11 @@ static int ud_request(struct ntb_peer *p, struct ntb_qp *qp, const struct ntbv_m
 
 /* ---- the loop --------------------------------------------------------------------------------- */
 
+/* Can the batch answer RC requests: our block for the peer's incarnation is there. */
+enum { REPLY_OK, REPLY_WAIT, REPLY_NONE };
+
 static int handle(struct ntb_peer *p, const struct ntbv_msg *h, const uint8_t *data,
-		  bool can_reply)
+		  int reply)
 {
 	struct ntb_qp *qp;
 	int st;
@@ -532,8 +608,11 @@ static int handle(struct ntb_peer *p, const struct ntbv_msg *h, const uint8_t *d
 	    h->src_qpn != qp->dest_qpn)
 		return R_NEXT;
 	/* RC answers every request: nobody to answer (its client is gone), nothing to do */
-	if (qp->type == IBV_QPT_RC && !can_reply)
+	if (qp->type == IBV_QPT_RC && reply == REPLY_NONE)
 		return R_NEXT;
+	/* ... or not yet: our block for it is being opened (the progress thread) */
+	if (qp->type == IBV_QPT_RC && reply == REPLY_WAIT)
+		return R_STALL;
 	st = qp_state(qp);
 	if (st == IBV_QPS_ERR) {
 		ntb_qp_flush_cur(qp);
@@ -547,10 +626,17 @@ static int handle(struct ntb_peer *p, const struct ntbv_msg *h, const uint8_t *d
 	return qp->type == IBV_QPT_RC ? rc_request(p, qp, h, data) : uc_request(p, qp, h, data);
 }
 
-/* Answers can go to the peer: its end of the pair is in the session ours is (tx_lock). */
-static bool can_reply_now(struct ntb_peer *p)
+/* Answers can go to the peer: our block is for the incarnation that wrote (tx_lock). */
+static int can_reply_now(struct ntb_peer *p)
 {
-	return ntb_peer_tx_sync(p) && p->tx_epoch == p->rx_epoch;
+	switch (ntb_peer_tx_sync(p)) {
+	case NTB_TX_READY:
+		return p->tx_epoch == p->rx_epoch ? REPLY_OK : REPLY_NONE;
+	case NTB_TX_WAIT:
+		return REPLY_WAIT;
+	default:
+		return REPLY_NONE;
+	}
 }
 
 /* The coalesced ACK a QP owes, if the response ring has room for it (tx_lock). */
@@ -572,7 +658,7 @@ void ntb_resp_ack_now(struct ntb_peer *p, struct ntb_qp *qp)
 	if (!qp->need_ack)
 		return;
 	pthread_mutex_lock(&p->tx_lock);
-	if (can_reply_now(p) && send_ack(p, qp))
+	if (can_reply_now(p) == REPLY_OK && send_ack(p, qp))
 		ntb_tx_publish(p, NTBV_QUIET_RESP);
 	pthread_mutex_unlock(&p->tx_lock);
 }
@@ -582,19 +668,19 @@ int ntb_resp_process(struct ntb_peer *p, int budget)
 	const uint8_t *data;
 	struct ntbv_msg h;
 	bool can_reply;
-	int n = 0;
-
+	int n = 0, reply;
 	uint64_t produced;
 
 	pthread_mutex_lock(&p->tx_lock);
-	can_reply = can_reply_now(p);
+	reply = can_reply_now(p);
+	can_reply = reply == REPLY_OK;
 	produced = p->resp_tx.prod;
 	p->resp_stalled = false;
-	ntb_cq_stage_begin(p);
+	ntb_cq_stage_begin();
 	/* a message completes at most one receive: the staged ones never overflow */
-	while (n < budget && p->nstaged < NTB_STAGED_MAX &&
+	while (n < budget && ntb_cq_staged() < NTB_STAGED_MAX &&
 	       ntb_rx_peek(p, &p->req_rx, &h, &data)) {
-		if (handle(p, &h, data, can_reply) == R_STALL) {
+		if (handle(p, &h, data, reply) == R_STALL) {
 			/* a READ answered in part is progress too: keep the thread hot */
 			n += p->resp_tx.prod != produced;
 			p->resp_stalled = true;
@@ -603,16 +689,22 @@ int ntb_resp_process(struct ntb_peer *p, int budget)
 		ntb_rx_advance(&p->req_rx, &h);
 		n++;
 	}
-	/* coalesced ACKs: one per QP per batch */
+	/*
+	 * Coalesced ACKs: one per QP per batch. One that does not fit waits for credits like a
+	 * stalled request: our bell wish must ask for them, or we could sleep on an ACK the
+	 * requester's transport timer is counting retries for.
+	 */
 	for (struct ntb_qp *qp = p->dirty; qp; qp = qp->next_dirty) {
-		if (qp->need_ack && can_reply && !send_ack(p, qp))
+		if (qp->need_ack && can_reply && !send_ack(p, qp)) {
+			p->resp_stalled = true;
 			break;
+		}
 	}
 	if (can_reply)
 		ntb_tx_publish(p, NTBV_QUIET_RESP);
 	pthread_mutex_unlock(&p->tx_lock);
 	/* the receive completions after the ACKs that acknowledge their messages */
-	ntb_cq_stage_end(p);
+	ntb_cq_stage_end();
 
 	/* errors found above: flush now that the producing lock is released */
 	for (struct ntb_qp **pp = &p->dirty; *pp;) {

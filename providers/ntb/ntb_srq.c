@@ -67,7 +67,8 @@ int ntb_post_recv_common(struct ntb_context *ctx, struct ntb_rq *rq, uint32_t pd
 		w = &rq->wqe[rq->tail & (rq->size - 1)];
 		w->wr_id = wr->wr_id;
 		w->num_sge = wr->num_sge;
-		memcpy(w->sg, wr->sg_list, sizeof(*w->sg) * wr->num_sge);
+		if (wr->num_sge)
+			memcpy(w->sg, wr->sg_list, sizeof(*w->sg) * wr->num_sge);
 		rq->tail++;
 	}
 	pthread_mutex_unlock(&rq->lock);
@@ -117,13 +118,21 @@ struct ibv_srq *ntb_create_srq(struct ibv_pd *ibpd, struct ibv_srq_init_attr *at
 		errno = EINVAL;
 		return NULL;
 	}
+	/* max_srq, as query_device reports it */
+	if (atomic_fetch_add(&ctx->nsrq, 1) >= NTB_MAX_SRQ) {
+		atomic_fetch_sub(&ctx->nsrq, 1);
+		errno = ENOMEM;
+		return NULL;
+	}
 	srq = calloc(1, sizeof(*srq));
 	if (!srq) {
+		atomic_fetch_sub(&ctx->nsrq, 1);
 		errno = ENOMEM;
 		return NULL;
 	}
 	ret = ntb_rq_init(&srq->rq, attr->attr.max_wr, attr->attr.max_sge ? attr->attr.max_sge : 1);
 	if (ret) {
+		atomic_fetch_sub(&ctx->nsrq, 1);
 		free(srq);
 		errno = ret;
 		return NULL;
@@ -223,6 +232,7 @@ int ntb_destroy_srq(struct ibv_srq *ibsrq)
 	}
 	pthread_mutex_unlock(&ctx->lock);
 	atomic_fetch_sub(&to_ntb_pd(ibsrq->pd)->refs, 1);
+	atomic_fetch_sub(&ctx->nsrq, 1);
 	ntb_rq_fini(&srq->rq);
 	free(srq);
 	return 0;

@@ -15,7 +15,8 @@ ntbdv_map_peer_mr(struct ibv_context *ibctx, uint32_t rkey, uint64_t addr, uint6
 		  struct ntbdv_peer_map *map)
 {
 	struct ntb_context *ctx;
-	struct ntb_handle_req req = { .handle = rkey };
+	const struct ntb_end *end;
+	struct ntb_handle_req req = { .handle = rkey, .reserved = NTB_END_PEER };
 	struct ntb_map_peer_mr_rsp rsp = { 0 };
 	struct ntbv_mr_ent e;
 	uint32_t idx = NTBV_KEY_INDEX(rkey);
@@ -30,9 +31,15 @@ ntbdv_map_peer_mr(struct ibv_context *ibctx, uint32_t rkey, uint64_t addr, uint6
 	    addr % NTBV_PAGE || length % NTBV_PAGE)
 		return EINVAL;
 	ctx = to_ntb_ctx(ibctx);
-	if (!idx || idx >= ctx->max_mr)
+	ret = ntb_ensure_attached(ctx);
+	if (ret)
+		return ret > 0 ? ret : ENOLINK;
+	end = &ctx->ends[NTB_END_PEER];	/* the other end of the link: its key table */
+	if (!end->up)
+		return ENOLINK;
+	if (!idx || idx >= end->max_mr)
 		return ENOENT;
-	ntb_read_entry(&e, &ctx->pmrs[idx], sizeof(e));
+	ntb_read_entry(&e, &end->mrs[idx], sizeof(e));
 	if (e.rkey != rkey || !e.length)
 		return ENOENT;
 	if (addr < e.hca_va || addr + length > e.hca_va + e.length || addr + length < addr)

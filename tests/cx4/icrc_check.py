@@ -210,8 +210,8 @@ def run_wire_test(binary):
         rc = check_capture(cap, ROCE_PORT, False, False)
         tshark = shutil.which("tshark")
         if not tshark:
-            print("tshark not installed: dissection check skipped")
-            return rc
+            print("FAIL: tshark is missing (tools/install-deps.sh installs it)")
+            return 1
         # RoCE v2 is dissected by default on UDP 4791.  The RPC-over-RDMA heuristic treats
         # arbitrary SEND payloads as RPC and calls them malformed: turn it off.
         t = subprocess.run([tshark, "-n", "-r", cap, "--disable-protocol", "rpcordma",

@@ -19,6 +19,11 @@ cx4_pair() {
 	bv_pair "$@" || bv_fail "$1"
 }
 
+# cx4_traffic NAME "SERVER ARGS" "CLIENT ARGS": bv_traffic on port 18517; the test fails if it does.
+cx4_traffic() {
+	bv_traffic "$1" 18517 "$2" "$3" || bv_fail "$1"
+}
+
 # cx4_expect FILE PATTERN WHAT: FILE must contain PATTERN (an ERE).
 cx4_expect() {
 	grep -Eq -- "$2" "$1" || { cat "$1" >&2; bv_fail "$3: no /$2/"; }

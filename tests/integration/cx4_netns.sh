@@ -67,5 +67,14 @@ for dir in "" rev; do
 		 "ib_send_lat -e -n 200"; do
 		pair "${t// /}$dir" "$t -d cx4_0 -x $CX4_GID" "$t -d cx4_0 -x $CX4_GID" $dir
 	done
+	# every byte checked across the link (path MTU 1024: multi-packet messages)
+	for t in "-t rc -q 3" "-t rc -S -e" "-t ud" "-t uc"; do
+		b="$BV_BUILD_DIR/bin/bvtraffic -p 18515 -d cx4_0 -g $CX4_GID"
+		ev=""
+		case " $t " in *" -e "*) ev=-e ;; esac
+		pair "bvtraffic${t// /}$dir" "$b $ev" "$b -n 64 $t" $dir
+		grep -q "^bvtraffic: PASS" "$BV_OUT/bvtraffic${t// /}$dir.cli" ||
+			bv_fail "bvtraffic$t$dir: no PASS"
+	done
 done
 echo "PASS"

@@ -2,7 +2,8 @@
 # perftest, unmodified, through bvctl run: every test with -a (all sizes), -q 8 (bandwidth
 # tests) and -e (sleeping on completion events, where perftest allows it: not for WRITE),
 # between cx4_0 and cx4_1, then in loopback on one device. perftest checks completions, not
-# data: the data itself is checked by cx4_verbs and the pingpongs with -c.
+# data: bvtraffic runs the same opcodes under the same conditions (8 QPs, events, every size)
+# and checks every byte, immediate and atomic result.
 . "$BV_SOURCE_DIR/tests/lib/harness.sh"
 bv_isolate_net "$@"
 . "$BV_SOURCE_DIR/tests/integration/cx4_lib.sh"
@@ -32,5 +33,9 @@ for pair in "cx4_0 cx4_1" "cx4_0 cx4_0"; do
 	run "ib_atomic_bw-cs-$a-$b" $a $b ib_atomic_bw -A CMP_AND_SWAP -n 500
 	run "ib_atomic_bw-q8-$a-$b" $a $b ib_atomic_bw -q 8 -n 200
 	run "ib_atomic_bw-e-$a-$b" $a $b ib_atomic_bw -e -n 200
+	for t in "-q 8 -w 16" "-e" "-s 0-8388608 -w 4 -q 1 -n 24"; do
+		cx4_traffic "bvtraffic-$a-$b${t// /}" "-d $a -g $CX4_GID" \
+			"-d $b -g $CX4_GID -n 64 $t 127.0.0.1"
+	done
 done
 echo "PASS"

@@ -29,4 +29,7 @@ for t in "rc_verbs am_lat -s 8" "rc_verbs am_bw -s 1024 -D bcopy" "rc_verbs put_
 	cx4_expect "$CX4_OUT/$name.cli" "^Final:" "$name"
 	echo "ok $name: $(grep '^Final:' "$CX4_OUT/$name.cli" | tr -s ' ')"
 done
+# ucx_perftest checks no data: bvtraffic over the same transports, every byte checked
+cx4_traffic bvtraffic-rc "-d cx4_0 -g $CX4_GID" "-d cx4_1 -g $CX4_GID -n 64 -t rc 127.0.0.1"
+cx4_traffic bvtraffic-ud "-d cx4_0 -g $CX4_GID" "-d cx4_1 -g $CX4_GID -n 64 -t ud 127.0.0.1"
 echo "PASS"

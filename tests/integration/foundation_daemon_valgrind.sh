@@ -3,7 +3,7 @@
 # errors and leak nothing.
 . "$BV_SOURCE_DIR/tests/lib/harness.sh"
 bv_isolate_net "$@"
-[ "${BV_VALGRIND:-1}" = 1 ] || { echo "SKIP: valgrind disabled (sanitizer build)"; exit 0; }
+[ "${BV_VALGRIND:-1}" = 1 ] || { echo "SKIP: valgrind disabled (sanitizer build)"; exit 77; }
 
 vgdir=$(mktemp -d /tmp/bvvg.XXXXXX)
 export BV_DAEMON_WRAPPER="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite --log-file=$vgdir/vg.%p.log"

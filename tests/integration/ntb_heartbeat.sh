@@ -1,6 +1,7 @@
 #!/bin/bash
 # A hung peer daemon is detected by its heartbeat. ntbd of ntb_0 is stopped (SIGSTOP) while
-# ib_write_bw and ibv_rc_pingpong -e run between ntb_0 (servers) and ntb_1 (clients): the cable
+# ib_write_bw, ibv_rc_pingpong -e and bvtraffic -e (every byte checked up to then: it must end
+# in an error, not a wrong byte) run between ntb_0 (servers) and ntb_1 (clients): the cable
 # and the processes stay, only the heartbeat in window memory stops. ntb_1's daemon must take
 # the link down (IBV_EVENT_PORT_ERR, port DOWN) and the clients must end with an error, not
 # hang; the servers too, once their own daemon runs again (SIGCONT), and the link must come
@@ -62,15 +63,24 @@ for prof in $profiles; do
 	timeout -k 5 120 "$BVCTL" run -- ibv_rc_pingpong -e -g "$g" -n 100000000 -p 19002 \
 		-d ntb_0 >"$BV_RUNDIR/pp.server" 2>&1 &
 	s2=$!
-	ntb_wait_port 19001 && ntb_wait_port 19002 || bv_fail "$prof: no servers"
+	timeout -k 5 120 "$BVCTL" run -- "$BV_BUILD_DIR/bin/bvtraffic" -p 19006 -d ntb_0 -W 60 \
+		>"$BV_RUNDIR/bvt.server" 2>&1 &
+	s3=$!
+	ntb_wait_port 19001 && ntb_wait_port 19002 && ntb_wait_port 19006 ||
+		bv_fail "$prof: no servers"
 	timeout -k 5 120 "$BVCTL" run -- ib_write_bw -D 60 -p 19001 -d ntb_1 localhost \
 		>"$BV_RUNDIR/wbw.client" 2>&1 &
 	c1=$!
 	timeout -k 5 120 "$BVCTL" run -- ibv_rc_pingpong -e -g "$g" -n 100000000 -p 19002 \
 		-d ntb_1 localhost >"$BV_RUNDIR/pp.client" 2>&1 &
 	c2=$!
+	timeout -k 5 120 "$BVCTL" run -- "$BV_BUILD_DIR/bin/bvtraffic" -p 19006 -d ntb_1 -W 60 \
+		-D 60 -e localhost >"$BV_RUNDIR/bvt.client" 2>&1 &
+	c3=$!
 	sleep 1.5
-	bv_pid_alive "$c1" && bv_pid_alive "$c2" || bv_fail "$prof: the pairs did not run"
+	bv_pid_alive "$c1" && bv_pid_alive "$c2" && bv_pid_alive "$c3" ||
+		bv_fail "$prof: the pairs did not run"
+	grep -q "progress:" "$BV_RUNDIR/bvt.client" || bv_fail "$prof: bvtraffic moved no data"
 	d0=$(cat "$BV_RUNDIR/ntb_0.pid")
 	kill -STOP "$d0"
 	t0=$(date +%s)
@@ -79,25 +89,32 @@ for prof in $profiles; do
 	r1=$?
 	wait_exit "$c2" "$LIMIT"
 	r2=$?
+	wait_exit "$c3" "$LIMIT"
+	r3=$?
 	t1=$(date +%s)
-	bv_note "$prof: clients ended after $((t1 - t0)) s: write_bw $r1, pingpong $r2"
+	bv_note "$prof: clients ended after $((t1 - t0)) s: write_bw $r1, pingpong $r2, bvtraffic $r3"
 	grep -q "peer daemon silent" "$BV_RUNDIR/ntb_1.log" ||
 		{ kill -CONT "$d0"; bv_fail "$prof: ntb_1 did not notice the hung peer"; }
 	[ "$(port_state ntb_1)" != PORT_ACTIVE ] ||
 		{ kill -CONT "$d0"; bv_fail "$prof: ntb_1 still ACTIVE with a hung peer"; }
 	kill -CONT "$d0"
-	for r in $r1 $r2; do
+	for r in $r1 $r2 $r3; do
 		[ "$r" = 124 ] || [ "$r" = 137 ] && bv_fail "$prof: a client hung"
 		[ "$r" != 0 ] || bv_fail "$prof: a client reported success"
 	done
-	tail -n 3 "$BV_RUNDIR/wbw.client" "$BV_RUNDIR/pp.client"
+	# bvtraffic: an error (3), not a stall (4) nor a wrong byte (1)
+	[ "$r3" = 3 ] || { cat "$BV_RUNDIR/bvt.client" >&2; bv_fail "$prof: bvtraffic client exit $r3"; }
+	tail -n 3 "$BV_RUNDIR/wbw.client" "$BV_RUNDIR/pp.client" "$BV_RUNDIR/bvt.client"
 
 	wait_exit "$s1" "$LIMIT"
 	r1=$?
 	wait_exit "$s2" "$LIMIT"
 	r2=$?
-	bv_note "$prof: servers (their daemon resumed) ended: write_bw $r1, pingpong $r2"
-	for r in $r1 $r2; do
+	wait_exit "$s3" "$LIMIT"
+	r3=$?
+	bv_note "$prof: servers (their daemon resumed) ended: write_bw $r1, pingpong $r2, bvtraffic $r3"
+	[ "$r3" = 3 ] || { cat "$BV_RUNDIR/bvt.server" >&2; bv_fail "$prof: bvtraffic server exit $r3"; }
+	for r in $r1 $r2 $r3; do
 		[ "$r" = 124 ] || [ "$r" = 137 ] && bv_fail "$prof: a server hung"
 		[ "$r" != 0 ] || bv_fail "$prof: a server reported success"
 	done
@@ -111,6 +128,7 @@ for prof in $profiles; do
 	[ "$(port_state ntb_0)" = PORT_ACTIVE ] && [ "$(port_state ntb_1)" = PORT_ACTIVE ] ||
 		{ "$BVCTL" status >&2; bv_fail "$prof: the link did not come back"; }
 	ntb_pair hbpp 19003 ibv_rc_pingpong -c -g "$g" -n 200 || bv_fail "$prof: new pair after"
+	bv_traffic hbbvt 19007 "-d ntb_0" "-d ntb_1 -n 64 localhost" || bv_fail "$prof: bvtraffic after"
 	sleep 0.3
 	kill "$w0" "$w1" 2>/dev/null
 	wait "$w0" "$w1" 2>/dev/null

@@ -3,7 +3,8 @@
 NTB_ALL_PROFILES="intel-gen1 intel-gen3 intel-gen4 amd idt switchtec epf"
 NTB_PROFILES=${NTB_PROFILES:-$NTB_ALL_PROFILES}
 
-# ntb_up PROFILE: take down whatever runs, bring up a link of that profile.
+# ntb_up PROFILE: take down whatever runs, bring up a link of that profile. NTB_CONF: more
+# lines for both ends' sections (e.g. "pair_req_cells = 256").
 ntb_up() {
 	local cfg="$BV_RUNDIR/ntb-$1.conf"
 	cat >"$cfg" <<EOC
@@ -13,6 +14,7 @@ link = ntbt
 side = 0
 profile = $1
 ip = 127.0.2.1
+${NTB_CONF:-}
 
 [device ntb_1]
 kind = ntb
@@ -20,6 +22,7 @@ link = ntbt
 side = 1
 profile = $1
 ip = 127.0.2.2
+${NTB_CONF:-}
 EOC
 	"$BVCTL" down >/dev/null 2>&1
 	bv_up "$cfg"

@@ -7,6 +7,8 @@
 #    (its QP goes to ERROR once the peer's ntbd says its client left: error completions).
 # 2. The peer daemon is killed (SIGKILL) under the same programs: both ends must end with an
 #    error (the orphaned one too: its link session is over).
+#    And under bvtraffic: the dead daemon's own client gets IBV_EVENT_DEVICE_FATAL, nobody finds
+#    a wrong byte, and with the daemon restarted the link and a new pair come back.
 # 3. ntb_verbs_test linkdown, with either ntbd killed, on the PIO and the DMA path: both ends
 #    get error completions, new QPs are refused, and the target memory does not change once
 #    the link is down.
@@ -41,7 +43,9 @@ run_kill() {
 		>"$BV_RUNDIR/$name.client" 2>&1 &
 	cpid=$!
 	sleep 1.5
-	bv_pid_alive "$cpid" && bv_pid_alive "$spid" || bv_fail "$name: the pair did not run"
+	bv_pid_alive "$cpid" && bv_pid_alive "$spid" ||
+		{ tail -n 20 "$BV_RUNDIR/$name.server" "$BV_RUNDIR/$name.client" >&2
+		  bv_fail "$name: the pair did not run"; }
 	case $victim in
 	ntbd*) vpid=$(cat "$BV_RUNDIR/ntb_${victim#ntbd}.pid") ;;
 	server) vpid=$(pgrep -P "$spid") ;;	# bvctl run execs the program under timeout
@@ -96,6 +100,45 @@ for victim in 0 1; do
 		shift
 		run_kill "$name-ntbd$victim" "$1" "ntbd$victim" "${@:2}"
 	done
+done
+
+# 2b. the link goes down under bvtraffic (either daemon killed) and comes back (the daemon
+#     restarted): the dead daemon's client gets IBV_EVENT_DEVICE_FATAL, the other end's work
+#     fails; neither hangs nor finds a wrong byte in what it checked; once the link is back a new
+#     pair moves every byte right
+b="$BV_BUILD_DIR/bin/bvtraffic -p 18915 -W 30"
+for victim in 0 1; do
+	ntb_up "$prof"
+	name=bvtraffic-ntbd$victim
+	timeout -k 5 "$LIMIT" "$BVCTL" run -- $b -d ntb_0 >"$BV_RUNDIR/$name.server" 2>&1 &
+	spid=$!
+	ntb_wait_port 18915 || bv_fail "$name: no server"
+	timeout -k 5 "$LIMIT" "$BVCTL" run -- $b -d ntb_1 -D 30 -q 2 localhost \
+		>"$BV_RUNDIR/$name.client" 2>&1 &
+	cpid=$!
+	bv_wait_checked "$BV_RUNDIR/$name.server" || bv_fail "$name: no data moved"
+	kill -KILL "$(cat "$BV_RUNDIR/ntb_$victim.pid")"
+	wait "$cpid"
+	crc=$?
+	wait "$spid"
+	src=$?
+	bv_note "$name: server exit $src, client exit $crc"
+	check_exit "$name" client "$crc"
+	check_exit "$name" server "$src"
+	own=$([ $victim = 0 ] && echo server || echo client)
+	grep -q "async event local catastrophic error" "$BV_RUNDIR/$name.$own" ||
+		{ cat "$BV_RUNDIR/$name.$own" >&2; bv_fail "$name: the $own did not get IBV_EVENT_DEVICE_FATAL"; }
+	grep -q "DATA ERROR" "$BV_RUNDIR/$name.server" "$BV_RUNDIR/$name.client" &&
+		bv_fail "$name: a data error"
+	# back: the daemon restarted, both ports ACTIVE, a new pair
+	"$BVCTL" --config "$BV_RUNDIR/ntb-$prof.conf" up >/dev/null || bv_fail "$name: restart"
+	for _ in $(seq 100); do
+		bv_run ibv_devinfo -d ntb_0 2>/dev/null | grep -q PORT_ACTIVE &&
+			bv_run ibv_devinfo -d ntb_1 2>/dev/null | grep -q PORT_ACTIVE && break
+		sleep 0.1
+	done
+	bv_traffic "$name-back" 18916 "-d ntb_0" "-d ntb_1 -n 64 localhost" ||
+		bv_fail "$name: no traffic once the link was back"
 done
 
 # 3. the target's memory after the link is gone

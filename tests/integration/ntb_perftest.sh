@@ -2,7 +2,8 @@
 # perftest over ntb_0 <-> ntb_1 on every hardware profile: ib_write_bw, ib_read_bw, ib_send_bw,
 # ib_atomic_bw, ib_write_lat, ib_read_lat, ib_send_lat - each as is, with -a (every size), with
 # -q 8 (bandwidth tests) and with -e (where perftest allows events: not for WRITE).
-# Results are checked for presence, not speed (bench/ measures).
+# Results are checked for presence, not speed (bench/ measures). perftest checks no data:
+# bvtraffic runs the same opcodes (8 QPs, events, every size) and checks every byte.
 BV_TMO=${BV_TMO:-240}
 . "$BV_SOURCE_DIR/tests/lib/harness.sh"
 . "$BV_SOURCE_DIR/tests/integration/ntb_lib.sh"
@@ -31,6 +32,11 @@ for prof in $NTB_PROFILES; do
 		run "$prof" $t
 		run "$prof" $t -a -n 20
 		[ $t = ib_write_lat ] || run "$prof" $t -e
+	done
+	for t in "-q 8 -w 16" "-e" "-s 0-8388608 -w 4 -q 1 -n 16"; do
+		port=$((port + 1))
+		bv_traffic "bvt$port" "$port" "-d ntb_0" "-d ntb_1 -n 48 $t localhost" ||
+			bv_fail "$prof: bvtraffic $t"
 	done
 	ntb_check_counters "$prof"
 	bv_note "$prof: perftest ok"

@@ -6,9 +6,18 @@
 
 RDMACM_OUT=$BV_OUT
 
-# rdmacm_wait_listen PORT [PS]: until a daemon reports a listen on PORT (20 s).
+# rdmacm_wait_listen PORT [PS]: until a daemon reports a listen on PORT (20 s). PS "udp": a
+# datagram rsocket, which listens on a UDP socket of its own.
 rdmacm_wait_listen() {
-	local ps=${2:-0x0106} i
+	local ps=${2:-0x0106} i hex
+	if [ "$ps" = udp ]; then
+		hex=$(printf ':%04X ' "$1")
+		for i in $(seq 400); do
+			${BV_PAIR_S:-} grep -q "$hex" /proc/net/udp /proc/net/udp6 2>/dev/null && return 0
+			sleep 0.05
+		done
+		return 1
+	fi
 	for i in $(seq 400); do
 		${BV_PAIR_S:-} "$BVCTL" status 2>/dev/null | grep -q "cm listen: ps $ps port $1\$" &&
 			return 0

@@ -8,6 +8,7 @@
  *   status   devices, daemons, link state, clients
  *   env      shell exports that point libibverbs at the devices
  *   run      run a program with that environment
+ *   model    a modelled card's controls outside its function (cable, failures, counters)
  *   demo     the quick-start demo
  */
 #include <errno.h>
@@ -38,6 +39,8 @@ static const char *usage_text =
 	"  env [--scif-node N] print shell exports: eval \"$(bvctl env)\"\n"
 	"  run [--scif-node N] [--] CMD...\n"
 	"                      run CMD with the bridgeverbs environment (as SCIF node N)\n"
+	"  model DEV REQUEST   a modelled cx4 card's controls outside its function:\n"
+	"                      cable pull|plug, fail disable|firmware, drop N, stats\n"
 	"  demo                the quick-start demo\n"
 	"\n"
 	"Options:\n"
@@ -223,6 +226,26 @@ static int cmd_down(struct bvctl *b)
 	return ret;
 }
 
+/* A modelled card: the model's own counters (its control socket), beside what the driver says. */
+static void model_status(const struct bv_dev_conf *dev)
+{
+	static const char *const show[] = { "tx_pkts", "rx_pkts", "rx_drop_icrc", "rx_drop_qp",
+					    "retransmits", "naks_sent", "rnr_naks_sent",
+					    "dma_faults", "cable_tx_pkts", "cable_rx_pkts" };
+	char rsp[4096], *line, *save;
+	int n = 0;
+
+	if (bvctl_model_request(dev, "stats", rsp, sizeof(rsp)) || strncmp(rsp, "ok\n", 3))
+		return;
+	printf("  model (outside the function):");
+	for (line = strtok_r(rsp + 3, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		for (size_t i = 0; i < sizeof(show) / sizeof(show[0]); i++)
+			if (!strncmp(line, show[i], strlen(show[i])) &&
+			    line[strlen(show[i])] == ' ')
+				printf("%s %s", n++ ? "," : "", line);
+	printf("\n");
+}
+
 static int cmd_status(struct bvctl *b)
 {
 	static char buf[BV_MSG_MAX];
@@ -252,6 +275,7 @@ static int cmd_status(struct bvctl *b)
 			continue;
 		}
 		fputs(buf, stdout);
+		model_status(dev);
 	}
 	return down ? 3 : 0;
 }
@@ -533,6 +557,8 @@ int main(int argc, char **argv)
 		return cmd_run(&b, argc - optind, argv + optind);
 	if (!strcmp(cmd, "demo"))
 		return cmd_demo(&b);
+	if (!strcmp(cmd, "model"))
+		return load_config(&b, false) ? 1 : bvctl_model(&b, argc - optind, argv + optind);
 	fprintf(stderr, "bvctl: unknown command '%s'\n", cmd);
 	usage(stderr);
 	return 2;

@@ -31,4 +31,8 @@ int bvctl_stop_daemon(const struct bv_dev_conf *dev);
 int bvctl_daemon_status(const struct bv_dev_conf *dev, char *buf, size_t len);
 int bvctl_wait_port_active(const struct bv_dev_conf *dev, int timeout_ms);
 
+/* model.c: a modelled card's controls outside its function (the model's control socket) */
+int bvctl_model_request(const struct bv_dev_conf *dev, const char *req, char *rsp, size_t len);
+int bvctl_model(const struct bvctl *b, int argc, char **argv);
+
 #endif

@@ -20,6 +20,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+#include <net/if.h>
+#include <ifaddrs.h>
 #include <infiniband/ib.h>
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
@@ -543,10 +547,60 @@ int cm_resolve_addr(struct cm_id *id, const struct sockaddr *src, const struct s
 	return 0;
 }
 
+/* Linux iboe_get_mtu(): the IB MTU that fits an Ethernet MTU after the RoCE headers. */
+static uint8_t iboe_mtu(int mtu)
+{
+	mtu -= 40 + 8 + 12 + 4 + 28 + 4;	/* GRH/IP, UDP, BTH, XRC, AtomicETH, ICRC */
+	return mtu >= 4096 ? IBV_MTU_4096 : mtu >= 2048 ? IBV_MTU_2048 :
+	       mtu >= 1024 ? IBV_MTU_1024 : mtu >= 512 ? IBV_MTU_512 :
+	       mtu >= 256 ? IBV_MTU_256 : 0;
+}
+
+/*
+ * The MTU of the interface the source address lives on (its subnet), as an IB MTU; 0 when
+ * none has it. Linux cma_resolve_iboe_route() takes min(port, iboe_get_mtu(netdev MTU)): a
+ * port whose IP traffic leaves through a 1500-byte interface speaks 1024-byte RoCE packets,
+ * which is what a kernel peer on that Ethernet expects (rxe drops bigger ones).
+ */
+static uint8_t iface_mtu(const struct sockaddr_storage *src)
+{
+	const struct sockaddr_in *s4 = (const struct sockaddr_in *)src;
+	struct ifaddrs *ifs, *best = NULL;
+	uint32_t best_mask = 0;
+	struct ifreq ifr;
+	uint8_t mtu = 0;
+	int s;
+
+	if (src->ss_family != AF_INET || getifaddrs(&ifs))
+		return 0;
+	for (struct ifaddrs *i = ifs; i; i = i->ifa_next) {
+		uint32_t a, m;
+
+		if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET || !i->ifa_netmask)
+			continue;
+		a = ntohl(((struct sockaddr_in *)i->ifa_addr)->sin_addr.s_addr);
+		m = ntohl(((struct sockaddr_in *)i->ifa_netmask)->sin_addr.s_addr);
+		if ((ntohl(s4->sin_addr.s_addr) & m) == (a & m) && (!best || m > best_mask)) {
+			best = i;
+			best_mask = m;
+		}
+	}
+	if (best && (s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0)) >= 0) {
+		memset(&ifr, 0, sizeof(ifr));
+		snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", best->ifa_name);
+		if (!ioctl(s, SIOCGIFMTU, &ifr))
+			mtu = iboe_mtu(ifr.ifr_mtu);
+		close(s);
+	}
+	freeifaddrs(ifs);
+	return mtu;
+}
+
 /* Linux cma_resolve_iboe_route(): a RoCE path is made here, not asked of an SA. */
 int cm_resolve_route(struct cm_id *id)
 {
 	struct bv_cm_path *p = &id->path;
+	uint8_t im;
 
 	if (id->state != CMA_ADDR_RESOLVED)
 		return -EINVAL;
@@ -560,6 +614,9 @@ int cm_resolve_route(struct cm_id *id)
 	p->traffic_class = id->tos_set ? id->tos : 0;
 	p->sl = (id->tos_set ? id->tos : 0) >> 5;	/* rt_tos2priority for the default map */
 	p->mtu = id->cm->port.mtu;
+	im = iface_mtu(&id->src);
+	if (im && im < p->mtu)
+		p->mtu = im;
 	p->rate = 0;			/* IB_RATE_PORT_CURRENT */
 	p->packet_life_time = id->cm->packet_life_time;
 	p->reversible = 1;

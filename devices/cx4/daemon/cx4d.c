@@ -1,15 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
  * cx4d: the ConnectX-4 daemon, in the kernel's role for one cx4 device (see cx4d.h for the
- * files). This one holds the bvd ops table: bring-up and teardown, clients, and the dispatch
- * of the cx4 requests (kernel-abi/cx4_proto.h) to one handler per object kind.
+ * files). This one holds the bvd ops table (cx4d_ops; cx4d_main.c runs it): bring-up and
+ * teardown, clients, and the dispatch of the cx4 requests (kernel-abi/cx4_proto.h) to one
+ * handler per object kind.
  *
- *   cx4d --device NAME [--config FILE] [--rundir DIR] [--trace[=FILE]]
- *
- * --trace (or CX4D_TRACE=FILE, or "trace = FILE" in the device's configuration section)
- * writes every command as Linux mlx5_core's dynamic-debug hexdump. With the model backend,
- * SIGUSR1 / SIGUSR2 pull / plug the modelled port's cable (tests of port events); SIGRTMIN
- * disables the modelled function (tests of device fatal).
+ * CX4D_TRACE=FILE (cx4d --trace[=FILE]), or "trace = FILE" in the device's configuration
+ * section, writes every command as Linux mlx5_core's dynamic-debug hexdump.
  */
 
 #include <errno.h>
@@ -25,7 +22,6 @@
 #include "cx4d_bus.h"
 
 static struct cx4d dev = { .health_tfd = -1 };
-static const char *trace_path;
 
 void cx4d_log(struct cx4d *d, const char *fmt, ...)
 {
@@ -40,10 +36,8 @@ void cx4d_log(struct cx4d *d, const char *fmt, ...)
 
 static int open_trace(struct cx4d *d)
 {
-	const char *path = trace_path;
+	const char *path = getenv("CX4D_TRACE");
 
-	if (!path)
-		path = getenv("CX4D_TRACE");
 	if (!path)
 		path = bv_conf_get(d->conf, "trace", NULL);
 	if (!path || !*path)
@@ -102,8 +96,6 @@ static int cx4d_init(struct bvd *b)
 	err = cx4d_hca_up(d);
 	if (!err)
 		err = cx4d_health_start(d);
-	if (!err)
-		err = cx4d_bus_test_controls(d);
 	/* without QP1 the verbs still work; the CM reports its port down (gsi.c says why) */
 	if (!err)
 		cx4d_gsi_up(d);
@@ -229,7 +221,14 @@ static void cx4d_status(struct bvd *b, char *buf, size_t len)
 		     d->eq_cmd.eqn, d->eq_async.eqn, d->eq_pages.eqn, d->ncomp,
 		     d->ncomp == 1 ? "" : "s");
 	if (n < len)
-		n += cx4d_bus_status(d, buf + n, len - n);
+		n += (size_t)snprintf(buf + n, len - n,
+				      "  clients hold %u PDs, %u MRs, %u CQs, %u SRQs, %u QPs; %u DMA "
+				      "mappings of client memory (%llu KiB)\n",
+				      d->nobj[CX4D_OBJ_PD], d->nobj[CX4D_OBJ_MR], d->nobj[CX4D_OBJ_CQ],
+				      d->nobj[CX4D_OBJ_SRQ], d->nobj[CX4D_OBJ_QP], d->numem,
+				      (unsigned long long)(d->umem_bytes >> 10));
+	if (n < len)
+		n += cx4d_port_status(d, buf + n, len - n);
 	if (n < len)
 		n += cx4d_gsi_status(d, buf + n, len - n);
 	for (struct bvd_client *c = b->clients; c && n < len; c = c->next) {
@@ -241,7 +240,7 @@ static void cx4d_status(struct bvd *b, char *buf, size_t len)
 	}
 }
 
-static const struct bvd_kind_ops cx4d_ops = {
+const struct bvd_kind_ops cx4d_ops = {
 	.kind = "cx4",
 	.init = cx4d_init,
 	.fini = cx4d_fini,
@@ -253,24 +252,3 @@ static const struct bvd_kind_ops cx4d_ops = {
 	.status = cx4d_status,
 	.cm = &cx4d_gsi_transport,
 };
-
-int main(int argc, char **argv)
-{
-	int n = 0;
-
-	/* --trace[=FILE] is ours; everything else is bvd's */
-	for (int i = 0; i < argc; i++) {
-		if (!strcmp(argv[i], "--trace")) {
-			trace_path = "-";
-			continue;
-		}
-		if (!strncmp(argv[i], "--trace=", 8)) {
-			trace_path = argv[i] + 8;
-			continue;
-		}
-		argv[n++] = argv[i];
-	}
-	argv[n] = NULL;
-	cx4d_bus_block_test_signals();
-	return bvd_main(n, argv, &cx4d_ops);
-}

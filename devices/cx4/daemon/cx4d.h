@@ -241,6 +241,11 @@ struct cx4d {
 	/* number -> object (isolation: events go to the owner only) */
 	struct cx4d_idmap qps, cqs, srqs;
 
+	/* what clients hold, for bvctl status: a client that died must leave nothing behind */
+	unsigned int nobj[CX4D_OBJ_QP + 1];	/* live objects of each type */
+	unsigned int numem;			/* client memory mapped for the device */
+	uint64_t umem_bytes;
+
 	/* port 1 */
 	uint8_t mac[6];
 	uint32_t port_state;		/* enum ibv_port_state */
@@ -261,6 +266,9 @@ struct cx4d {
 	uint64_t iova_next;		/* IOVA allocator: never reused */
 	int hca_state;			/* bring-up progress, for teardown */
 };
+
+/* cx4d.c: the device kind (cx4d_main.c runs bvd_main() with it; the fuzz targets drive it) */
+extern const struct bvd_kind_ops cx4d_ops;
 
 static inline struct cx4d *cx4d_of(struct bvd *b)
 {
@@ -323,6 +331,8 @@ int cx4d_port_init(struct cx4d *d);
 int cx4d_query_device(struct bvd *b, struct bv_device_attr *a);
 int cx4d_query_port(struct bvd *b, unsigned int port, struct bv_port_attr *a);
 void cx4d_port_refresh(struct cx4d *d);
+/* `bvctl status` lines: the port's state and traffic counters (QUERY_VPORT_COUNTER). */
+size_t cx4d_port_status(struct cx4d *d, char *buf, size_t len);
 int cx4d_gid_get(struct cx4d *d, unsigned int index, uint8_t gid[16], int *roce_v2);
 uint32_t cx4d_active_mtu(struct cx4d *d);
 
@@ -344,6 +354,8 @@ void *cx4d_obj_get(struct cx4d_client *cl, uint32_t handle, enum cx4d_obj_type t
 void cx4d_obj_remove(struct cx4d_client *cl, struct cx4d_obj *o);
 
 /* umem.c */
+/* fd is a regular file sealed against shrinking that holds off .. off + len. */
+bool cx4d_umem_fd_ok(int fd, uint64_t off, uint64_t len);
 int cx4d_umem_map_fd(struct cx4d *d, int fd, uint64_t len, struct cx4d_umem *u);
 /* Registered memory: by pid + va, or (fd >= 0) the memfd holding those pages from fd_off on. */
 int cx4d_umem_map_va(struct cx4d *d, pid_t pid, int fd, uint64_t fd_off, uint64_t va,

@@ -56,21 +56,13 @@ static void destroy_mkey(struct cx4d *d, uint32_t index)
 	 IBV_ACCESS_REMOTE_ATOMIC)
 #define ACCESS_OPTIONAL (IBV_ACCESS_RELAXED_ORDERING | (0x3ffu << 20))
 
-/*
- * A memfd a client hands over for its region must stay at least as large as the pages it
- * stands for: the device touching a page past its end would kill cx4d with SIGBUS. The
- * provider's are sealed against shrinking (bv_shadow.c); anything else is refused.
- */
+/* A memfd standing for the region's pages must hold them all (cx4d_umem_fd_ok). */
 static bool object_ok(int fd, uint64_t off, uint64_t addr, uint64_t len)
 {
 	uint64_t span = ((addr + len + CX4D_PAGE - 1) & ~(uint64_t)(CX4D_PAGE - 1)) -
 			(addr & ~(uint64_t)(CX4D_PAGE - 1));
-	int seals = fcntl(fd, F_GET_SEALS);
-	struct stat st;
 
-	return seals >= 0 && (seals & F_SEAL_SHRINK) && !fstat(fd, &st) && S_ISREG(st.st_mode) &&
-	       !(off & (CX4D_PAGE - 1)) && off + span > off && st.st_size >= 0 &&
-	       (uint64_t)st.st_size >= off + span;
+	return cx4d_umem_fd_ok(fd, off, span);
 }
 
 int cx4d_mr_reg(struct cx4d *d, struct cx4d_client *cl, struct cx4d_req *q)

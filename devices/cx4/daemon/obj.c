@@ -116,6 +116,8 @@ int cx4d_obj_add(struct cx4d_client *cl, struct cx4d_obj *o, enum cx4d_obj_type 
 	o->users = 0;
 	cl->objs[h] = o;
 	cl->live++;
+	if (cl->bc)
+		cx4d_of(cl->bc->d)->nobj[type]++;
 	return 0;
 }
 
@@ -131,5 +133,7 @@ void cx4d_obj_remove(struct cx4d_client *cl, struct cx4d_obj *o)
 	if (o->handle < cl->nobjs && cl->objs[o->handle] == o) {
 		cl->objs[o->handle] = NULL;
 		cl->live--;
+		if (cl->bc)
+			cx4d_of(cl->bc->d)->nobj[o->type]--;
 	}
 }

@@ -3,7 +3,9 @@
  * Device and port attributes from what the device answers, as mlx5_ib_query_device() and
  * mlx5_query_port_roce() compute them (Linux drivers/infiniband/hw/mlx5/main.c):
  * capabilities from QUERY_HCA_CAP, the port from QUERY_VPORT_STATE, PMTU and PTYS, the
- * RoCE GID table programmed with SET_ROCE_ADDRESS.
+ * RoCE GID table programmed with SET_ROCE_ADDRESS, the port's traffic from
+ * QUERY_VPORT_COUNTER (as mlx5_ib reads the counters of a RoCE port). Link changes come as
+ * PORT_CHANGE events (eq.c), which make us read the state again.
  *
  * The GID table is the one mlx5 builds for a RoCE port with one IPv4 address (and the one
  * bvctl writes to sysfs): 0 fe80::EUI-64 v1, 1 the same v2, 2 ::ffff:ip v1, 3 the same v2.
@@ -121,6 +123,35 @@ void cx4d_port_refresh(struct cx4d *d)
 	cx4_set(reg, CX4_PTYS_PROTO_MASK, CX4_PTYS_PROTO_EN);
 	if (!access_reg(d, CX4_REG_PTYS, CX4_ACCESS_REG_OPMOD_READ, reg, CX4_PTYS_SIZE))
 		d->eth_proto_oper = cx4_get(reg, CX4_PTYS_ETH_PROTO_OPER);
+}
+
+size_t cx4d_port_status(struct cx4d *d, char *buf, size_t len)
+{
+	uint8_t in[CX4_QUERY_VPORT_COUNTER_IN_SIZE] = { 0 };
+	uint8_t *out;
+	uint8_t st;
+	int n;
+
+	if (d->dead || !cx4_get(d->cap_gen, CX4_CAP_GEN_VPORT_COUNTERS))
+		return 0;
+	out = calloc(1, CX4_QUERY_VPORT_COUNTER_OUT_SIZE);
+	if (!out)
+		return 0;
+	cx4d_cmd_set_header(in, CX4_CMD_OP_QUERY_VPORT_COUNTER, 0);
+	if (cx4d_cmd_quiet(d, in, sizeof(in), out, CX4_QUERY_VPORT_COUNTER_OUT_SIZE, &st)) {
+		free(out);
+		return 0;
+	}
+#define CNT(c, what) (unsigned long long)cx4_get64(out, CX4_VPORT_CNT_##what(CX4_VPORT_CNT_##c))
+	n = snprintf(buf, len,
+		     "  port 1 counters (QUERY_VPORT_COUNTER): tx %llu packets %llu bytes, rx %llu "
+		     "packets %llu bytes, rx errors %llu, tx errors %llu\n",
+		     CNT(TRANSMITTED_IB_UNICAST, PACKETS), CNT(TRANSMITTED_IB_UNICAST, OCTETS),
+		     CNT(RECEIVED_IB_UNICAST, PACKETS), CNT(RECEIVED_IB_UNICAST, OCTETS),
+		     CNT(RECEIVED_ERRORS, PACKETS), CNT(TRANSMIT_ERRORS, PACKETS));
+#undef CNT
+	free(out);
+	return n < 0 ? 0 : (size_t)n < len ? (size_t)n : len - 1;
 }
 
 static void eui64_gid(const uint8_t mac[6], uint8_t gid[16])

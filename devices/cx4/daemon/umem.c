@@ -17,7 +17,9 @@
  *    same rule (VA and DMA address congruent modulo the page size).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cx4d.h"
 
@@ -37,6 +39,22 @@ unsigned int cx4d_pas_log_page(uint64_t len)
 	return l > 12 ? l - 12 : 0;
 }
 
+/*
+ * A memfd a client hands over must stay at least as large as the pages the device is given:
+ * the device touching a page past its end would kill cx4d with SIGBUS (a client that shrinks
+ * its queue buffer under a CQ, then lets a completion come). The provider's memfds are sealed
+ * against shrinking (providers/cx4/buf.c, bv_shadow.c); anything else is refused.
+ */
+bool cx4d_umem_fd_ok(int fd, uint64_t off, uint64_t len)
+{
+	int seals = fcntl(fd, F_GET_SEALS);
+	struct stat st;
+
+	return seals >= 0 && (seals & F_SEAL_SHRINK) && !fstat(fd, &st) && S_ISREG(st.st_mode) &&
+	       !(off & (CX4D_PAGE - 1)) && off + len > off && st.st_size >= 0 &&
+	       (uint64_t)st.st_size >= off + len;
+}
+
 int cx4d_umem_map_fd(struct cx4d *d, int fd, uint64_t len, struct cx4d_umem *u)
 {
 	struct cx4_dma_map map;
@@ -44,7 +62,7 @@ int cx4d_umem_map_fd(struct cx4d *d, int fd, uint64_t len, struct cx4d_umem *u)
 	int err;
 
 	memset(u, 0, sizeof(*u));
-	if (!len || len % CX4D_PAGE || len > (1ull << 32))
+	if (!len || len % CX4D_PAGE || len > (1ull << 32) || !cx4d_umem_fd_ok(fd, 0, len))
 		return EINVAL;
 	iova = cx4d_iova_alloc(d, len, 1ull << cx4d_log2_up(len));
 	if (!iova)
@@ -57,6 +75,8 @@ int cx4d_umem_map_fd(struct cx4d *d, int fd, uint64_t len, struct cx4d_umem *u)
 	u->iova = iova;
 	u->map_len = len;
 	u->mapped = true;
+	d->numem++;
+	d->umem_bytes += len;
 	return 0;
 }
 
@@ -95,6 +115,8 @@ int cx4d_umem_map_va(struct cx4d *d, pid_t pid, int fd, uint64_t fd_off, uint64_
 	u->mapped = true;
 	/* remember where the mapping itself starts for unmap */
 	u->map_iova = map.iova;
+	d->numem++;
+	d->umem_bytes += u->map_len;
 	return 0;
 }
 
@@ -104,4 +126,6 @@ void cx4d_umem_unmap(struct cx4d *d, struct cx4d_umem *u)
 		return;
 	d->bus->ops->dma_unmap(d->bus, u->map_iova ? u->map_iova : u->iova, u->map_len);
 	u->mapped = false;
+	d->numem--;
+	d->umem_bytes -= u->map_len;
 }

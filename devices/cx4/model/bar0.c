@@ -121,6 +121,16 @@ void bar0_health_fatal(struct mdev *d, uint8_t synd)
 	d->fatal = true;
 }
 
+void bar0_nic_disable(struct mdev *d)
+{
+	uint32_t l_sz = cx4_be32_load(d->bar0 + 0x14);
+
+	cx4_be32_store(d->bar0 + 0x14, (l_sz & ~(7u << 8)) | (uint32_t)CX4_NIC_IFC_DISABLED << 8);
+	d->nic_interface = CX4_NIC_IFC_DISABLED;
+	mdev_destroy_objects(d);
+	d->hca = MHCA_DISABLED;
+}
+
 void bar0_uar_activate(struct mdev *d, uint32_t uar, bool on)
 {
 	struct cx4_pw_ring *r =
@@ -168,9 +178,7 @@ static void iseg_write(struct mdev *d, uint16_t off, const uint8_t *val)
 		}
 		if (nic == CX4_NIC_IFC_DISABLED) {
 			/* after fast teardown (rdma-core/Linux): the function stops for good */
-			d->nic_interface = nic;
-			mdev_destroy_objects(d);
-			d->hca = MHCA_DISABLED;
+			bar0_nic_disable(d);
 			return;
 		}
 		if (nic != CX4_NIC_IFC_FULL_DRIVER)

@@ -35,7 +35,8 @@ static const struct capf gen[] = {
     {CX4_CAP_GEN_LOG_MAX_RA_REQ_QP, 4, 4, 0},
     {CX4_CAP_GEN_LOG_MAX_RA_RES_QP, 4, 4, 0},
     /* end_pad, cc_query/modify [trace 1]: not modelled; gid_table_size [4/0]: Ethernet */
-    /* vport_counters [1], max_qp_cnt [0xff], pkey_table_size [5/0]: not modelled */
+    {CX4_CAP_GEN_VPORT_COUNTERS, 1, 1, 0}, /* QUERY_VPORT_COUNTER (vport.c) */
+    /* max_qp_cnt [0xff] (Q counters), pkey_table_size [5/0]: not modelled */
     {CX4_CAP_GEN_LOCAL_CA_ACK_DELAY, 0x10, 0x10, 0},
     {CX4_CAP_GEN_PORT_TYPE, CX4_CAP_PORT_TYPE_ETH, CX4_CAP_PORT_TYPE_ETH, 0},
     {CX4_CAP_GEN_NUM_PORTS, 1, 1, 0},

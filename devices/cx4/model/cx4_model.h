@@ -81,6 +81,12 @@ struct cx4_model_config {
 	 * traffic while the other end is not up, still goes by UDP. NULL = no cable.
 	 */
 	const char *cable_dir;
+	/*
+	 * A Unix socket (SOCK_SEQPACKET, mode 0600, created; removed at close) where the model
+	 * serves its controls outside the function to tests and tools: `bvctl model DEV ...`
+	 * (docs/cx4-model.md, "Controls outside the function"). NULL = none.
+	 */
+	const char *ctl_path;
 };
 
 /*
@@ -92,75 +98,10 @@ struct cx4_model_config {
 int cx4_model_open(const struct cx4_model_config *cfg, struct cx4_bus **bus);
 
 /*
- * Outside-the-PCI-function controls, for tests and tools only (no driver code may call these:
- * the driver sees their effect the way it would on a card, through events and registers).
+ * The controls outside the PCI function (pulling the cable, failing the function, counters of
+ * the model itself, network impairment) are not here: tests and tools reach them through
+ * cx4_model_ctl.h, or through the control socket (cfg.ctl_path, `bvctl model`), never
+ * driver code.
  */
-
-/* Pull or plug the cable: the port goes down/up with a PORT_CHANGE event. */
-int cx4_model_set_link(struct cx4_bus *bus, bool up);
-
-/* Device-side counters (what a card would count in its PPCNT / Q counters). */
-struct cx4_model_stats {
-	uint64_t cmds;		    /* commands executed */
-	uint64_t tx_pkts, tx_bytes; /* RoCE packets sent (UDP payload bytes) */
-	uint64_t tx_dropped;	    /* not sent: port down or RoCE disabled */
-	uint64_t rx_pkts, rx_bytes;
-	uint64_t rx_drop_icrc; /* dropped: ICRC or framing error */
-	uint64_t rx_drop_qp;   /* dropped: no such QP / wrong state / bad PSN or opcode */
-	uint64_t retransmits;  /* requester packets sent again (timeout, NAK, RNR) */
-	uint64_t naks_sent, rnr_naks_sent;
-	uint64_t dma_faults; /* DMA to an unmapped or forbidden IOVA */
-	uint64_t eqes, interrupts;
-	uint64_t wakeups;      /* engine went to sleep and was woken */
-	uint64_t waiter_wakes; /* futex wakes of drivers waiting for a pass (cx4_wait_end) */
-	/* cx4_model_rx_fault: packets dropped, duplicated, delivered late */
-	uint64_t rx_fault_dropped, rx_fault_duplicated, rx_fault_delayed;
-	/* frames that went over the direct-attach cable (cable_dir), counted in tx/rx_pkts too */
-	uint64_t cable_tx_pkts, cable_rx_pkts;
-	uint64_t cable_tx_full; /* times the other end's ring had no room (we waited) */
-	uint32_t cable_peer;	/* state, not a count: the other end's IPv4 address, 0 = none */
-};
-
-int cx4_model_get_stats(struct cx4_bus *bus, struct cx4_model_stats *st);
-
-/*
- * Drop the next `n` received RoCE packets on purpose (tests of retransmission: a card on a
- * lossy network). Only packets for QPs are counted, not stray datagrams.
- */
-int cx4_model_drop_rx(struct cx4_bus *bus, unsigned int n);
-
-/*
- * Receive-side network impairment (what a lossy, duplicating or reordering Ethernet fabric does
- * to a card's traffic), for tests of RC recovery ([IBTA] 9.7.5, 9.9). Off unless a rule is
- * installed: with no rules the receive path is unchanged. A rule matches received RoCE packets
- * addressed to a QP of this device whose BTH opcode is in [op_min, op_max] (e.g. 0x0D..0x10 =
- * RC READ responses; 0x00..0xFF = any) and, when qpn is not zero, whose destination QP is qpn.
- * The first `skip` matching packets pass; the next `count` are acted on; then the rule is
- * spent. A packet is acted on by the first rule that takes it.
- *   CX4_MODEL_FAULT_DROP   lose it;
- *   CX4_MODEL_FAULT_DUP    deliver it twice (the copy right after the original);
- *   CX4_MODEL_FAULT_DELAY  hold it and deliver it after `delay` later packets of this device
- *                          (reordering), or as soon as the receive side finds nothing new.
- * At most CX4_MODEL_FAULT_RULES rules; a NULL rule clears them all (and releases held packets
- * at the next receive). Returns 0, -EINVAL or -ENOSPC. Counted in the stats (rx_fault_*).
- */
-enum cx4_model_fault_action {
-	CX4_MODEL_FAULT_DROP = 1,
-	CX4_MODEL_FAULT_DUP = 2,
-	CX4_MODEL_FAULT_DELAY = 3,
-};
-
-#define CX4_MODEL_FAULT_RULES 8
-
-struct cx4_model_fault {
-	enum cx4_model_fault_action action;
-	uint8_t op_min, op_max; /* BTH opcode range */
-	uint32_t qpn;		/* destination QP; 0 = any */
-	uint32_t skip;		/* matching packets let through first */
-	uint32_t count;		/* matching packets acted on after those */
-	uint32_t delay;		/* DELAY: later packets that overtake it (1..64) */
-};
-
-int cx4_model_rx_fault(struct cx4_bus *bus, const struct cx4_model_fault *rule);
 
 #endif /* CX4_MODEL_H */

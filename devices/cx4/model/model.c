@@ -141,6 +141,7 @@ void mdev_reset_state(struct mdev *d)
 	d->admin_mtu = 0;
 	d->port_mtu = d->cfg.mtu;
 	memset(d->cap_cur, 0, sizeof(d->cap_cur));
+	d->vport_cnt_base = d->stats; /* a reset function's counters start from 0 */
 	bar0_reset(d);
 }
 
@@ -373,6 +374,7 @@ static int op_reset(struct cx4_bus *bus)
 
 static void mdev_free(struct mdev *d)
 {
+	mctl_stop(d);
 	if (d->thread_started) {
 		static const uint64_t one = 1;
 		ssize_t r;
@@ -553,6 +555,15 @@ int cx4_model_open(const struct cx4_model_config *cfg, struct cx4_bus **busp)
 		return -EAGAIN;
 	}
 	d->thread_started = true;
+	if (cfg->ctl_path) {
+		err = mctl_start(d, cfg->ctl_path);
+		if (err) {
+			mdev_log(d, "cannot serve the control socket %s: %s", cfg->ctl_path,
+				 strerror(-err));
+			mdev_free(d);
+			return err;
+		}
+	}
 	*busp = &d->bus;
 	return 0;
 }
@@ -572,6 +583,24 @@ int cx4_model_set_link(struct cx4_bus *bus, bool up)
 	port_update(d);
 	eq_fire(d);
 	pthread_mutex_unlock(&d->lock);
+	return 0;
+}
+
+int cx4_model_fail(struct cx4_bus *bus, enum cx4_model_failure how)
+{
+	struct mdev *d;
+
+	if (!bus || bus->ops != &model_ops ||
+	    (how != CX4_MODEL_FAIL_DISABLE && how != CX4_MODEL_FAIL_FIRMWARE))
+		return -EINVAL;
+	d = mdev_of(bus);
+	lock_dev(d);
+	if (how == CX4_MODEL_FAIL_DISABLE)
+		bar0_nic_disable(d);
+	else
+		bar0_health_fatal(d, CX4_HEALTH_SYND_FW_ERR);
+	pthread_mutex_unlock(&d->lock);
+	cx4_kick(&d->bus.kick);
 	return 0;
 }
 

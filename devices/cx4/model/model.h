@@ -28,7 +28,7 @@
 
 #include "cable.h"
 #include "cx4_bus.h"
-#include "cx4_model.h"
+#include "cx4_model_ctl.h"
 #include <infiniband/mlx5dv.h>
 
 #include "cx4_prm.h"
@@ -593,6 +593,7 @@ struct mresp {
 		uint32_t psn;	/* PSN of the first response */
 		uint32_t npkts; /* PSNs (responses) it takes */
 		uint32_t next;	/* next response to send; npkts = all sent */
+		bool sent;	/* every response went out once: what is sent again is a replay */
 		uint64_t orig;	/* atomic: the value before it */
 	} rd[MRES_KEPT];
 	uint32_t rd_head, rd_tail; /* free-running */
@@ -933,6 +934,8 @@ struct mdev {
 	uint32_t neq_fire;
 
 	struct cx4_model_stats stats;
+	struct cx4_model_stats vport_cnt_base; /* stats at the last QUERY_VPORT_COUNTER clear */
+	struct mctl *ctl;		       /* the control socket (ctl.c), NULL: none */
 	FILE *log;
 };
 
@@ -950,6 +953,13 @@ void bar0_reset(struct mdev *d);
 int bar0_poll(struct mdev *d);
 void bar0_set_timer(struct mdev *d);
 void bar0_health_fatal(struct mdev *d, uint8_t synd);
+/* The function stops for good: nic_interface "disabled", every object forgotten. */
+void bar0_nic_disable(struct mdev *d);
+
+/* ctl.c: the control socket (cx4_model_config.ctl_path) */
+struct mctl;
+int mctl_start(struct mdev *d, const char *path);
+void mctl_stop(struct mdev *d);
 void bar0_health_tick(struct mdev *d, struct mtimer *t);
 void bar0_boot_done(struct mdev *d, struct mtimer *t);
 void bar0_uar_activate(struct mdev *d, uint32_t uar, bool on);

@@ -319,6 +319,14 @@ static int send_entry(struct mdev *d, struct mqp *qp, uint32_t pos)
 			r->reads_out++;
 		}
 		r->cur_psn = psn_add(e->last_psn, 1);
+		/*
+		 * Its responses take the READ's whole PSN range: all of it is outstanding, not
+		 * just the request's PSN (rxe: req.psn = first_psn + num_pkts). Else the first
+		 * response would acknowledge "everything sent" and stop the timer while the rest
+		 * is still to come: their loss would never be noticed.
+		 */
+		if (psn_sub(r->cur_psn, r->sent_psn) - 1 < (1u << 23) - 1)
+			r->sent_psn = r->cur_psn;
 		req_arm_retry(d, qp);
 		return 1;
 	}

@@ -411,13 +411,20 @@ static uint32_t read_pkts(uint32_t len, uint32_t pmtu)
 	return len ? (len + pmtu - 1) / pmtu : 1;
 }
 
-/* Responder resources holding responses still to be sent. */
+/*
+ * Responder resources whose responses have not all been sent once: requests the requester
+ * must still count as outstanding. A replay (a duplicate request sent the responses again)
+ * is not one: the requester may have had the first ones meanwhile, completed the READ and
+ * sent a new request in its place (a go-back that only jitter caused), and counting it would
+ * refuse that legal request.
+ */
 static uint32_t res_active(const struct mresp *s)
 {
 	uint32_t n = 0;
 
 	for (uint32_t i = s->rd_head; i != s->rd_tail; i++)
-		n += s->rd[i % MRES_KEPT].next < s->rd[i % MRES_KEPT].npkts;
+		n += !s->rd[i % MRES_KEPT].sent &&
+		     s->rd[i % MRES_KEPT].next < s->rd[i % MRES_KEPT].npkts;
 	return n;
 }
 
@@ -811,6 +818,7 @@ int resp_read_run(struct mdev *d, struct mqp *qp, unsigned int budget)
 			}
 			net_tx_commit(d, t);
 			res->next = 1;
+			res->sent = true;
 			s->rd_head++;
 			work++;
 			continue;
@@ -852,8 +860,10 @@ int resp_read_run(struct mdev *d, struct mqp *qp, unsigned int budget)
 		net_tx_commit(d, t);
 		res->next++;
 		work++;
-		if (res->next == res->npkts)
+		if (res->next == res->npkts) {
+			res->sent = true;
 			s->rd_head++;
+		}
 	}
 	/* out of budget with responses left: the rest next pass */
 	if (s->rd_head != s->rd_tail && qp->state != CX4_QP_STATE_ERR)

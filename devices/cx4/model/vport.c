@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
  * The Ethernet port and its vport ([PRM] "Port Registers", "NIC Vport", "RoCE"):
- * ACCESS_REG (HOST_ENDIANNESS, PAOS, PTYS, PMTU), QUERY_VPORT_STATE,
+ * ACCESS_REG (HOST_ENDIANNESS, PAOS, PTYS, PMTU), QUERY_VPORT_STATE, QUERY_VPORT_COUNTER,
  * QUERY/MODIFY_NIC_VPORT_CONTEXT, QUERY/SET_ROCE_ADDRESS, QUERY_HCA_VPORT_GID.
  *
- * The port is up when its admin status is up (PAOS), the cable is in (cx4_model_set_link)
+ * The port is up when its admin status is up (PAOS), the cable is in (the model's control,
+ * outside the function: cx4_model_ctl.h)
  * and the HCA is initialised; a change raises PORT_CHANGE (sub-type 4 active / 1 down).
  * RoCE traffic flows only while the NIC vport context has roce_en set, as on the card, where
  * mlx5_ib (and rdma-core's VFIO driver) set it with MODIFY_NIC_VPORT_CONTEXT at start.
@@ -154,6 +155,43 @@ static int query_vport_state(struct mdev *d, struct mcmd *c)
 		d->port_admin == CX4_PORT_STATUS_UP ? CX4_VPORT_STATE_UP : CX4_VPORT_STATE_DOWN);
 	cx4_set(c->out, CX4_QUERY_VPORT_STATE_OUT_STATE,
 		d->port_oper == CX4_PORT_STATUS_UP ? CX4_VPORT_STATE_UP : CX4_VPORT_STATE_DOWN);
+	return CX4_CMD_STAT_OK;
+}
+
+/*
+ * The vport's traffic counters. Every RoCE packet is an IB unicast one (no multicast QPs, no
+ * raw Ethernet traffic: those counters stay 0, as on a card carrying only RoCE): sent =
+ * packets that left the port, received = datagrams the port took (those dropped later for a
+ * QP or PSN reason included), octets = the RoCE packet, BTH through ICRC (the UDP payload).
+ * received_errors = datagrams dropped as malformed (bad ICRC, truncated, bad framing),
+ * transmit_errors = packets not sent (port down, RoCE disabled); their octets are not counted
+ * (0). docs/cx4-model.md, "Counters".
+ */
+static int query_vport_counter(struct mdev *d, struct mcmd *c)
+{
+	const struct cx4_model_stats *s = &d->stats, *b = &d->vport_cnt_base;
+	uint8_t *o = c->out;
+
+	if (c->op_mod)
+		return mcmd_err(c, CX4_CMD_STAT_BAD_OP_ERR, MSYND(OP(QUERY_VPORT_COUNTER), 1));
+	if (cx4_get(c->in, CX4_QUERY_VPORT_COUNTER_IN_OTHER_VPORT) ||
+	    cx4_get(c->in, CX4_QUERY_VPORT_COUNTER_IN_VPORT_NUMBER) ||
+	    cx4_get(c->in, CX4_QUERY_VPORT_COUNTER_IN_PORT_NUM) > 1)
+		return mcmd_err(c, CX4_CMD_STAT_BAD_PARAM_ERR, MSYND(OP(QUERY_VPORT_COUNTER), 2));
+	cx4_set64(o, CX4_VPORT_CNT_PACKETS(CX4_VPORT_CNT_RECEIVED_ERRORS),
+		  s->rx_drop_icrc - b->rx_drop_icrc);
+	cx4_set64(o, CX4_VPORT_CNT_PACKETS(CX4_VPORT_CNT_TRANSMIT_ERRORS),
+		  s->tx_dropped - b->tx_dropped);
+	cx4_set64(o, CX4_VPORT_CNT_PACKETS(CX4_VPORT_CNT_RECEIVED_IB_UNICAST),
+		  s->rx_pkts - b->rx_pkts);
+	cx4_set64(o, CX4_VPORT_CNT_OCTETS(CX4_VPORT_CNT_RECEIVED_IB_UNICAST),
+		  s->rx_bytes - b->rx_bytes);
+	cx4_set64(o, CX4_VPORT_CNT_PACKETS(CX4_VPORT_CNT_TRANSMITTED_IB_UNICAST),
+		  s->tx_pkts - b->tx_pkts);
+	cx4_set64(o, CX4_VPORT_CNT_OCTETS(CX4_VPORT_CNT_TRANSMITTED_IB_UNICAST),
+		  s->tx_bytes - b->tx_bytes);
+	if (cx4_get(c->in, CX4_QUERY_VPORT_COUNTER_IN_CLEAR))
+		d->vport_cnt_base = d->stats;
 	return CX4_CMD_STAT_OK;
 }
 
@@ -350,6 +388,8 @@ const struct mcmd_desc mcmd_vport[] = {
     {OP(ACCESS_REG), MCMD_ENABLED, CX4_ACCESS_REG_IN_SIZE, CX4_ACCESS_REG_OUT_SIZE, access_reg},
     {OP(QUERY_VPORT_STATE), MCMD_INIT, CX4_QUERY_VPORT_STATE_IN_SIZE,
      CX4_QUERY_VPORT_STATE_OUT_SIZE, query_vport_state},
+    {OP(QUERY_VPORT_COUNTER), MCMD_INIT, CX4_QUERY_VPORT_COUNTER_IN_SIZE,
+     CX4_QUERY_VPORT_COUNTER_OUT_SIZE, query_vport_counter},
     {OP(QUERY_NIC_VPORT_CONTEXT), MCMD_INIT, CX4_QUERY_NIC_VPORT_CONTEXT_IN_SIZE,
      CX4_QUERY_NIC_VPORT_CONTEXT_OUT_SIZE, query_nic_vport_context},
     {OP(MODIFY_NIC_VPORT_CONTEXT), MCMD_INIT,

@@ -4,7 +4,7 @@
  * port 1's state equal to the link's.
  *
  * Bring-up (once the hardware link is up), the portable algorithm of
- * Documentation/driver-api/ntb.rst with the window layout of research/ntb.md §5.2:
+ * Documentation/driver-api/ntb.rst with the window layout of docs/ntb-verbs.md:
  *  1. once per daemon: allocate an IOVA range for inbound window 0 aligned as mw_get_align()
  *     says, map the control region (a memfd) at its start, and translate the window to it
  *     (ntb_mw_set_trans; on IDT the peer translates, step 3);
@@ -32,7 +32,7 @@
 #include "link_mbox.h"
 #include "ntbd.h"
 
-#define CTL_SIZE_DEF	(16ull << 20)
+#define CTL_SIZE_DEF	(128ull << 20)
 /*
  * Heartbeat: NTRDMA's period (100 ms), but 30 missed beats (3 s) before the peer counts as
  * hung, not ~10: on a loaded 2-core machine a daemon can be off the CPU for a second, and a
@@ -213,6 +213,22 @@ static void on_cmd(void *arg, const struct ntbd_mbox_msg *msg)
 	}
 }
 
+/*
+ * The peer's control region must be memory it maps for us, writable, in one piece: our stores
+ * into the rest of the window (a hole of its IOMMU) would fault here, where an NTB would drop
+ * them. A peer that says otherwise is not talked to.
+ */
+static bool peer_ctl_backed(struct ntbd *n)
+{
+	uint64_t len = (n->pv->ctl + NTB_PAGE_SIZE - 1) & ~(uint64_t)(NTB_PAGE_SIZE - 1), off;
+	int fd;
+
+	if (ntb_peer_mw_range_fd(n->ntb, 0, 0, len, &fd, &off))
+		return false;
+	close(fd);
+	return true;
+}
+
 /* Step 3-4: both READY: reach the peer's control region. */
 static int finish(struct ntbd *n)
 {
@@ -230,7 +246,7 @@ static int finish(struct ntbd *n)
 	err = ntb_peer_mw_map(n->ntb, 0, &va, &size);
 	if (err)
 		return err;
-	if (n->pv->ctl < sizeof(*h) || n->pv->ctl > size) {
+	if (n->pv->ctl < sizeof(*h) || n->pv->ctl > size || !peer_ctl_backed(n)) {
 		ntb_peer_mw_unmap(n->ntb, 0);
 		return -EPROTO;
 	}

@@ -96,7 +96,8 @@ static void push(struct ntbd_mbox *m)
 {
 	push_ack(m);
 	if (!m->inflight && m->qhead != m->qtail) {
-		m->seq = m->seq + 1 ? m->seq + 1 : 1;
+		/* seq 0 means "none" to the receiver: 255 wraps to 1 (in uint8_t, not int) */
+		m->seq = (uint8_t)(m->seq + 1) ? m->seq + 1 : 1;
 		m->inflight = true;
 		push_current(m);
 	}

@@ -2,7 +2,7 @@
 /*
  * ntbd: the daemon owning one end of an NTB link. Glue between the bvd skeleton, the link
  * (link.c: bring-up with the peer daemon, port state) and the verbs module (resource
- * requests; ntbd_verbs_module, linked in when present). See ntbd.h.
+ * requests; ntbd_verbs_module). See ntbd.h.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -23,8 +23,7 @@ static int ntbd_init(struct bvd *d)
 
 	n->d = d;
 	d->priv = n;
-	if (&ntbd_verbs_module)
-		n->mod = &ntbd_verbs_module;
+	n->mod = &ntbd_verbs_module;
 	err = ntbd_cm_init(n);
 	if (!err)
 		err = ntbd_link_init(n);
@@ -110,7 +109,7 @@ static void ntbd_status(struct bvd *d, char *buf, size_t len)
 		n->mod->status(n, buf + used, len - used);
 }
 
-static const struct bvd_kind_ops ntbd_ops = {
+const struct bvd_kind_ops ntbd_ops = {
 	.kind = "ntb",
 	.init = ntbd_init,
 	.fini = ntbd_fini,
@@ -122,8 +121,3 @@ static const struct bvd_kind_ops ntbd_ops = {
 	.status = ntbd_status,
 	.cm = &ntbd_cm_transport,
 };
-
-int main(int argc, char **argv)
-{
-	return bvd_main(argc, argv, &ntbd_ops);
-}

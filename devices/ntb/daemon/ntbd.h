@@ -3,7 +3,7 @@
  * ntbd: the daemon owning one end of an NTB link (the role of an NTB client driver in the
  * kernel plus the uverbs core). ntbd.c is only the glue to the bvd skeleton; the link
  * bring-up lives in link*.c (this header's struct ntbd_link), the verbs resource requests in
- * a module of their own (ntbd_verbs_module, defined by the verbs files when they are linked in).
+ * a module of their own (ntbd_verbs_module, verbs_module.c).
  *
  * Link life cycle, as the module sees it:
  *
@@ -124,8 +124,11 @@ struct ntbd {
 	struct ntbd_cm *cm;		/* link_cm.c: the connection manager's MADs */
 };
 
-/* Defined by the verbs files if they are linked into ntbd (weak: ntbd builds without). */
-extern const struct ntbd_module ntbd_verbs_module __attribute__((weak));
+/* ntbd.c: the device kind (ntbd_main.c runs bvd_main() with it; the fuzz targets drive it) */
+extern const struct bvd_kind_ops ntbd_ops;
+
+/* The verbs module (verbs_module.c); ntbd always links it. */
+extern const struct ntbd_module ntbd_verbs_module;
 
 /* link.c: the link half of ntbd */
 int ntbd_link_init(struct ntbd *n);

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
  * Client slots: how ntbd splits its end among verbs clients (processes). A client that
- * attaches gets a slot, a zeroed slice of our control region (the rings the peer's clients
- * write for it), a doorbell vector of its own when the profile has one to spare (else ntbd
- * relays the shared control doorbell to it through an eventfd), and a HAL grant: the peer's
- * window for stores, the peer's doorbell bits, DMA. When a client goes away - however it goes -
- * its slot dies for the peer (epoch) and is reused last; the pair blocks it wrote in the peer's
- * slices are cleared only then, so the peer still reads what it sent before it went.
+ * attaches gets a slot, the slot's bell (an eventfd ntbd writes when the shared doorbell rang
+ * for it, and loopback writers write), a doorbell vector of its own when the profile has one
+ * to spare, a HAL grant (the peer's window for stores, the peer's doorbell bits, DMA) and the
+ * loopback memory. The blocks other clients write for it appear in its directory as they are
+ * opened (verbs_pairs.c). When a client goes away - however it goes - its slot dies for
+ * everyone (epoch) and is reused last; its blocks retire, so its readers still take in what it
+ * sent before it went.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -110,8 +111,8 @@ void nv_attach(struct nv_state *s, struct nv_client *cl, const void *in, size_t 
 	}
 	sl = &s->slots[slot];
 	cl->pid = peer_pid(cl->c);
-	cl->relay_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (cl->relay_fd < 0) {
+	sl->bell_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (sl->bell_fd < 0) {
 		r->status = errno;
 		return;
 	}
@@ -124,8 +125,9 @@ void nv_attach(struct nv_state *s, struct nv_client *cl, const void *in, size_t 
 	if (gfd < 0) {
 		bvd_log(s->n->d, "client %u: grant: %s", cl->c->id, strerror(-gfd));
 		give_back_vector(s, cl->db_bits);
-		close(cl->relay_fd);
-		cl->relay_fd = -1;
+		cl->db_bits = 0;
+		close(sl->bell_fd);
+		sl->bell_fd = -1;
 		r->status = -gfd;
 		return;
 	}
@@ -133,10 +135,11 @@ void nv_attach(struct nv_state *s, struct nv_client *cl, const void *in, size_t 
 	ctl = fcntl(s->n->link.ctl_fd, F_DUPFD_CLOEXEC, 0);
 	r->fds[0] = ctl;
 	r->fds[1] = gfd;
-	r->fds[2] = fcntl(cl->relay_fd, F_DUPFD_CLOEXEC, 0);
-	r->nfds = 3;
-	if (ctl < 0 || r->fds[2] < 0) {
-		for (int i = 0; i < 3; i++)
+	r->fds[2] = fcntl(sl->bell_fd, F_DUPFD_CLOEXEC, 0);
+	r->fds[3] = fcntl(s->lo_fd, F_DUPFD_CLOEXEC, 0);
+	r->nfds = 4;
+	if (ctl < 0 || r->fds[2] < 0 || r->fds[3] < 0) {
+		for (int i = 0; i < 4; i++)
 			if (r->fds[i] >= 0)
 				close(r->fds[i]);
 		r->nfds = 0;
@@ -144,22 +147,18 @@ void nv_attach(struct nv_state *s, struct nv_client *cl, const void *in, size_t 
 		cl->granted = false;
 		give_back_vector(s, cl->db_bits);
 		cl->db_bits = 0;
-		close(cl->relay_fd);
-		cl->relay_fd = -1;
+		close(sl->bell_fd);
+		sl->bell_fd = -1;
 		r->status = EMFILE;
 		return;
 	}
 
-	/* a fresh slice: the peer's clients start writing into it from zero */
-	if (fallocate(s->n->link.ctl_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-		      (off_t)(s->slices_off + slot * s->slice_len), (off_t)s->slice_len))
-		memset((uint8_t *)s->n->link.ctl + s->slices_off + slot * s->slice_len, 0,
-		       s->slice_len);
 	cl->slot = slot;
 	cl->attached = true;
 	sl->owner = cl;
-	/* the rings the slot's previous client wrote in the peer's slices start from zero */
-	nv_clear_peer_pairs(s, slot);
+	/* a fresh vbell word; its directory row is the peer's ntbd's and ours to write */
+	atomic_store_explicit(&((struct ntbv_vbell *)((uint8_t *)s->n->link.ctl + s->vbell_off) +
+				slot)->vbell, 0, memory_order_relaxed);
 	sl->epoch++;		/* odd: in use */
 	nv_publish_slot(s, slot);
 	nv_publish_done(s);
@@ -171,16 +170,22 @@ void nv_attach(struct nv_state *s, struct nv_client *cl, const void *in, size_t 
 	rsp->slot_epoch = sl->epoch;
 	rsp->max_slots = s->max_slots;
 	rsp->mtu = s->mtu;
-	rsp->local_len = s->n->link.ctl_size;
-	rsp->ctrl_off = s->ctrl_off;
-	rsp->slice_off = s->slices_off + slot * s->slice_len;
-	rsp->slice_len = s->slice_len;
-	rsp->ring_cells = s->ring_cells;
-	rsp->resp_cells = s->resp_cells;
 	rsp->max_qp = NTBV_MAX_QP;
 	rsp->max_mr = NTBV_MAX_MR;
 	rsp->ipv4 = s->ipv4;
 	rsp->db_bits = cl->db_bits;
+	rsp->win_len = s->n->link.ctl_size;
+	rsp->ctrl_off = s->ctrl_off;
+	rsp->win_vbell_off = s->vbell_off;
+	rsp->win_dir_off = s->dir_off;
+	rsp->win_dgen_off = s->dgen_off;
+	rsp->win_pool_off = s->pool_off;
+	rsp->win_pool_len = s->pool_len;
+	rsp->lo_len = s->lo_len;
+	rsp->lo_dir_off = s->lo_dir_off;
+	rsp->lo_dgen_off = s->lo_dgen_off;
+	rsp->lo_pool_off = s->lo_pool_off;
+	rsp->lo_pool_len = s->lo_pool_len;
 	r->len = sizeof(*rsp);
 	bvd_log(s->n->d, "client %u (pid %d) attached: slot %d epoch %u, %s", cl->c->id,
 		(int)cl->pid, slot, sl->epoch, cl->db_bits ? "own doorbell vector" :
@@ -203,14 +208,15 @@ void nv_client_gone(struct nv_state *s, struct nv_client *cl)
 		sl->owner = NULL;
 		sl->freed_ns = nv_now();
 		/*
-		 * What it already wrote into the peer's rings stays there: the peer drains the
+		 * What it already wrote into its readers' blocks stays there: they drain the
 		 * messages a client sent before it exited (a datagram is complete once sent).
-		 * The pair blocks are cleared when the slot is given to the next client.
+		 * The blocks retire and go back to their pools after a grace.
 		 */
-		if (s->ready) {
-			nv_publish_slot(s, cl->slot);
-			nv_publish_done(s);
-		}
+		nv_pairs_client_gone(s, cl->slot);
+		nv_publish_slot(s, cl->slot);
+		nv_publish_done(s);
+		close(sl->bell_fd);
+		sl->bell_fd = -1;
 		cl->attached = false;
 	}
 	if (cl->granted)
@@ -218,9 +224,6 @@ void nv_client_gone(struct nv_state *s, struct nv_client *cl)
 	cl->granted = false;
 	give_back_vector(s, cl->db_bits);
 	cl->db_bits = 0;
-	if (cl->relay_fd >= 0)
-		close(cl->relay_fd);
-	cl->relay_fd = -1;
 }
 
 /*
@@ -233,14 +236,14 @@ void nv_relay(struct nv_state *s, bool all)
 	static const uint64_t one = 1;
 
 	for (struct nv_client *cl = s->clients; cl; cl = cl->next) {
-		const struct ntbv_slice_hdr *h;
+		const struct ntbv_vbell *h;
+		int fd = s->slots[cl->slot].bell_fd;
 
-		if (!cl->attached || cl->relay_fd < 0)
+		if (!cl->attached || fd < 0)
 			continue;
-		h = (const struct ntbv_slice_hdr *)((uint8_t *)s->n->link.ctl + s->slices_off +
-						    cl->slot * s->slice_len);
+		h = (const struct ntbv_vbell *)((uint8_t *)s->n->link.ctl + s->vbell_off) + cl->slot;
 		if (all || atomic_load_explicit(&h->vbell, memory_order_acquire)) {
-			ssize_t w = write(cl->relay_fd, &one, sizeof(one));
+			ssize_t w = write(fd, &one, sizeof(one));
 
 			(void)w;
 		}

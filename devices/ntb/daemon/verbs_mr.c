@@ -21,79 +21,6 @@
 /* published: checked by the peer's requesters, or a sink its responders push READ data into */
 #define PUBLISHED (REMOTE_ANY | IBV_ACCESS_LOCAL_WRITE)
 
-/* ---- the aperture: first fit over page extents ----------------------------------------------- */
-
-void nv_aperture_init(struct nv_state *s, uint64_t off, uint64_t len)
-{
-	free(s->free_ext);
-	s->free_cap = 64;
-	s->free_ext = calloc(s->free_cap, sizeof(*s->free_ext));
-	s->nfree = 0;
-	if (s->free_ext && len)
-		s->free_ext[s->nfree++] = (struct nv_extent){ off, len };
-}
-
-void nv_aperture_fini(struct nv_state *s)
-{
-	free(s->free_ext);
-	s->free_ext = NULL;
-	s->nfree = s->free_cap = 0;
-}
-
-static int ap_alloc(struct nv_state *s, uint64_t len, uint64_t *off)
-{
-	for (unsigned int i = 0; i < s->nfree; i++) {
-		struct nv_extent *e = &s->free_ext[i];
-
-		if (e->len < len)
-			continue;
-		*off = e->off;
-		e->off += len;
-		e->len -= len;
-		if (!e->len) {
-			memmove(e, e + 1, (s->nfree - i - 1) * sizeof(*e));
-			s->nfree--;
-		}
-		return 0;
-	}
-	return -ENOSPC;
-}
-
-static void ap_free(struct nv_state *s, uint64_t off, uint64_t len)
-{
-	unsigned int i = 0;
-
-	while (i < s->nfree && s->free_ext[i].off < off)
-		i++;
-	/* merge with the extent before and/or after */
-	if (i > 0 && s->free_ext[i - 1].off + s->free_ext[i - 1].len == off) {
-		s->free_ext[i - 1].len += len;
-		if (i < s->nfree && off + len == s->free_ext[i].off) {
-			s->free_ext[i - 1].len += s->free_ext[i].len;
-			memmove(&s->free_ext[i], &s->free_ext[i + 1],
-				(s->nfree - i - 1) * sizeof(*s->free_ext));
-			s->nfree--;
-		}
-		return;
-	}
-	if (i < s->nfree && off + len == s->free_ext[i].off) {
-		s->free_ext[i].off = off;
-		s->free_ext[i].len += len;
-		return;
-	}
-	if (s->nfree == s->free_cap) {
-		struct nv_extent *n = realloc(s->free_ext, 2 * s->free_cap * sizeof(*n));
-
-		if (!n)
-			return;	/* the range leaks from the aperture; nothing else breaks */
-		s->free_ext = n;
-		s->free_cap *= 2;
-	}
-	memmove(&s->free_ext[i + 1], &s->free_ext[i], (s->nfree - i) * sizeof(*s->free_ext));
-	s->free_ext[i] = (struct nv_extent){ off, len };
-	s->nfree++;
-}
-
 /* ---- protection domains ------------------------------------------------------------------------ */
 
 bool nv_pd_owned(struct nv_state *s, struct nv_client *cl, uint32_t pd)
@@ -144,27 +71,35 @@ void nv_dealloc_pd(struct nv_state *s, struct nv_client *cl, const void *in, siz
 
 /* ---- memory regions ------------------------------------------------------------------------------ */
 
-static void mr_release(struct nv_state *s, uint32_t idx)
+/* The region's aperture range goes: once no peer DMA can still write it. */
+static void mr_unmap(struct nv_state *s, struct nv_mr *m)
 {
-	struct nv_mr *m = &s->mrs[idx];
-	bool published = m->access & PUBLISHED;
-
 	if (m->ap_len) {
 		/* returns once no peer DMA can still write the range (IOTLB invalidation) */
 		int ret = ntb_iommu_unmap(s->n->ntb, s->n->link.win_iova + m->ap_off, m->ap_len);
 
 		if (ret)
 			bvd_log(s->n->d, "iommu unmap of key 0x%x: %s", m->key, strerror(-ret));
-		ap_free(s, m->ap_off, m->ap_len);
+		nv_pool_free(&s->aperture, m->ap_off, m->ap_len);
 	}
+	m->ap_len = 0;
+	m->win_off = NTBV_NO_WINDOW;
+}
+
+static void mr_release(struct nv_state *s, uint32_t idx)
+{
+	struct nv_mr *m = &s->mrs[idx];
+	bool published = m->access & PUBLISHED;
+
+	mr_unmap(s, m);
 	if (m->pd < NV_MAX_PD && s->pds && s->pds[m->pd].users)
 		s->pds[m->pd].users--;
 	m->owner->nmrs--;
 	m->owner = NULL;
-	m->ap_len = 0;
 	if (published && s->ready)
 		nv_publish_mr(s, idx);
 	m->access = 0;
+	m->mw = 0;
 }
 
 /*
@@ -191,23 +126,102 @@ static bool object_ok(int fd, uint64_t off, uint64_t len)
 	       off + len > off && st.st_size >= 0 && (uint64_t)st.st_size >= off + len;
 }
 
+/*
+ * Writable memory is mapped for the peer's DMA (and PIO, when it is a memfd): remote writes of
+ * its requesters, READ data its responders push. Best effort: without aperture or IOMMU room
+ * the data travels in ring messages instead.
+ */
+static void mr_map(struct nv_state *s, struct nv_client *cl, struct nv_mr *m,
+		   const struct ntb_reg_mr_req *req, const int *fds, unsigned int nfds)
+{
+	static unsigned int unmapped;
+	uint64_t start = req->addr & ~(uint64_t)(NTB_PAGE_SIZE - 1);
+	uint64_t end = (req->addr + req->length + NTB_PAGE_SIZE - 1) &
+		       ~(uint64_t)(NTB_PAGE_SIZE - 1);
+	/*
+	 * Process memory, reached by the peer's DMA; when the provider moved the pages into a
+	 * memfd, that object too, which the peer's CPU can map (PIO).
+	 */
+	struct ntb_iommu_map map = { .len = end - start, .perm = NTB_IOMMU_WRITE,
+				     .fd = nfds ? fds[0] : -1, .fd_offset = req->fd_off,
+				     .pid = cl->pid, .va = start };
+	int ret;
+
+	m->ap_len = 0;
+	m->win_off = NTBV_NO_WINDOW;
+	if (!(req->access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE)))
+		return;
+	ret = nv_pool_alloc(&s->aperture, end - start, &m->ap_off);
+	if (!ret) {
+		map.iova = s->n->link.win_iova + m->ap_off;
+		ret = ntb_iommu_map(s->n->ntb, &map);
+		if (ret)
+			nv_pool_free(&s->aperture, m->ap_off, end - start);
+	}
+	if (ret) {
+		/* one line per 256: a program registering thousands would drown the log */
+		if (!(unmapped++ % 256))
+			bvd_log(s->n->d, "client %u: %llu bytes not mapped for the peer (%s): "
+				"messages carry their data (%u regions so far)", cl->c->id,
+				(unsigned long long)req->length, strerror(-ret), unmapped);
+		return;
+	}
+	m->ap_len = end - start;
+	m->win_off = m->ap_off + (req->addr - start);
+}
+
+static int reg_check(const struct ntb_reg_mr_req *req, const int *fds, unsigned int nfds)
+{
+	const uint32_t known = IBV_ACCESS_LOCAL_WRITE | REMOTE_ANY | IBV_ACCESS_RELAXED_ORDERING |
+			       IBV_ACCESS_MW_BIND;
+
+	if (!req->length || (req->access & ~known) || req->addr + req->length < req->addr ||
+	    req->length > (1ull << 40) || nfds > 1 || (nfds && req->fd_off % NTB_PAGE_SIZE))
+		return EINVAL;
+	if (nfds && !object_ok(fds[0], req->fd_off, page_span(req->addr, req->length)))
+		return EINVAL;
+	return 0;
+}
+
+static void mr_answer(const struct nv_mr *m, struct bvd_reply *r)
+{
+	struct ntb_reg_mr_rsp *rsp = r->payload;
+
+	memset(rsp, 0, sizeof(*rsp));
+	rsp->lkey = m->key;
+	rsp->rkey = (m->access & REMOTE_ANY) ? m->key : 0;
+	rsp->win_off = m->win_off == NTBV_NO_WINDOW ? 0 : m->win_off;
+	r->len = sizeof(*rsp);
+}
+
+/* A free key index (regions and windows share them), its key's variant moved on; NULL: none. */
+static struct nv_mr *key_new(struct nv_state *s, uint32_t *idxp)
+{
+	static uint32_t cursor = 1;
+
+	for (uint32_t n = 0; n < NTBV_MAX_MR - 1; n++) {
+		uint32_t idx = 1 + (cursor + n) % (NTBV_MAX_MR - 1);
+		struct nv_mr *m = &s->mrs[idx];
+
+		if (!m->owner) {
+			cursor = idx;
+			m->variant++;
+			m->key = idx << 8 | m->variant;
+			*idxp = idx;
+			return m;
+		}
+	}
+	return NULL;
+}
+
 void nv_reg_mr(struct nv_state *s, struct nv_client *cl, const void *in, size_t len,
 	       const int *fds, unsigned int nfds, struct bvd_reply *r)
 {
 	const struct ntb_reg_mr_req *req = in;
-	struct ntb_reg_mr_rsp *rsp = r->payload;
-	const uint32_t known = IBV_ACCESS_LOCAL_WRITE | REMOTE_ANY | IBV_ACCESS_RELAXED_ORDERING;
-	static uint32_t cursor = 1;
-	struct nv_mr *m = NULL;
+	struct nv_mr *m;
 	uint32_t idx = 0;
 
-	if (len != sizeof(*req) || !req->length || (req->access & ~known) ||
-	    req->addr + req->length < req->addr || req->length > (1ull << 40) || nfds > 1 ||
-	    (nfds && req->fd_off % NTB_PAGE_SIZE)) {
-		r->status = EINVAL;
-		return;
-	}
-	if (nfds && !object_ok(fds[0], req->fd_off, page_span(req->addr, req->length))) {
+	if (len != sizeof(*req) || reg_check(req, fds, nfds)) {
 		r->status = EINVAL;
 		return;
 	}
@@ -219,70 +233,68 @@ void nv_reg_mr(struct nv_state *s, struct nv_client *cl, const void *in, size_t 
 		r->status = ENOENT;
 		return;
 	}
-	for (uint32_t n = 0; n < NTBV_MAX_MR - 1; n++) {
-		idx = 1 + (cursor + n) % (NTBV_MAX_MR - 1);
-		if (!s->mrs[idx].owner) {
-			m = &s->mrs[idx];
-			cursor = idx;
-			break;
-		}
-	}
+	m = key_new(s, &idx);
 	if (!m) {
 		r->status = ENOMEM;
 		return;
 	}
-	m->variant++;
-	m->key = idx << 8 | m->variant;
+	m->mw = 0;
 	m->pd = req->pd;
 	m->access = req->access;
 	m->addr = req->addr;
 	m->length = req->length;
 	m->hca_va = req->hca_va;
-	m->ap_len = 0;
-	m->win_off = NTBV_NO_WINDOW;
-	/*
-	 * Writable memory is mapped for the peer's DMA (and PIO, when it is a memfd): remote
-	 * writes of its requesters, READ data its responders push. Best effort: without aperture
-	 * or IOMMU room the data travels in ring messages instead.
-	 */
-	if (req->access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE)) {
-		uint64_t start = req->addr & ~(uint64_t)(NTB_PAGE_SIZE - 1);
-		uint64_t end = (req->addr + req->length + NTB_PAGE_SIZE - 1) &
-			       ~(uint64_t)(NTB_PAGE_SIZE - 1);
-		/*
-		 * Process memory, reached by the peer's DMA; when the provider moved the pages
-		 * into a memfd, that object too, which the peer's CPU can map (PIO).
-		 */
-		struct ntb_iommu_map map = { .len = end - start, .perm = NTB_IOMMU_WRITE,
-					     .fd = nfds ? fds[0] : -1, .fd_offset = req->fd_off,
-					     .pid = cl->pid, .va = start };
-		int ret = ap_alloc(s, end - start, &m->ap_off);
-
-		if (!ret) {
-			map.iova = s->n->link.win_iova + m->ap_off;
-			ret = ntb_iommu_map(s->n->ntb, &map);
-			if (ret)
-				ap_free(s, m->ap_off, end - start);
-		}
-		if (ret) {
-			bvd_log(s->n->d, "client %u: %llu bytes not mapped for the peer (%s): "
-				"messages carry their data", cl->c->id,
-				(unsigned long long)req->length, strerror(-ret));
-		} else {
-			m->ap_len = end - start;
-			m->win_off = m->ap_off + (req->addr - start);
-		}
-	}
+	mr_map(s, cl, m, req, fds, nfds);
 	m->owner = cl;
 	cl->nmrs++;
 	s->pds[req->pd].users++;
 	if (req->access & PUBLISHED)
 		nv_publish_mr(s, idx);
-	memset(rsp, 0, sizeof(*rsp));
-	rsp->lkey = m->key;
-	rsp->rkey = (req->access & REMOTE_ANY) ? m->key : 0;
-	rsp->win_off = m->win_off == NTBV_NO_WINDOW ? 0 : m->win_off;
-	r->len = sizeof(*rsp);
+	mr_answer(m, r);
+}
+
+/*
+ * The region of a key the client holds, again: a new translation, PD or access under the
+ * same key (as a ConnectX's rereg keeps its mkey). The old range is unmapped first, so when
+ * this returns no peer DMA can land in it any more.
+ */
+void nv_rereg_mr(struct nv_state *s, struct nv_client *cl, const void *in, size_t len,
+		 const int *fds, unsigned int nfds, struct bvd_reply *r)
+{
+	const struct ntb_rereg_mr_req *req = in;
+	uint32_t idx;
+	struct nv_mr *m;
+	bool was_published;
+
+	if (len != sizeof(*req) || req->reserved || reg_check(&req->mr, fds, nfds)) {
+		r->status = EINVAL;
+		return;
+	}
+	if (!cl->attached || !s->ready) {
+		r->status = ENOLINK;
+		return;
+	}
+	idx = NTBV_KEY_INDEX(req->lkey);
+	if (!idx || idx >= NTBV_MAX_MR || s->mrs[idx].owner != cl || s->mrs[idx].mw ||
+	    s->mrs[idx].key != req->lkey || !nv_pd_owned(s, cl, req->mr.pd)) {
+		r->status = ENOENT;
+		return;
+	}
+	m = &s->mrs[idx];
+	was_published = m->access & PUBLISHED;
+	mr_unmap(s, m);
+	if (m->pd < NV_MAX_PD && s->pds[m->pd].users)
+		s->pds[m->pd].users--;
+	m->pd = req->mr.pd;
+	s->pds[m->pd].users++;
+	m->access = req->mr.access;
+	m->addr = req->mr.addr;
+	m->length = req->mr.length;
+	m->hca_va = req->mr.hca_va;
+	mr_map(s, cl, m, &req->mr, fds, nfds);
+	if (was_published || (m->access & PUBLISHED))
+		nv_publish_mr(s, idx);
+	mr_answer(m, r);
 }
 
 void nv_dereg_mr(struct nv_state *s, struct nv_client *cl, const void *in, size_t len,
@@ -296,7 +308,7 @@ void nv_dereg_mr(struct nv_state *s, struct nv_client *cl, const void *in, size_
 		return;
 	}
 	idx = NTBV_KEY_INDEX(req->handle);
-	if (!idx || idx >= NTBV_MAX_MR || s->mrs[idx].owner != cl ||
+	if (!idx || idx >= NTBV_MAX_MR || s->mrs[idx].owner != cl || s->mrs[idx].mw ||
 	    s->mrs[idx].key != req->handle) {
 		r->status = ENOENT;
 		return;
@@ -304,7 +316,108 @@ void nv_dereg_mr(struct nv_state *s, struct nv_client *cl, const void *in, size_
 	mr_release(s, idx);
 }
 
-/* The peer's region of an rkey, for a client's stores: the window range's memory object. */
+/*
+ * A memory window: only a key, from the same space as the regions' (as an HCA's mkeys), so
+ * no rkey of this end names two things. Nothing is mapped or published for it.
+ */
+void nv_alloc_mw(struct nv_state *s, struct nv_client *cl, const void *in, size_t len,
+		 struct bvd_reply *r)
+{
+	const struct ntb_handle_req *req = in;
+	struct ntb_handle_rsp *rsp = r->payload;
+	struct nv_mr *m;
+	uint32_t idx;
+
+	if (len != sizeof(*req) ||
+	    (req->reserved != IBV_MW_TYPE_1 && req->reserved != IBV_MW_TYPE_2)) {
+		r->status = EINVAL;
+		return;
+	}
+	if (!cl->attached || !s->ready) {
+		r->status = ENOLINK;
+		return;
+	}
+	if (!nv_pd_owned(s, cl, req->handle)) {
+		r->status = ENOENT;
+		return;
+	}
+	m = key_new(s, &idx);
+	if (!m) {
+		r->status = ENOMEM;
+		return;
+	}
+	m->mw = (uint8_t)req->reserved;
+	m->pd = req->handle;
+	m->access = 0;
+	m->addr = m->length = m->hca_va = 0;
+	m->ap_len = 0;
+	m->win_off = NTBV_NO_WINDOW;
+	m->owner = cl;
+	cl->nmrs++;
+	s->pds[m->pd].users++;
+	memset(rsp, 0, sizeof(*rsp));
+	rsp->handle = m->key;
+	r->len = sizeof(*rsp);
+}
+
+void nv_dealloc_mw(struct nv_state *s, struct nv_client *cl, const void *in, size_t len,
+		   struct bvd_reply *r)
+{
+	const struct ntb_handle_req *req = in;
+	uint32_t idx;
+
+	if (len != sizeof(*req) || req->reserved) {
+		r->status = EINVAL;
+		return;
+	}
+	idx = NTBV_KEY_INDEX(req->handle);
+	if (!idx || idx >= NTBV_MAX_MR || s->mrs[idx].owner != cl || !s->mrs[idx].mw ||
+	    s->mrs[idx].key != req->handle) {
+		r->status = ENOENT;
+		return;
+	}
+	mr_release(s, idx);
+}
+
+/* Where a region lies in its window, in whole pages; the caller checked it is mapped. */
+static void win_pages(uint64_t win_off, uint64_t length, uint64_t *start, uint64_t *end)
+{
+	*start = win_off & ~(uint64_t)(NTB_PAGE_SIZE - 1);
+	*end = (win_off + length + NTB_PAGE_SIZE - 1) & ~(uint64_t)(NTB_PAGE_SIZE - 1);
+}
+
+/* One of our own regions, for a local client's stores (loopback): its memory object. */
+static void map_local_mr(struct nv_state *s, uint32_t key, struct bvd_reply *r)
+{
+	struct ntb_map_peer_mr_rsp *rsp = r->payload;
+	uint32_t idx = NTBV_KEY_INDEX(key);
+	const struct nv_mr *m;
+	uint64_t start, end, fd_off;
+	int fd, ret;
+
+	if (!idx || idx >= NTBV_MAX_MR || !s->mrs[idx].owner || s->mrs[idx].key != key ||
+	    !(s->mrs[idx].access & IBV_ACCESS_REMOTE_WRITE) || !s->mrs[idx].ap_len) {
+		r->status = ENOENT;
+		return;
+	}
+	m = &s->mrs[idx];
+	win_pages(m->win_off, m->length, &start, &end);
+	ret = ntb_iommu_range_fd(s->n->ntb, s->n->link.win_iova + start, end - start, &fd,
+				 &fd_off);
+	if (ret) {
+		r->status = -ret;	/* ENXIO: process memory, reached by messages only */
+		return;
+	}
+	memset(rsp, 0, sizeof(*rsp));
+	rsp->fd_off = fd_off;
+	rsp->len = end - start;
+	rsp->delta = m->win_off - start;
+	r->len = sizeof(*rsp);
+	r->fds[0] = fd;
+	r->nfds = 1;
+}
+
+/* The region of an rkey, for a client's stores: the window range's memory object. */
 void nv_map_peer_mr(struct nv_state *s, struct nv_client *cl, const void *in, size_t len,
 		    struct bvd_reply *r)
 {
@@ -317,12 +430,16 @@ void nv_map_peer_mr(struct nv_state *s, struct nv_client *cl, const void *in, si
 	uint32_t idx, seq;
 	int fd, ret, tries = 0;
 
-	if (len != sizeof(*req)) {
+	if (len != sizeof(*req) || req->reserved > NTB_END_LOCAL) {
 		r->status = EINVAL;
 		return;
 	}
 	if (!cl->attached || !s->ready) {
 		r->status = ENOLINK;
+		return;
+	}
+	if (req->reserved == NTB_END_LOCAL) {
+		map_local_mr(s, req->handle, r);
 		return;
 	}
 	idx = NTBV_KEY_INDEX(req->handle);
@@ -349,12 +466,11 @@ void nv_map_peer_mr(struct nv_state *s, struct nv_client *cl, const void *in, si
 		atomic_thread_fence(memory_order_acquire);
 	} while ((seq & 1) || atomic_load_explicit(&pe->seq, memory_order_relaxed) != seq);
 	if (e.rkey != req->handle || !(e.access & IBV_ACCESS_REMOTE_WRITE) || !e.length ||
-	    e.win_off == NTBV_NO_WINDOW) {
+	    e.win_off == NTBV_NO_WINDOW || e.win_off + e.length < e.win_off) {
 		r->status = ENOENT;
 		return;
 	}
-	start = e.win_off & ~(uint64_t)(NTB_PAGE_SIZE - 1);
-	end = (e.win_off + e.length + NTB_PAGE_SIZE - 1) & ~(uint64_t)(NTB_PAGE_SIZE - 1);
+	win_pages(e.win_off, e.length, &start, &end);
 	ret = ntb_peer_mw_range_fd(s->n->ntb, 0, start, end - start, &fd, &fd_off);
 	if (ret) {
 		r->status = -ret;

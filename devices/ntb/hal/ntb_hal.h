@@ -362,6 +362,14 @@ struct ntb_iommu_map {
 int ntb_iommu_map(struct ntb_dev *ntb, const struct ntb_iommu_map *map);
 /* Unmap exactly a range given to ntb_iommu_map (-ENOENT otherwise); waits out peer DMA. */
 int ntb_iommu_unmap(struct ntb_dev *ntb, uint64_t iova, uint64_t len);
+/*
+ * The memory object behind a page-aligned range of this side's IOMMU, as ntb_peer_mw_range_fd
+ * gives the peer's: a new descriptor and the range's offset in it. For loopback (two
+ * processes of this end): a local CPU then stores where the peer's CPU would through the
+ * window. -ENXIO unless the range lies inside one writable shareable-memory mapping.
+ */
+int ntb_iommu_range_fd(struct ntb_dev *ntb, uint64_t iova, uint64_t len, int *fd,
+		       uint64_t *fd_off);
 /* Unmap every process-memory mapping of pid (a client died). Returns how many. */
 int ntb_iommu_unmap_pid(struct ntb_dev *ntb, pid_t pid);
 

@@ -26,6 +26,7 @@
 #include <sys/epoll.h>
 #include <sys/inotify.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -257,11 +258,27 @@ static void cable_hello(struct ntb_dev *ntb, const struct cable_msg *m, int *fds
 	ntb_link_update(ntb);
 }
 
+/*
+ * The peer's memory object must hold the range it announces: we map it (PIO through the
+ * window, and clients do), and a store past the end of a memfd is a SIGBUS here, where an NTB
+ * drops a write that reaches no memory. A broken or hostile peer's short object is refused.
+ */
+static bool obj_ok(int fd, const struct cable_msg *m)
+{
+	struct stat st;
+
+	return !fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_size >= 0 &&
+	       !(m->obj_off % NTB_PAGE_SIZE) && !(m->obj_size % NTB_PAGE_SIZE) && m->obj_size &&
+	       m->obj_off + m->obj_size > m->obj_off &&
+	       (uint64_t)st.st_size >= m->obj_off + m->obj_size;
+}
+
 static void cable_obj_add(struct ntb_dev *ntb, const struct cable_msg *m, int *fds, int nfds)
 {
 	struct ntb_obj *o;
 
-	if (nfds != 1 || ntb_obj_find(ntb->peer_objs, m->obj) || !(o = calloc(1, sizeof(*o)))) {
+	if (nfds != 1 || !obj_ok(fds[0], m) || ntb_obj_find(ntb->peer_objs, m->obj) ||
+	    !(o = calloc(1, sizeof(*o)))) {
 		for (int i = 0; i < nfds; i++)
 			close(fds[i]);
 		return;

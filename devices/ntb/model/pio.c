@@ -50,6 +50,15 @@ static int overlapping(struct ntb_iommu_tbl *t, uint64_t base, uint64_t size,
 	}
 }
 
+/*
+ * The peer's IOMMU table is the peer's to write: an entry may name a part of an object that
+ * the object (as announced over the cable, cable.c) does not have. Such a part stays unmapped.
+ */
+static bool obj_holds(const struct ntb_obj *o, uint64_t off, uint64_t len)
+{
+	return off >= o->off && off + len >= off && off + len <= o->off + o->size;
+}
+
 int ntb_peer_mw_map(struct ntb_dev *ntb, int widx, void **addr, uint64_t *size)
 {
 	struct ntb_iommu_ent *ents;
@@ -90,7 +99,7 @@ int ntb_peer_mw_map(struct ntb_dev *ntb, int widx, void **addr, uint64_t *size)
 		if (!o)
 			continue;
 		/* window offsets must stay page aligned for mmap: IOVA and base both are */
-		if ((lo - base) % NTB_PAGE_SIZE)
+		if ((lo - base) % NTB_PAGE_SIZE || !obj_holds(o, e->obj_off + (lo - e->iova), hi - lo))
 			continue;
 		if (mmap(map + (lo - base), hi - lo, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
 			 o->fd, e->obj_off + (lo - e->iova)) == MAP_FAILED) {
@@ -134,12 +143,37 @@ int ntb_peer_mw_range_fd(struct ntb_dev *ntb, int widx, uint64_t off, uint64_t l
 	    e[0].iova + e[0].len < base + off + len)
 		return -ENXIO;
 	o = ntb_obj_find(ntb->peer_objs, e[0].obj);
-	if (!o)
+	if (!o || !obj_holds(o, e[0].obj_off + (base + off - e[0].iova), len))
 		return -ENXIO;
 	*fd = fcntl(o->fd, F_DUPFD_CLOEXEC, 0);
 	if (*fd < 0)
 		return -errno;
 	*fd_off = e[0].obj_off + (base + off - e[0].iova);
+	return 0;
+}
+
+int ntb_iommu_range_fd(struct ntb_dev *ntb, uint64_t iova, uint64_t len, int *fd,
+		       uint64_t *fd_off)
+{
+	struct ntb_iommu_ent e[2];
+	struct ntb_obj *o;
+	int n;
+
+	if (!ntb->owner)
+		return -EPERM;
+	if (!fd || !fd_off || !len || (iova | len) % NTB_PAGE_SIZE || iova + len < iova)
+		return -EINVAL;
+	n = overlapping(ntb->local->iommu, iova, len, e, 2);
+	if (n != 1 || !e[0].obj || !(e[0].perm & NTB_IOMMU_WRITE) || e[0].iova > iova ||
+	    e[0].iova + e[0].len < iova + len)
+		return -ENXIO;
+	o = ntb_obj_find(ntb->objs, e[0].obj);
+	if (!o)
+		return -ENXIO;
+	*fd = fcntl(o->fd, F_DUPFD_CLOEXEC, 0);
+	if (*fd < 0)
+		return -errno;
+	*fd_off = e[0].obj_off + (iova - e[0].iova);
 	return 0;
 }
 

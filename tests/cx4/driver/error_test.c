@@ -3,7 +3,8 @@
  * Error tests: what the requester (and where it is defined, the responder) must see when an
  * operation cannot be done, and that nothing hangs:
  *
- *   bad rkey, out of bounds, MR without remote access   -> IBV_WC_REM_ACCESS_ERR
+ *   bad rkey, out of bounds, MR without remote access   -> IBV_WC_REM_ACCESS_ERR, and
+ *                                                           neither end's memory changed
  *   wrong lkey                                           -> IBV_WC_LOC_PROT_ERR
  *   receive buffer too small                             -> responder IBV_WC_LOC_LEN_ERR,
  *                                                           requester IBV_WC_REM_INV_REQ_ERR
@@ -117,8 +118,11 @@ static void t_remote_access(void)
 	if (!pair(&a, &b, &p, &pb))
 		goto out;
 	rbase = (uintptr_t)b.buf;
+	vt_fill(a.buf, 64, 0xe1);
+	vt_fill(b.buf, 4096, 0xe2);
 	send_wr(&a, IBV_WR_RDMA_WRITE, (uintptr_t)a.buf, 64, a.mr->lkey, rbase, b.mr->rkey, 1);
 	expect_status(&a, 1, IBV_WC_REM_ACCESS_ERR, "WRITE to an MR without remote write");
+	vt_check(b.buf, 4096, 0xe2, "the target of a WRITE refused for its rights, untouched");
 	expect_async(&b, b.qp, IBV_EVENT_QP_ACCESS_ERR, "responder of the refused WRITE");
 	expect_flush_after(&a, "WRITE without remote write");
 out:
@@ -128,18 +132,26 @@ out:
 	pb.mr_access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
 	if (!pair(&a, &b, &p, &pb))
 		goto out2;
+	vt_fill(a.buf, 4096, 0xe3);
+	vt_fill(b.buf, 64, 0xe4);
 	send_wr(&a, IBV_WR_RDMA_READ, (uintptr_t)a.buf, 64, a.mr->lkey, (uintptr_t)b.buf,
 		b.mr->rkey, 2);
 	expect_status(&a, 2, IBV_WC_REM_ACCESS_ERR, "READ from an MR without remote read");
+	vt_check(a.buf, 4096, 0xe3, "the destination of a refused READ, untouched");
+	vt_check(b.buf, 64, 0xe4, "the source of a refused READ, untouched");
 out2:
 	vt_close(&a);
 	vt_close(&b);
 
 	if (!pair(&a, &b, &p, &pb))
 		goto out3;
+	vt_fill(a.buf, 64, 0xe5);
+	vt_fill(b.buf, 64, 0xe6);
 	send_wr(&a, IBV_WR_ATOMIC_FETCH_AND_ADD, (uintptr_t)a.buf, 8, a.mr->lkey,
 		(uintptr_t)b.buf, b.mr->rkey, 3);
 	expect_status(&a, 3, IBV_WC_REM_ACCESS_ERR, "atomic on an MR without remote atomic");
+	vt_check(b.buf, 64, 0xe6, "the target of a refused atomic, untouched");
+	vt_check(a.buf, 64, 0xe5, "the result buffer of a refused atomic, untouched");
 out3:
 	vt_close(&a);
 	vt_close(&b);
@@ -153,9 +165,12 @@ static void t_bad_keys(void)
 	if (!pair(&a, &b, &p, &p))
 		goto out;
 	/* another key byte: the index names the MR, the key does not match */
+	vt_fill(a.buf, 64, 0xe7);
+	vt_fill(b.buf, 4096, 0xe8);
 	send_wr(&a, IBV_WR_RDMA_WRITE, (uintptr_t)a.buf, 64, a.mr->lkey, (uintptr_t)b.buf,
 		b.mr->rkey ^ 0x5a, 1);
 	expect_status(&a, 1, IBV_WC_REM_ACCESS_ERR, "WRITE with a bad rkey");
+	vt_check(b.buf, 4096, 0xe8, "the target of a WRITE with a bad rkey, untouched");
 	expect_flush_after(&a, "bad rkey");
 out:
 	vt_close(&a);
@@ -163,19 +178,24 @@ out:
 
 	if (!pair(&a, &b, &p, &p))
 		goto out2;
-	/* 64 bytes starting 8 before the end of b's MR */
+	/* 64 bytes starting 8 before the end of b's MR: not even those 8 are written */
+	vt_fill(a.buf, 64, 0xe9);
+	vt_fill(b.buf + VT_BUF - 4096, 4096, 0xea);
 	send_wr(&a, IBV_WR_RDMA_WRITE, (uintptr_t)a.buf, 64, a.mr->lkey,
 		(uintptr_t)b.buf + VT_BUF - 8, b.mr->rkey, 2);
 	expect_status(&a, 2, IBV_WC_REM_ACCESS_ERR, "WRITE past the end of the MR");
+	vt_check(b.buf + VT_BUF - 4096, 4096, 0xea, "the end of the MR after a WRITE past it");
 out2:
 	vt_close(&a);
 	vt_close(&b);
 
 	if (!pair(&a, &b, &p, &p))
 		goto out3;
+	vt_fill(a.buf, 8192, 0xeb);
 	send_wr(&a, IBV_WR_RDMA_READ, (uintptr_t)a.buf, 4096, a.mr->lkey,
 		(uintptr_t)b.buf - 4096, b.mr->rkey, 3);
 	expect_status(&a, 3, IBV_WC_REM_ACCESS_ERR, "READ before the start of the MR");
+	vt_check(a.buf, 8192, 0xeb, "the destination of a READ before the MR, untouched");
 out3:
 	vt_close(&a);
 	vt_close(&b);

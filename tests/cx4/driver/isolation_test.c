@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <infiniband/verbs.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,15 +102,22 @@ static void close_client(struct client *c)
 	close(c->async_fd);
 }
 
-static int memfd(size_t len)
+/* A queue buffer as the provider makes one (providers/cx4/buf.c): sealed against shrinking. */
+static int memfd_sealed(size_t len, bool seal)
 {
-	int fd = memfd_create("isolation", MFD_CLOEXEC);
+	int fd = memfd_create("isolation", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 
-	if (fd >= 0 && ftruncate(fd, (off_t)len)) {
+	if (fd >= 0 && (ftruncate(fd, (off_t)len) ||
+			(seal && fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK)))) {
 		close(fd);
 		return -1;
 	}
 	return fd;
+}
+
+static int memfd(size_t len)
+{
+	return memfd_sealed(len, true);
 }
 
 int main(int argc, char **argv)
@@ -268,6 +276,23 @@ int main(int argc, char **argv)
 			  EINVAL,
 		      "CREATE_CQ on vector 1000 accepted");
 		r.comp_vector = 0;
+		/*
+		 * A buffer the client could shrink under the device, or one smaller than it says,
+		 * would kill cx4d with SIGBUS at the next completion: refused.
+		 */
+		{
+			int loose = memfd_sealed(2 * 4096, false), small = memfd_sealed(4096, true);
+
+			CHECK(loose >= 0 && small >= 0, "memfds");
+			CHECK(call(&a, CX4_OP_CREATE_CQ, &r, sizeof(r), &loose, 1, &cq, sizeof(cq),
+				   NULL) == EINVAL,
+			      "CREATE_CQ with a buffer that may shrink accepted");
+			CHECK(call(&a, CX4_OP_CREATE_CQ, &r, sizeof(r), &small, 1, &cq, sizeof(cq),
+				   NULL) == EINVAL,
+			      "CREATE_CQ with a buffer smaller than buf_len accepted");
+			close(loose);
+			close(small);
+		}
 		ret = call(&a, CX4_OP_CREATE_CQ, &r, sizeof(r), &fd, 1, &cq, sizeof(cq), NULL);
 		CHECK(!ret, "A: CREATE_CQ: %d", ret);
 	}

@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
- * Port events end to end: the test script pulls the modelled port's cable (SIGUSR1 to cx4d)
- * and plugs it back (SIGUSR2); this program must see IBV_EVENT_PORT_ERR then
+ * Port events end to end: the test script pulls the modelled port's cable and plugs it back
+ * (bvctl model DEV cable pull / plug: the model's control outside the function, which cx4d
+ * learns of only by the PORT_CHANGE event); this program must see IBV_EVENT_PORT_ERR then
  * IBV_EVENT_PORT_ACTIVE on its async fd, with ibv_query_port agreeing each time.
  *
  *   cx4_port_test DEVICE         prints "ready", then "down", then "up"; exit 0 on success
  *
- * Device fatal: with objects of every kind open, the script disables the modelled function
- * (SIGRTMIN to cx4d); cx4d's health sensor must find it and this program must see
+ * Device fatal: with objects of every kind open, the script makes the modelled function fail
+ * (bvctl model DEV fail disable); cx4d's health sensor must find it and this program must see
  * IBV_EVENT_DEVICE_FATAL. After it, creating fails with EIO and destroying still works, so an
  * application can shut down cleanly (a kernel with a dead mlx5 behaves so).
  *

@@ -349,6 +349,11 @@ int main(int argc, char **argv)
 	}
 	if (optind != argc - 1)
 		usage();
+	if (strcmp(argv[optind], "data") && strcmp(argv[optind], "errors") &&
+	    strcmp(argv[optind], "all")) {
+		fprintf(stderr, "cx4_verbs_test: no test group '%s'\n", argv[optind]);
+		usage();
+	}
 	if (!strcmp(argv[optind], "data") || !strcmp(argv[optind], "all"))
 		vt_data_tests();
 	if (!strcmp(argv[optind], "errors") || !strcmp(argv[optind], "all"))

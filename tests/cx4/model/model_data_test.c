@@ -752,6 +752,68 @@ static void test_mtu(void)
 	}
 }
 
+/*
+ * The vport's traffic counters through the command a driver uses (QUERY_VPORT_COUNTER): what
+ * the port sent and received, as the model counted it, and zero again after a clearing read.
+ */
+static void vport_counter(struct side *s, bool clear, uint8_t *out)
+{
+	uint8_t in[CX4_QUERY_VPORT_COUNTER_IN_SIZE] = {0};
+
+	cx4_set(in, CX4_CMD_IN_OPCODE, CX4_CMD_OP_QUERY_VPORT_COUNTER);
+	cx4_set(in, CX4_QUERY_VPORT_COUNTER_IN_CLEAR, clear);
+	T_EQ(tdev_cmd(&s->t, in, sizeof(in), out, CX4_QUERY_VPORT_COUNTER_OUT_SIZE), 0);
+}
+
+static void test_vport_counter(void)
+{
+	static uint8_t out[CX4_QUERY_VPORT_COUNTER_OUT_SIZE];
+	struct side a, b;
+	struct tcqe e;
+	struct cx4_model_stats sa, sb;
+	uint32_t len = 10000;
+	struct tsge ss;
+	struct tsend w;
+
+	pair(&a, &b, CX4_QP_ST_RC, CX4_QP_MTU_1024);
+	T_EQ(tmr_reg(&a.t, &a.mr, 65536, TA_ALL, TMR_PID, a.pd), 0);
+	T_EQ(tmr_reg(&b.t, &b.mr, 65536, TA_ALL, TMR_FD, b.pd), 0);
+	fill(a.mr.buf, len, 7);
+	ss = sge(&a.mr, 0, len);
+	w = (struct tsend){.opcode = MLX5_OPCODE_RDMA_WRITE, .sg = &ss, .nsg = 1,
+			   .raddr = (uintptr_t)b.mr.buf, .rkey = b.mr.key};
+	tqp_post_send(&a.t, &a.qp, &w);
+	tcq_expect(&a.t, &a.scq, &e, WAIT);
+	T_EQ(e.opcode, MLX5_CQE_REQ);
+	check_bytes(b.mr.buf, len, 7, "vport counter write");
+	/* the WRITE is acknowledged: neither side sends anything more */
+	T_EQ(cx4_model_get_stats(a.t.bus, &sa), 0);
+	T_EQ(cx4_model_get_stats(b.t.bus, &sb), 0);
+	T_EQ(sa.tx_pkts, (len + 1023) / 1024);
+	vport_counter(&a, false, out);
+	T_EQ(cx4_get64(out, CX4_VPORT_CNT_PACKETS(CX4_VPORT_CNT_TRANSMITTED_IB_UNICAST)),
+	     sa.tx_pkts);
+	T_EQ(cx4_get64(out, CX4_VPORT_CNT_OCTETS(CX4_VPORT_CNT_TRANSMITTED_IB_UNICAST)),
+	     sa.tx_bytes);
+	T_EQ(cx4_get64(out, CX4_VPORT_CNT_PACKETS(CX4_VPORT_CNT_RECEIVED_IB_UNICAST)),
+	     sa.rx_pkts);
+	T_EQ(cx4_get64(out, CX4_VPORT_CNT_PACKETS(CX4_VPORT_CNT_RECEIVED_ERRORS)), 0);
+	T_EQ(cx4_get64(out, CX4_VPORT_CNT_PACKETS(CX4_VPORT_CNT_RECEIVED_ETH_UNICAST)), 0);
+	vport_counter(&b, true, out);
+	T_EQ(cx4_get64(out, CX4_VPORT_CNT_PACKETS(CX4_VPORT_CNT_RECEIVED_IB_UNICAST)),
+	     sb.rx_pkts);
+	T_EQ(cx4_get64(out, CX4_VPORT_CNT_OCTETS(CX4_VPORT_CNT_RECEIVED_IB_UNICAST)),
+	     sb.rx_bytes);
+	T_EQ(cx4_get64(out, CX4_VPORT_CNT_PACKETS(CX4_VPORT_CNT_TRANSMITTED_IB_UNICAST)),
+	     sb.tx_pkts);
+	/* read and cleared: nothing since */
+	vport_counter(&b, false, out);
+	T_EQ(cx4_get64(out, CX4_VPORT_CNT_PACKETS(CX4_VPORT_CNT_RECEIVED_IB_UNICAST)), 0);
+	T_EQ(cx4_get64(out, CX4_VPORT_CNT_OCTETS(CX4_VPORT_CNT_TRANSMITTED_IB_UNICAST)), 0);
+	down(&a);
+	down(&b);
+}
+
 /* ---- reliability --------------------------------------------------------------------------- */
 
 static void test_retransmit(void)
@@ -1939,6 +2001,7 @@ static const struct {
     {"ud", test_ud},
     {"srq", test_srq},
     {"mtu", test_mtu},
+    {"vport_counter", test_vport_counter},
     {"retransmit", test_retransmit},
     {"rnr", test_rnr},
     {"retry_exceeded", test_retry_exceeded},

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 
 #include "cx4_bus.h"
-#include "cx4_model.h"
+#include "cx4_model_ctl.h" /* a test driver: it may pull the cable, read the model's counters */
 #include "cx4_prm.h"
 
 /* ---- test assertions -------------------------------------------------------------------- */

@@ -22,8 +22,8 @@
  *         bit 4     the first 4 payload bytes are replaced by a handle the daemon gave out
  *                   earlier in this session (bits 5-7 pick which): PD, key or QP number, or
  *                   the key of a region a client of end 1 opened to remote writes
- *   op   < 0xf0: BV_OP_NTB_BASE + op % 16 (every ntb op and a few unknown ones), else
- *         0xff00 | op (far outside the range)
+ *   op   < 0xf0: BV_OP_NTB_BASE + op % 16 (every ntb op), else 0xff00 | op (unknown ones,
+ *         far outside the range)
  *   an input whose first byte has bit 7 set starts with both clients attached and holding a
  *   PD (ATTACH, ALLOC_PD), so that mutations reach the object code at once; with bit 6 set
  *   the bytes after it first replace the header the peer's ntbd wrote into our control area
@@ -53,6 +53,7 @@
 #include "ntb_proto.h"
 #include "ntb_verbs_wire.h"
 #include "ntbd.h"
+#include "verbs.h"
 
 struct end {
 	struct bvd d;
@@ -67,7 +68,8 @@ static char rundir[64];
 struct handle {
 	uint32_t value;
 	int owner;		/* 0: A, 1: B */
-	uint16_t kind;		/* the op that named it: NTB_OP_ALLOC_PD, REG_MR, CREATE_QP */
+	uint16_t kind;		/* the op that named it: NTB_OP_ALLOC_PD, REG_MR, CREATE_QP,
+				 * ALLOC_MW */
 };
 
 struct session {
@@ -332,6 +334,8 @@ static size_t shaped_len(uint16_t op)
 	case NTB_OP_DEREG_MR:
 	case NTB_OP_DESTROY_QP:
 	case NTB_OP_MAP_PEER_MR:
+	case NTB_OP_ALLOC_MW:
+	case NTB_OP_DEALLOC_MW:
 		return sizeof(struct ntb_handle_req);
 	case NTB_OP_REG_MR:
 		return sizeof(struct ntb_reg_mr_req);
@@ -341,6 +345,10 @@ static size_t shaped_len(uint16_t op)
 		return sizeof(struct ntb_modify_qp_req);
 	case NTB_OP_ASYNC_EVENT:
 		return sizeof(struct ntb_async_event_req);
+	case NTB_OP_OPEN_PAIR:
+		return sizeof(struct ntb_open_pair_req);
+	case NTB_OP_REREG_MR:
+		return sizeof(struct ntb_rereg_mr_req);
 	default:
 		return 0;
 	}
@@ -350,8 +358,9 @@ static void shape(uint16_t op, void *buf)
 {
 	if (op == NTB_OP_ATTACH) {
 		((struct ntb_attach_req *)buf)->version = NTB_PROTO_VERSION;
-	} else if (op == NTB_OP_REG_MR) {
-		struct ntb_reg_mr_req *m = buf;
+	} else if (op == NTB_OP_REG_MR || op == NTB_OP_REREG_MR) {
+		struct ntb_reg_mr_req *m = op == NTB_OP_REG_MR ? buf :
+						&((struct ntb_rereg_mr_req *)buf)->mr;
 
 		m->access &= 0x1f | 0x100;	/* LOCAL_WRITE, REMOTE_*, MW_BIND, RELAXED */
 		m->length = 1 + m->length % (ARENA / 2);
@@ -361,10 +370,25 @@ static void shape(uint16_t op, void *buf)
 		struct ntb_create_qp_req *q = buf;
 
 		q->qp_type = 2 + q->qp_type % 3;	/* RC, UC, UD */
+	} else if (op == NTB_OP_ALLOC_MW) {
+		((struct ntb_handle_req *)buf)->reserved %= 4;	/* types 1 and 2, and two bad */
+	} else if (op == NTB_OP_DEALLOC_MW) {
+		((struct ntb_handle_req *)buf)->reserved = 0;
 	} else if (op == NTB_OP_MODIFY_QP) {
 		((struct ntb_modify_qp_req *)buf)->state %= 7;
 	} else if (op == NTB_OP_ASYNC_EVENT) {
 		((struct ntb_async_event_req *)buf)->event_type %= 20;
+	} else if (op == NTB_OP_OPEN_PAIR) {
+		struct ntb_open_pair_req *o = buf;
+
+		/* a slot of either end, in the incarnation that holds it now (or any other) */
+		o->end %= 2;
+		o->slot %= NTBV_MAX_SLOTS;
+		if (o->epoch & 0x80000000u) {
+			const struct nv_state *st = ends[o->end ? 0 : 1].n.mod_priv;
+
+			o->epoch = st->slots[o->slot].epoch;
+		}
 	}
 }
 
@@ -389,10 +413,16 @@ static const struct handle *owned_by_other(struct session *s, int who, uint16_t 
 	static const uint16_t names[][2] = {
 		{ NTB_OP_DEALLOC_PD, NTB_OP_ALLOC_PD },
 		{ NTB_OP_DEREG_MR, NTB_OP_REG_MR },
+		{ NTB_OP_REREG_MR, NTB_OP_REG_MR },
 		{ NTB_OP_DESTROY_QP, NTB_OP_CREATE_QP },
 		{ NTB_OP_MODIFY_QP, NTB_OP_CREATE_QP },
 		{ NTB_OP_REG_MR, NTB_OP_ALLOC_PD },
 		{ NTB_OP_CREATE_QP, NTB_OP_ALLOC_PD },
+		{ NTB_OP_ALLOC_MW, NTB_OP_ALLOC_PD },
+		{ NTB_OP_DEALLOC_MW, NTB_OP_ALLOC_MW },
+		{ NTB_OP_DEALLOC_MW, NTB_OP_REG_MR },
+		{ NTB_OP_DEREG_MR, NTB_OP_ALLOC_MW },
+		{ NTB_OP_REREG_MR, NTB_OP_ALLOC_MW },
 	};
 
 	/* handles are per end and per kind: the asker may hold the same value itself */
@@ -490,7 +520,8 @@ static void request(struct session *s, int who, uint16_t op, const void *in, siz
 		uint32_t v;
 
 		memcpy(&v, out.bytes, sizeof(v));
-		if (op == NTB_OP_ALLOC_PD || op == NTB_OP_REG_MR || op == NTB_OP_CREATE_QP)
+		if (op == NTB_OP_ALLOC_PD || op == NTB_OP_REG_MR || op == NTB_OP_CREATE_QP ||
+		    op == NTB_OP_ALLOC_MW)
 			remember(s, who, op, v);
 		if (op == NTB_OP_REG_MR) {
 			const struct ntb_reg_mr_rsp *m = (const void *)out.bytes;
@@ -499,7 +530,7 @@ static void request(struct session *s, int who, uint16_t op, const void *in, siz
 				remember(s, who, op, m->rkey);
 		}
 		if ((op == NTB_OP_DEALLOC_PD || op == NTB_OP_DEREG_MR ||
-		     op == NTB_OP_DESTROY_QP) && len >= 4) {
+		     op == NTB_OP_DESTROY_QP || op == NTB_OP_DEALLOC_MW) && len >= 4) {
 			memcpy(&v, buf, 4);
 			forget(s, v);
 		}
@@ -517,7 +548,7 @@ static void request(struct session *s, int who, uint16_t op, const void *in, siz
  * (all of it but the magic) and the table entry of end 1's published key; with NULL, what the
  * peer really wrote comes back.
  */
-#define HDR_BYTES 128
+#define HDR_BYTES 256
 #define ENT_BYTES ((unsigned int)sizeof(struct ntbv_mr_ent))
 #define HDR_FUZZ (HDR_BYTES + ENT_BYTES)
 

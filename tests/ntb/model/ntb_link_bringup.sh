@@ -72,7 +72,11 @@ CONF
 	grep -q "IBV_EVENT_PORT_ERR" "$BV_RUNDIR/events" || { cat "$BV_RUNDIR/events"; bv_fail "$p: no PORT_ERR"; }
 	grep -q "IBV_EVENT_PORT_ACTIVE" "$BV_RUNDIR/events" || { cat "$BV_RUNDIR/events"; bv_fail "$p: no PORT_ACTIVE"; }
 
-	"$BVCTL" status | grep -q "xlink_reads 0," || { "$BVCTL" status; bv_fail "$p: reads across the link"; }
+	# both ends' counters, each with no read across the link
+	st=$("$BVCTL" status 2>&1)
+	[ "$(grep -c "counters:" <<<"$st")" = 2 ] || { echo "$st"; bv_fail "$p: not two counter lines"; }
+	grep "counters:" <<<"$st" | grep -qv "xlink_reads 0," &&
+		{ echo "$st"; bv_fail "$p: reads across the link"; }
 	rm -f "$BV_RUNDIR/events"
 	"$BVCTL" down >/dev/null || bv_fail "$p: bvctl down"
 done

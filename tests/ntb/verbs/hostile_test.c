@@ -28,6 +28,7 @@
 #include "bv_msg.h"
 #include "bv_paths.h"
 #include "ntb_proto.h"
+#include "ntb_verbs_wire.h"
 
 static const char *dev = "ntb_0";
 static int failures;
@@ -299,17 +300,21 @@ static const struct {
 	{ NTB_OP_DESTROY_QP, sizeof(struct ntb_handle_req) },
 	{ NTB_OP_ASYNC_EVENT, sizeof(struct ntb_async_event_req) },
 	{ NTB_OP_MAP_PEER_MR, sizeof(struct ntb_handle_req) },
+	{ NTB_OP_OPEN_PAIR, sizeof(struct ntb_open_pair_req) },
+	{ NTB_OP_REREG_MR, sizeof(struct ntb_rereg_mr_req) },
+	{ NTB_OP_ALLOC_MW, sizeof(struct ntb_handle_req) },
+	{ NTB_OP_DEALLOC_MW, sizeof(struct ntb_handle_req) },
 };
 
 static int attach(int s)
 {
 	struct ntb_attach_req a = { .version = NTB_PROTO_VERSION };
 	struct ntb_attach_rsp rsp;
-	int fds[3] = { -1, -1, -1 }, ret;
+	int fds[4] = { -1, -1, -1, -1 }, ret;
 
 	for (int t = 0; t < 200; t++) {
-		ret = call(s, NTB_OP_ATTACH, &a, sizeof(a), NULL, 0, &rsp, sizeof(rsp), fds, 3);
-		for (int i = 0; i < 3; i++)
+		ret = call(s, NTB_OP_ATTACH, &a, sizeof(a), NULL, 0, &rsp, sizeof(rsp), fds, 4);
+		for (int i = 0; i < 4; i++)
 			if (fds[i] >= 0)
 				close(fds[i]);
 		if (ret != EAGAIN)
@@ -448,6 +453,24 @@ static void t_handles(void)
 	CHECK(ret == EINVAL, "CREATE_QP of type 77: %d", ret);
 	ret = call(a, NTB_OP_ASYNC_EVENT, &ev, sizeof(ev), NULL, 0, NULL, 0, NULL, 0);
 	CHECK(ret == EINVAL, "ASYNC_EVENT of type 1000: %d", ret);
+	{
+		/* pair blocks: only towards a slot of either end that holds that incarnation */
+		struct ntb_open_pair_req op = { .end = 2 };
+
+		ret = call(a, NTB_OP_OPEN_PAIR, &op, sizeof(op), NULL, 0, NULL, 0, NULL, 0);
+		CHECK(ret == EINVAL, "OPEN_PAIR to end 2: %d", ret);
+		op = (struct ntb_open_pair_req){ .end = NTB_END_LOCAL, .slot = 4096 };
+		ret = call(a, NTB_OP_OPEN_PAIR, &op, sizeof(op), NULL, 0, NULL, 0, NULL, 0);
+		CHECK(ret == EINVAL, "OPEN_PAIR to slot 4096: %d", ret);
+		for (uint32_t e = 0; e < 2; e++) {
+			op = (struct ntb_open_pair_req){ .end = e, .slot = NTBV_MAX_SLOTS - 1,
+							 .epoch = 0x7ffffff1 };
+			ret = call(a, NTB_OP_OPEN_PAIR, &op, sizeof(op), NULL, 0, NULL, 0, NULL,
+				   0);
+			CHECK(ret == ESTALE, "OPEN_PAIR to a stale incarnation (end %u): %d", e,
+			      ret);
+		}
+	}
 	{
 		struct ntb_reg_mr_req bad = mr;
 

@@ -176,7 +176,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "process_vm_writev: %lld stores lost\n", (long long)dma_lost);
 		lost += dma_lost;
 	} else if (dma_lost < 0) {
-		printf("(no process_vm_writev access to this process: DMA writer skipped)\n");
+		printf("no process_vm_writev access to this process: the DMA writer did not run\n");
 	}
 	for (unsigned int i = 0; i < WRITERS; i++) {
 		pthread_join(w[i].t, NULL);
@@ -200,5 +200,5 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	munmap(buf, len);
-	return 0;
+	return dma_lost < 0 ? 77 : 0;	/* a part skipped: ctest says skipped, not passed */
 }

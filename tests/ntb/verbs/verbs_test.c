@@ -92,6 +92,7 @@ struct end {
 	struct ibv_cq *scq, *rcq;
 	union ibv_gid gid;
 	int gid_index;
+	bool shared;		/* the context is the other end's */
 };
 
 struct buf {
@@ -103,13 +104,16 @@ struct buf {
 
 static struct end A, B;
 
-static int open_end(struct end *e, const char *name)
+/* An end: its own context, or (share) the other end's context with its own PD and CQs. */
+static int open_end(struct end *e, const char *name, struct ibv_context *share)
 {
 	struct ibv_device **list = ibv_get_device_list(NULL);
 	struct ibv_port_attr pa;
 
 	e->name = name;
-	for (int i = 0; list && list[i]; i++)
+	e->shared = share != NULL;
+	e->ctx = share;
+	for (int i = 0; !share && list && list[i]; i++)
 		if (!strcmp(ibv_get_device_name(list[i]), name))
 			e->ctx = ibv_open_device(list[i]);
 	ibv_free_device_list(list);
@@ -146,7 +150,8 @@ static void close_end(struct end *e)
 	ibv_destroy_cq(e->rcq);
 	ibv_destroy_comp_channel(e->ch);
 	ibv_dealloc_pd(e->pd);
-	ibv_close_device(e->ctx);
+	if (!e->shared)
+		ibv_close_device(e->ctx);
 }
 
 static uint8_t pat(uint32_t seed, size_t i)
@@ -308,19 +313,19 @@ static void disconnect(struct conn *c)
 	c->a = c->b = NULL;
 }
 
-/* Poll cq until n completions (or timeout_ms). Returns how many. */
+/* Poll cq until n completions (or timeout_ms; 0: poll once). Returns how many. */
 static int wait_wc(struct ibv_cq *cq, int n, struct ibv_wc *wc, int timeout_ms)
 {
 	uint64_t end = now_ms() + timeout_ms;
 	int got = 0;
 
-	while (got < n && now_ms() < end) {
+	do {	/* at least once: a timeout of 0 asks what is there now */
 		int r = ibv_poll_cq(cq, n - got, wc + got);
 
 		if (r < 0)
 			return -1;
 		got += r;
-	}
+	} while (got < n && now_ms() < end);
 	return got;
 }
 
@@ -408,7 +413,7 @@ static int t_rc_ops_kind(enum ibv_qp_type type)
 					0, 5, 0), "post send %zu", n);
 			if (expect_wc(A.scq, IBV_WC_SUCCESS, IBV_WC_SEND, 5, "send"))
 				goto out;
-			CHECK(wait_wc(A.rcq, 0, &wc, 0) == 0, "-");
+			CHECK(wait_wc(A.rcq, 1, &wc, 0) == 0, "a completion on the sender's receive CQ");
 			CHECK(wait_wc(B.rcq, 1, &wc, 5000) == 1, "recv completion %zu", n);
 			CHECK(wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_RECV &&
 				      wc.byte_len == n && wc.wr_id == 77 && wc.qp_num == c.b->qp_num,
@@ -589,20 +594,23 @@ static int t_sg(void)
 			goto out;
 		CHECK(wait_wc(B.rcq, 1, &wc, 5000) == 1 && wc.status == IBV_WC_SUCCESS &&
 			      wc.byte_len == 7000, "sg recv");
-		/* the received bytes, in order, spread over the 3 pieces */
+		/* the received bytes, in order, spread over the 3 pieces; the gaps untouched */
 		{
-			uint8_t got[3000 + 5 + 6995];
+			static uint8_t want[20000];
 			size_t g = 0;
 
+			for (size_t i = 0; i < sizeof(want); i++)
+				want[i] = pat(32, GUARD + i);
 			ro = 0;
 			for (int i = 0; i < 3; i++) {
-				memcpy(got + g, rb.p + ro, in[i]);
-				g += in[i];
+				size_t k = in[i] < 7000 - g ? in[i] : 7000 - g;
+
+				memcpy(want + ro, expect + g, k);
+				g += k;
 				ro += in[i] + 50;
 			}
-			for (int k = 0; k < 7000; k++)
-				CHECK(got[k] == expect[k], "sg data: byte %d is %02x, want %02x", k,
-				      got[k], expect[k]);
+			if (check_bytes(&rb, 32, 0, want, sizeof(want), "sg receive and its gaps"))
+				goto out;
 		}
 	}
 	/* gather WRITE and scatter READ */
@@ -734,6 +742,41 @@ out:
 	return ret;
 }
 
+/*
+ * What a UD receive buffer starts with for RoCE v2 over IPv4 (IBTA A17.4.5.1; Linux
+ * ib_get_rdma_header_version): 20 bytes the verbs leave unspecified (zeros, as Linux rxe and
+ * the project's devices write them), then the IPv4 header of the packet that carried the
+ * datagram: version 4 without options, not fragmented, UDP, from the sender's address to
+ * ours, the packet's length (IPv4, UDP, BTH, DETH, immediate, payload padded to 4 bytes
+ * (BTH PadCnt), ICRC) and a right
+ * checksum. TTL and TOS are the NTB link's own (there is no IP hop): taken as they are.
+ */
+static void grh_expected(uint8_t *g, const struct end *from, const struct end *to, size_t n,
+			 bool imm, uint8_t tos, uint8_t ttl)
+{
+	uint8_t *ip = g + 20;
+	uint16_t len = (uint16_t)(20 + 8 + 12 + 8 + (imm ? 4 : 0) + ((n + 3) & ~(size_t)3) + 4);
+	uint32_t sum = 0;
+
+	memset(g, 0, 20);
+	memset(ip, 0, 20);
+	ip[0] = 0x45;
+	ip[1] = tos;
+	ip[2] = len >> 8;
+	ip[3] = len & 0xff;
+	ip[6] = 0x40;			/* DF */
+	ip[8] = ttl;
+	ip[9] = 17;
+	memcpy(ip + 12, from->gid.raw + 12, 4);
+	memcpy(ip + 16, to->gid.raw + 12, 4);
+	for (int i = 0; i < 20; i += 2)
+		sum += (uint32_t)ip[i] << 8 | ip[i + 1];
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = ~((sum & 0xffff) + (sum >> 16)) & 0xffff;
+	ip[10] = (uint8_t)(sum >> 8);
+	ip[11] = (uint8_t)sum;
+}
+
 /* UD: datagrams up to the MTU, with the 40-byte GRH in front; a wrong Q_Key is dropped. */
 static int t_ud(void)
 {
@@ -786,14 +829,12 @@ static int t_ud(void)
 			      wc.imm_data == htonl(7) && wc.src_qp == c.a->qp_num,
 		      "ud wc %s len %u flags %x", ibv_wc_status_str(wc.status), wc.byte_len,
 		      wc.wc_flags);
-		/* RoCE v2 over IPv4: the IPv4 header sits in the last 20 bytes of the GRH */
-		CHECK((rb.p[20] >> 4) == 4, "GRH holds no IPv4 header");
 		{
 			uint8_t want[4096 + 40];
 
-			memcpy(want, rb.p, 40);
+			grh_expected(want, &A, &B, n, true, rb.p[21], rb.p[28]);
 			memcpy(want + 40, sa.p, sge.length);
-			if (check_bytes(&rb, (uint32_t)n + 1, 0, want, sge.length + 40, "ud data"))
+			if (check_bytes(&rb, (uint32_t)n + 1, 0, want, sge.length + 40, "ud GRH and data"))
 				goto out;
 		}
 	}
@@ -847,7 +888,7 @@ static int t_srq(void)
 	CHECK(srq, "create_srq: %s", strerror(errno));
 	cb.srq = srq;
 	if (connect_pair(&c1, &RC, &cb) || connect_pair(&c2, &RC, &cb) ||
-	    buf_new(&A, &s, 4096, ALL_ACCESS) || buf_new(&B, &r, 16 * 256, ALL_ACCESS))
+	    buf_new(&A, &s, 8 * 256, ALL_ACCESS) || buf_new(&B, &r, 16 * 256, ALL_ACCESS))
 		FAIL("setup");
 	for (int i = 0; i < 16; i++) {
 		struct ibv_sge sge = { (uintptr_t)(r.p + i * 256), 256, r.mr->lkey };
@@ -860,20 +901,43 @@ static int t_srq(void)
 
 		CHECK(!ibv_modify_srq(srq, &at, IBV_SRQ_LIMIT), "arm srq limit");
 	}
-	for (int i = 0; i < 8; i++) {
-		memset(s.p + i * 8, i, 8);
-		CHECK(!post_one(i & 1 ? c2.a : c1.a, IBV_WR_SEND, &s, i * 8, 8, 0, 0, i, 0), "send");
-	}
+	/* 8 messages of 8 + 16 * i bytes, odd ones on the second connection */
+	fill(&s, 111);
+	for (int i = 0; i < 8; i++)
+		CHECK(!post_one(i & 1 ? c2.a : c1.a, IBV_WR_SEND, &s, i * 256, 8 + 16 * i, 0, 0, i,
+				0), "send");
 	CHECK(wait_wc(A.scq, 8, wc, 5000) == 8, "sends");
 	got = wait_wc(B.rcq, 8, wc, 5000);
 	CHECK(got == 8, "srq receives: %d", got);
-	for (int i = 0; i < 8; i++) {
-		int slot = (int)wc[i].wr_id - 100;
+	/*
+	 * Each completion names its connection and its SRQ slot; the order of the two
+	 * connections is not defined, each one's own order is. The slot holds every byte of the
+	 * message it says, and nothing else of the 16 slots changed.
+	 */
+	{
+		uint8_t want[16 * 256];
+		int next[2] = { 0, 1 };
+		bool used[16] = { false };
 
-		CHECK(wc[i].status == IBV_WC_SUCCESS && wc[i].byte_len == 8 && slot >= 0 &&
-			      slot < 16, "srq wc");
-		CHECK(wc[i].qp_num == (r.p[slot * 256] & 1 ? c2.b : c1.b)->qp_num,
-		      "qp_num of an srq completion");
+		for (size_t i = 0; i < sizeof(want); i++)
+			want[i] = pat(0x5a5a, GUARD + i);
+		for (int i = 0; i < 8; i++) {
+			int slot = (int)wc[i].wr_id - 100, c = wc[i].qp_num == c2.b->qp_num, m;
+
+			CHECK(wc[i].status == IBV_WC_SUCCESS && slot >= 0 && slot < 16 && !used[slot],
+			      "srq wc %d: %s, wr_id %llu", i, ibv_wc_status_str(wc[i].status),
+			      (unsigned long long)wc[i].wr_id);
+			CHECK(c || wc[i].qp_num == c1.b->qp_num, "qp_num of an srq completion");
+			used[slot] = true;
+			m = next[c];
+			next[c] += 2;
+			CHECK(m < 8 && wc[i].byte_len == 8u + 16u * (unsigned int)m,
+			      "srq wc %d: %u B, the message of %d is %d B", i, wc[i].byte_len, m,
+			      8 + 16 * m);
+			memcpy(want + slot * 256, s.p + m * 256, 8 + 16 * (size_t)m);
+		}
+		if (check_bytes(&r, 0x5a5a, 0, want, sizeof(want), "srq receives"))
+			goto out;
 	}
 	{
 		struct ibv_async_event ev;
@@ -1580,6 +1644,502 @@ static int t_die(void)
 	return -1;
 }
 
+/* ---- the extended API: ibv_wr_*, ibv_rereg_mr ---------------------------------------------- */
+
+static struct ibv_qp *make_qp_ex(struct end *e, const struct qpcfg *c, uint64_t ops)
+{
+	struct ibv_qp_init_attr_ex ia = {
+		.send_cq = e->scq, .recv_cq = e->rcq, .qp_type = c->type, .pd = e->pd,
+		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+		.send_ops_flags = ops,
+		.cap = { .max_send_wr = c->max_send_wr, .max_recv_wr = c->max_recv_wr,
+			 .max_send_sge = c->max_sge, .max_recv_sge = c->max_sge,
+			 .max_inline_data = c->max_inline },
+	};
+	struct ibv_qp *qp = ibv_create_qp_ex(e->ctx, &ia);
+
+	if (!qp && errno != EOPNOTSUPP)
+		fprintf(stderr, "create_qp_ex on %s: %s\n", e->name, strerror(errno));
+	return qp;
+}
+
+/*
+ * Every ibv_wr_* operation of an RC QP, several in one ibv_wr_start .. complete, every byte
+ * checked (ATOMIC WRITE too, and misaligned); a chain with a bad work request posts nothing
+ * and says why; ibv_wr_abort posts nothing; a UD QP with ibv_wr_set_ud_addr.
+ */
+static int t_qpex(void)
+{
+	const uint64_t rc_ops = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |
+				IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
+				IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
+				IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_ATOMIC_WRITE;
+	struct qpcfg cfg = RC;
+	struct buf sa = { 0 }, sb = { 0 }, ra = { 0 };
+	struct ibv_qp *a = NULL, *b = NULL, *ua = NULL, *ub = NULL;
+	struct ibv_qp_ex *x;
+	struct ibv_sge sl[3];
+	struct ibv_data_buf db[2];
+	struct ibv_wc wc[8];
+	uint8_t inl[40];
+	uint64_t *word;
+	int ret = -1, n;
+
+	CHECK(!make_qp_ex(&A, &cfg, IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_TSO) &&
+		      errno == EOPNOTSUPP, "TSO on an RC QP: EOPNOTSUPP");
+	a = make_qp_ex(&A, &cfg, rc_ops);
+	b = make_qp(&B, &cfg);
+	CHECK(a && b && !to_init(a, &cfg) && !to_init(b, &cfg) &&
+		      !to_rtr_rts(a, &cfg, &B, b->qp_num) && !to_rtr_rts(b, &cfg, &A, a->qp_num),
+	      "connect");
+	x = ibv_qp_to_qp_ex(a);
+	CHECK(x, "ibv_qp_to_qp_ex");
+	CHECK(!buf_new(&A, &sa, 65536, ALL_ACCESS) && !buf_new(&B, &sb, 65536, ALL_ACCESS) &&
+		      !buf_new(&A, &ra, 65536, ALL_ACCESS), "buffers");
+	fill(&sa, 31);
+	fill(&sb, 32);
+	fill(&ra, 33);
+	CHECK(!post_recv(b, &sb, 0, 1000, 1) && !post_recv(b, &sb, 1000, 1000, 2) &&
+		      !post_recv(b, &sb, 2000, 100, 3) && !post_recv(b, &sb, 3000, 100, 4), "recv");
+	/* one chain: SEND of 3 pieces, SEND_WITH_IMM inline of 2 pieces, WRITE, WRITE_WITH_IMM */
+	ibv_wr_start(x);
+	x->wr_id = 10;
+	x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_send(x);
+	sl[0] = (struct ibv_sge){ (uintptr_t)sa.p, 100, sa.mr->lkey };
+	sl[1] = (struct ibv_sge){ (uintptr_t)sa.p + 500, 1, sa.mr->lkey };
+	sl[2] = (struct ibv_sge){ (uintptr_t)sa.p + 4096, 700, sa.mr->lkey };
+	ibv_wr_set_sge_list(x, 3, sl);
+	x->wr_id = 11;
+	ibv_wr_send_imm(x, htonl(0x1234));
+	memcpy(inl, sa.p + 10000, sizeof(inl));
+	db[0] = (struct ibv_data_buf){ inl, 30 };
+	db[1] = (struct ibv_data_buf){ inl + 30, 10 };
+	ibv_wr_set_inline_data_list(x, 2, db);
+	x->wr_id = 12;
+	ibv_wr_rdma_write(x, sb.mr->rkey, (uintptr_t)sb.p + 20000);
+	ibv_wr_set_sge(x, sa.mr->lkey, (uintptr_t)sa.p + 30000, 5000);
+	x->wr_id = 13;
+	ibv_wr_rdma_write_imm(x, sb.mr->rkey, (uintptr_t)sb.p + 40000, htonl(0x5678));
+	ibv_wr_set_inline_data(x, inl, 8);
+	CHECK(!ibv_wr_complete(x), "wr_complete: %s", strerror(errno));
+	memset(inl, 0, sizeof(inl));	/* inline: copied when set */
+	CHECK(wait_wc(A.scq, 4, wc, 5000) == 4, "4 send completions");
+	for (int i = 0; i < 4; i++)
+		CHECK(wc[i].status == IBV_WC_SUCCESS && wc[i].wr_id == (uint64_t)(10 + i),
+		      "completion %d: %s id %llu", i, ibv_wc_status_str(wc[i].status),
+		      (unsigned long long)wc[i].wr_id);
+	CHECK(wait_wc(B.rcq, 3, wc, 5000) == 3, "3 receive completions");
+	CHECK(wc[0].wr_id == 1 && wc[0].byte_len == 801 && wc[1].wr_id == 2 &&
+		      wc[1].byte_len == 40 && (wc[1].wc_flags & IBV_WC_WITH_IMM) &&
+		      wc[1].imm_data == htonl(0x1234) && wc[2].wr_id == 3 &&
+		      wc[2].opcode == IBV_WC_RECV_RDMA_WITH_IMM && wc[2].imm_data == htonl(0x5678),
+	      "receives");
+	{
+		/* what b's buffer must hold now, byte by byte */
+		uint8_t *want = malloc(65536);
+
+		CHECK(want, "malloc");
+		memcpy(want, sb.p, 65536);
+		for (size_t k = 0; k < 65536; k++)
+			want[k] = pat(32, k + GUARD);
+		memcpy(want, sa.p, 100);
+		memcpy(want + 100, sa.p + 500, 1);
+		memcpy(want + 101, sa.p + 4096, 700);
+		memcpy(want + 1000, sa.p + 10000, 40);
+		memcpy(want + 20000, sa.p + 30000, 5000);
+		memcpy(want + 40000, sa.p + 10000, 8);
+		n = check_bytes(&sb, 32, 0, want, 65536, "ibv_wr_* data");
+		free(want);
+		if (n)
+			goto out;
+	}
+	/* READ and both atomics in one chain */
+	word = (uint64_t *)(sb.p + 60000);
+	*word = 100;
+	ibv_wr_start(x);
+	x->wr_id = 20;
+	ibv_wr_rdma_read(x, sb.mr->rkey, (uintptr_t)sb.p + 50000);
+	ibv_wr_set_sge(x, ra.mr->lkey, (uintptr_t)ra.p + 3, 4000);
+	x->wr_id = 21;
+	ibv_wr_atomic_fetch_add(x, sb.mr->rkey, (uintptr_t)word, 5);
+	ibv_wr_set_sge(x, ra.mr->lkey, (uintptr_t)ra.p + 8000, 8);
+	x->wr_id = 22;
+	ibv_wr_atomic_cmp_swp(x, sb.mr->rkey, (uintptr_t)word, 105, 7);
+	ibv_wr_set_sge(x, ra.mr->lkey, (uintptr_t)ra.p + 8008, 8);
+	CHECK(!ibv_wr_complete(x), "wr_complete");
+	CHECK(wait_wc(A.scq, 3, wc, 5000) == 3, "3 completions");
+	for (int i = 0; i < 3; i++)
+		CHECK(wc[i].status == IBV_WC_SUCCESS, "completion %d", i);
+	CHECK(*word == 7 && !memcmp(ra.p + 3, sb.p + 50000, 4000) &&
+		      *(uint64_t *)(ra.p + 8000) == 100 && *(uint64_t *)(ra.p + 8008) == 105,
+	      "read and atomics");
+	/* ATOMIC WRITE: 8 bytes, copied when set; then one misaligned (invalid request) */
+	{
+		uint64_t v = 0x0123456789abcdefull;
+
+		ibv_wr_start(x);
+		x->wr_id = 25;
+		ibv_wr_atomic_write(x, sb.mr->rkey, (uintptr_t)word, &v);
+		v = 0;
+		CHECK(!ibv_wr_complete(x), "atomic write");
+		CHECK(!expect_wc(A.scq, IBV_WC_SUCCESS, IBV_WC_ATOMIC_WRITE, 25, "atomic write"),
+		      "-");
+		CHECK(*word == 0x0123456789abcdefull, "atomic write data");
+	}
+	/* a bad work request (too many pieces) in the chain: nothing of it is posted */
+	ibv_wr_start(x);
+	x->wr_id = 30;
+	ibv_wr_rdma_write(x, sb.mr->rkey, (uintptr_t)sb.p);
+	ibv_wr_set_sge(x, sa.mr->lkey, (uintptr_t)sa.p, 10);
+	ibv_wr_send(x);
+	ibv_wr_set_sge_list(x, cfg.max_sge + 1, sl);
+	CHECK(ibv_wr_complete(x) == EINVAL, "a chain with too many pieces");
+	ibv_wr_start(x);
+	ibv_wr_send(x);
+	ibv_wr_set_sge(x, sa.mr->lkey, (uintptr_t)sa.p, 10);
+	ibv_wr_abort(x);
+	usleep(20000);
+	CHECK(wait_wc(A.scq, 1, wc, 200) == 0 && wait_wc(B.rcq, 1, wc, 0) == 0,
+	      "a refused or aborted chain posted something");
+	{
+		uint64_t v = 1;
+
+		ibv_wr_start(x);
+		x->wr_id = 31;
+		ibv_wr_atomic_write(x, sb.mr->rkey, (uintptr_t)word + 4, &v);
+		CHECK(!ibv_wr_complete(x), "atomic write");
+		CHECK(!expect_wc(A.scq, IBV_WC_REM_INV_REQ_ERR, IBV_WC_ATOMIC_WRITE, 31,
+				 "a misaligned atomic write"), "-");
+		CHECK(*word == 0x0123456789abcdefull, "the misaligned atomic write wrote");
+		/* b went to error with it: its last receive is flushed */
+		CHECK(!expect_wc(B.rcq, IBV_WC_WR_FLUSH_ERR, -1, 4, "b's receive flushed"), "-");
+	}
+	/* UD: the address set on the work request */
+	{
+		struct qpcfg ud = cfg;
+		struct ibv_ah_attr aa = { .is_global = 1, .port_num = 1, .grh = { .hop_limit = 1 } };
+		struct ibv_ah *ah;
+		struct ibv_qp_ex *ux;
+
+		ud.type = IBV_QPT_UD;
+		ua = make_qp_ex(&A, &ud, IBV_QP_EX_WITH_SEND);
+		ub = make_qp(&B, &ud);
+		CHECK(ua && ub && !to_init(ua, &ud) && !to_init(ub, &ud) &&
+			      !to_rtr_rts(ua, &ud, &B, 0) && !to_rtr_rts(ub, &ud, &A, 0), "UD QPs");
+		aa.grh.dgid = B.gid;
+		aa.grh.sgid_index = A.gid_index;
+		ah = ibv_create_ah(A.pd, &aa);
+		CHECK(ah, "create_ah");
+		fill(&sb, 34);
+		CHECK(!post_recv(ub, &sb, 0, 4096, 5), "ud recv");
+		ux = ibv_qp_to_qp_ex(ua);
+		ibv_wr_start(ux);
+		ux->wr_id = 40;
+		ux->wr_flags = IBV_SEND_SIGNALED;
+		ibv_wr_send(ux);
+		ibv_wr_set_ud_addr(ux, ah, ub->qp_num, 0x11111111);
+		ibv_wr_set_sge(ux, sa.mr->lkey, (uintptr_t)sa.p + 777, 2000);
+		n = ibv_wr_complete(ux);
+		CHECK(!n, "ud wr_complete");
+		CHECK(expect_wc(A.scq, IBV_WC_SUCCESS, IBV_WC_SEND, 40, "ud send") == 0, "-");
+		CHECK(wait_wc(B.rcq, 1, wc, 5000) == 1 && wc[0].status == IBV_WC_SUCCESS &&
+			      wc[0].byte_len == 40 + 2000 && wc[0].src_qp == ua->qp_num,
+		      "ud receive");
+		{
+			uint8_t want[40 + 2000];
+
+			memcpy(want, sb.p, 40);	/* the GRH */
+			memcpy(want + 40, sa.p + 777, 2000);
+			n = check_bytes(&sb, 34, 0, want, sizeof(want), "ud data");
+		}
+		ibv_destroy_ah(ah);
+		if (n)
+			goto out;
+	}
+	ret = 0;
+out:
+	if (ua)
+		ibv_destroy_qp(ua);
+	if (ub)
+		ibv_destroy_qp(ub);
+	if (a)
+		ibv_destroy_qp(a);
+	if (b)
+		ibv_destroy_qp(b);
+	buf_free(&sa);
+	buf_free(&sb);
+	buf_free(&ra);
+	drain(&A);
+	drain(&B);
+	return ret;
+}
+
+/*
+ * ibv_rereg_mr: the same keys over another buffer (a remote WRITE lands in the new one, the old
+ * one stays as it was), without remote write access (the WRITE fails, nothing moves), and
+ * back.
+ */
+static int t_rereg(void)
+{
+	struct conn c = { 0 };
+	struct buf sa = { 0 }, tb = { 0 };
+	uint8_t *other = NULL;
+	uint32_t lkey, rkey;
+	int ret = -1;
+
+	if (connect_pair(&c, &RC, &RC) || buf_new(&A, &sa, 8192, ALL_ACCESS) ||
+	    buf_new(&B, &tb, 8192, ALL_ACCESS))
+		FAIL("setup");
+	other = aligned_alloc(4096, 8192 + 2 * GUARD);
+	CHECK(other, "malloc");
+	for (size_t i = 0; i < 8192 + 2 * GUARD; i++)
+		other[i] = pat(41, i);
+	fill(&sa, 40);
+	fill(&tb, 42);
+	lkey = tb.mr->lkey;
+	rkey = tb.mr->rkey;
+	CHECK(!ibv_rereg_mr(tb.mr, IBV_REREG_MR_CHANGE_TRANSLATION, NULL, other + GUARD, 8192, 0),
+	      "rereg to another buffer: %s", strerror(errno));
+	CHECK(tb.mr->lkey == lkey && tb.mr->rkey == rkey, "the keys changed");
+	CHECK(!post_one(c.a, IBV_WR_RDMA_WRITE, &sa, 0, 6000, (uintptr_t)other + GUARD + 100, rkey,
+			1, 0), "write");
+	CHECK(!expect_wc(A.scq, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE, 1, "write to the new buffer"),
+	      "-");
+	for (size_t i = 0; i < 8192 + 2 * GUARD; i++) {
+		uint8_t want = i >= GUARD + 100 && i < GUARD + 6100 ? sa.p[i - GUARD - 100] :
+								       pat(41, i);
+
+		CHECK(other[i] == want, "new buffer byte %zd", (ssize_t)i - GUARD);
+	}
+	if (check_bytes(&tb, 42, 0, NULL, 0, "the old buffer"))
+		goto out;
+	/* local write only: a remote write is refused and changes nothing */
+	CHECK(!ibv_rereg_mr(tb.mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+			    IBV_ACCESS_LOCAL_WRITE), "rereg access");
+	CHECK(!post_one(c.a, IBV_WR_RDMA_WRITE, &sa, 0, 100, (uintptr_t)other + GUARD, rkey, 2, 0),
+	      "write");
+	CHECK(!expect_wc(A.scq, IBV_WC_REM_ACCESS_ERR, IBV_WC_RDMA_WRITE, 2, "write refused"),
+	      "-");
+	CHECK(!memcmp(other + GUARD + 100, sa.p, 6000), "the refused write changed the buffer");
+	CHECK(ibv_rereg_mr(tb.mr, 1 << 10, NULL, NULL, 0, 0) == IBV_REREG_MR_ERR_INPUT,
+	      "rereg with an unknown flag");
+	ret = 0;
+out:
+	disconnect(&c);
+	buf_free(&sa);
+	if (tb.mr)
+		ibv_dereg_mr(tb.mr);
+	tb.mr = NULL;
+	buf_free(&tb);
+	free(other);
+	drain(&A);
+	drain(&B);
+	return ret;
+}
+
+/* ---- memory windows ------------------------------------------------------------------------ */
+
+static int post_bind(struct ibv_qp *qp, struct ibv_mw *mw, uint32_t rkey, struct ibv_mr *mr,
+		     uint64_t addr, uint64_t len, unsigned int access, uint64_t id)
+{
+	struct ibv_send_wr wr = { .wr_id = id, .opcode = IBV_WR_BIND_MW,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+
+	wr.bind_mw.mw = mw;
+	wr.bind_mw.rkey = rkey;
+	wr.bind_mw.bind_info = (struct ibv_mw_bind_info){ .mr = mr, .addr = addr, .length = len,
+							  .mw_access_flags = access };
+	return ibv_post_send(qp, &wr, &bad);
+}
+
+/* LOCAL_INV (b NULL) or SEND_WITH_INV of len bytes of b. */
+static int post_inv(struct ibv_qp *qp, enum ibv_wr_opcode op, uint32_t rkey, struct buf *b,
+		    size_t len, uint64_t id)
+{
+	struct ibv_sge sge = { b ? (uintptr_t)b->p : 0, (uint32_t)len, b ? b->mr->lkey : 0 };
+	struct ibv_send_wr wr = { .wr_id = id, .opcode = op, .send_flags = IBV_SEND_SIGNALED,
+				  .sg_list = b ? &sge : NULL, .num_sge = b ? 1 : 0 }, *bad;
+
+	wr.invalidate_rkey = rkey;
+	return ibv_post_send(qp, &wr, &bad);
+}
+
+/* A write of len bytes at raddr under rkey from c's A side, completing with st. */
+static int mw_write(struct conn *c, struct buf *sa, uint64_t raddr, uint32_t rkey, size_t len,
+		    enum ibv_wc_status st, uint64_t id, const char *what)
+{
+	if (post_one(c->a, IBV_WR_RDMA_WRITE, sa, 0, len, raddr, rkey, id, 0)) {
+		fprintf(stderr, "FAIL [%s] %s: post\n", cur_test, what);
+		return -1;
+	}
+	return expect_wc(A.scq, st, IBV_WC_RDMA_WRITE, id, what);
+}
+
+/* Again after an error took the QPs down. */
+static int reconnect(struct conn *c)
+{
+	disconnect(c);
+	drain(&A);
+	drain(&B);
+	return connect_pair(c, &RC, &RC);
+}
+
+/*
+ * Memory windows on B's memory, used by A: type 1 (ibv_bind_mw: writes and reads inside
+ * the window, not past it; a rebind retires the old key), type 2 (bound by a work request to
+ * one QP: another QP cannot use it; SEND_WITH_INV and LOCAL_INV invalidate it), the bind's
+ * errors, a bad remote invalidation, and a region deregistered under a bound window.
+ */
+static int t_mw(void)
+{
+	const int mwacc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND;
+	struct conn c = { 0 }, c2 = { 0 };
+	struct buf sa = { 0 }, tb = { 0 }, nb = { 0 };
+	struct ibv_mw *m1 = NULL, *m2 = NULL;
+	struct ibv_device_attr da;
+	struct ibv_wc wc;
+	uint32_t k, k2;
+	int ret = -1;
+
+	CHECK(!ibv_query_device(B.ctx, &da) && da.max_mw > 0 &&
+		      (da.device_cap_flags & IBV_DEVICE_MEM_WINDOW) &&
+		      (da.device_cap_flags & IBV_DEVICE_MEM_WINDOW_TYPE_2B), "windows reported");
+	CHECK(!ibv_alloc_mw(B.pd, (enum ibv_mw_type)3) && errno == EINVAL, "a window of type 3");
+	if (connect_pair(&c, &RC, &RC) || buf_new(&A, &sa, 65536, ALL_ACCESS) ||
+	    buf_new(&B, &tb, 65536, mwacc) || buf_new(&B, &nb, 4096, IBV_ACCESS_LOCAL_WRITE))
+		FAIL("setup");
+	fill(&sa, 50);
+	fill(&tb, 51);
+	m1 = ibv_alloc_mw(B.pd, IBV_MW_TYPE_1);
+	m2 = ibv_alloc_mw(B.pd, IBV_MW_TYPE_2);
+	CHECK(m1 && m2 && m1->type == IBV_MW_TYPE_1 && m2->type == IBV_MW_TYPE_2,
+	      "alloc_mw: %s", strerror(errno));
+	/* type 1 */
+	{
+		struct ibv_mw_bind bind = {
+			.wr_id = 1, .send_flags = IBV_SEND_SIGNALED,
+			.bind_info = { .mr = tb.mr, .addr = (uintptr_t)tb.p + 4096, .length = 32768,
+				       .mw_access_flags = IBV_ACCESS_REMOTE_WRITE |
+							  IBV_ACCESS_REMOTE_READ } };
+
+		k = m1->rkey;
+		CHECK(!ibv_bind_mw(c.b, m1, &bind), "bind_mw: %s", strerror(errno));
+		CHECK(m1->rkey != k && (m1->rkey >> 8) == (k >> 8), "the window's next key");
+		CHECK(!expect_wc(B.scq, IBV_WC_SUCCESS, IBV_WC_BIND_MW, 1, "bind type 1"), "-");
+	}
+	CHECK(!mw_write(&c, &sa, (uintptr_t)tb.p + 4196, m1->rkey, 20000, IBV_WC_SUCCESS, 2,
+			"write through a type 1 window"), "-");
+	if (check_bytes(&tb, 51, 4196, sa.p, 20000, "type 1 window"))
+		goto out;
+	CHECK(!post_one(c.a, IBV_WR_RDMA_READ, &sa, 30000, 32768, (uintptr_t)tb.p + 4096,
+			m1->rkey, 3, 0), "read");
+	CHECK(!expect_wc(A.scq, IBV_WC_SUCCESS, IBV_WC_RDMA_READ, 3,
+			 "read through a type 1 window"), "-");
+	CHECK(!memcmp(sa.p + 30000, tb.p + 4096, 32768), "read data");
+	fill(&sa, 50);
+	CHECK(!mw_write(&c, &sa, (uintptr_t)tb.p + 4096 + 32768 - 100, m1->rkey, 200,
+			IBV_WC_REM_ACCESS_ERR, 4, "past the window's end"), "-");
+	if (check_bytes(&tb, 51, 4196, sa.p, 20000, "after the refused write"))
+		goto out;
+	CHECK(!reconnect(&c), "reconnect");
+	/* rebound: the old key names nothing */
+	{
+		struct ibv_mw_bind bind = {
+			.wr_id = 5, .send_flags = IBV_SEND_SIGNALED,
+			.bind_info = { .mr = tb.mr, .addr = (uintptr_t)tb.p, .length = 4096,
+				       .mw_access_flags = IBV_ACCESS_REMOTE_WRITE } };
+
+		k = m1->rkey;
+		CHECK(!ibv_bind_mw(c.b, m1, &bind), "rebind");
+		CHECK(!expect_wc(B.scq, IBV_WC_SUCCESS, IBV_WC_BIND_MW, 5, "rebind"), "-");
+		CHECK(!mw_write(&c, &sa, (uintptr_t)tb.p, k, 8, IBV_WC_REM_ACCESS_ERR, 6,
+				"the old key after a rebind"), "-");
+	}
+	CHECK(!reconnect(&c), "reconnect");
+	/* type 2, bound to c.b */
+	k2 = ibv_inc_rkey(m2->rkey);
+	CHECK(!post_bind(c.b, m2, k2, tb.mr, (uintptr_t)tb.p, 65536, IBV_ACCESS_REMOTE_WRITE, 10),
+	      "post bind");
+	CHECK(!expect_wc(B.scq, IBV_WC_SUCCESS, IBV_WC_BIND_MW, 10, "bind type 2"), "-");
+	CHECK(!mw_write(&c, &sa, (uintptr_t)tb.p, k2, 65536, IBV_WC_SUCCESS, 11,
+			"64 KiB through a type 2 window"), "-");
+	if (check_bytes(&tb, 51, 0, sa.p, 65536, "type 2 window"))
+		goto out;
+	CHECK(!connect_pair(&c2, &RC, &RC), "a second pair");
+	if (post_one(c2.a, IBV_WR_RDMA_WRITE, &sa, 0, 8, (uintptr_t)tb.p, k2, 12, 0) ||
+	    expect_wc(A.scq, IBV_WC_REM_ACCESS_ERR, IBV_WC_RDMA_WRITE, 12,
+		      "a type 2 window from a QP it is not bound to"))
+		FAIL("-");
+	disconnect(&c2);
+	drain(&B);
+	/* SEND_WITH_INV */
+	CHECK(!post_recv(c.b, &nb, 0, 4096, 13), "recv");
+	CHECK(!post_inv(c.a, IBV_WR_SEND_WITH_INV, k2, &sa, 100, 14), "send with invalidate");
+	CHECK(!expect_wc(A.scq, IBV_WC_SUCCESS, IBV_WC_SEND, 14, "send with invalidate"), "-");
+	CHECK(wait_wc(B.rcq, 1, &wc, 5000) == 1 && wc.status == IBV_WC_SUCCESS &&
+		      wc.wr_id == 13 && wc.opcode == IBV_WC_RECV && wc.byte_len == 100 &&
+		      (wc.wc_flags & IBV_WC_WITH_INV) && wc.invalidated_rkey == k2,
+	      "the receive of a send with invalidate");
+	CHECK(!mw_write(&c, &sa, (uintptr_t)tb.p, k2, 8, IBV_WC_REM_ACCESS_ERR, 15,
+			"a window invalidated by the sender"), "-");
+	CHECK(!reconnect(&c), "reconnect");
+	/* bound again under its next key, then LOCAL_INV */
+	k2 = ibv_inc_rkey(k2);
+	CHECK(!post_bind(c.b, m2, k2, tb.mr, (uintptr_t)tb.p + 8, 8, IBV_ACCESS_REMOTE_WRITE, 16) &&
+		      !expect_wc(B.scq, IBV_WC_SUCCESS, IBV_WC_BIND_MW, 16, "bind again"), "-");
+	CHECK(!mw_write(&c, &sa, (uintptr_t)tb.p + 8, k2, 8, IBV_WC_SUCCESS, 17, "write"), "-");
+	CHECK(!post_inv(c.b, IBV_WR_LOCAL_INV, k2, NULL, 0, 18) &&
+		      !expect_wc(B.scq, IBV_WC_SUCCESS, IBV_WC_LOCAL_INV, 18, "local invalidate"),
+	      "-");
+	CHECK(!mw_write(&c, &sa, (uintptr_t)tb.p + 8, k2, 8, IBV_WC_REM_ACCESS_ERR, 19,
+			"a window invalidated locally"), "-");
+	CHECK(!reconnect(&c), "reconnect");
+	/* a remote invalidation of what is no type 2 window bound to the QP */
+	CHECK(!post_recv(c.b, &nb, 0, 4096, 20) &&
+		      !post_inv(c.a, IBV_WR_SEND_WITH_INV, m1->rkey, &sa, 10, 21), "post");
+	CHECK(!expect_wc(A.scq, IBV_WC_REM_INV_REQ_ERR, IBV_WC_SEND, 21,
+			 "invalidating a type 1 window"), "-");
+	CHECK(wait_wc(B.rcq, 1, &wc, 5000) == 1 && wc.wr_id == 20 &&
+		      wc.status == IBV_WC_REM_INV_REQ_ERR, "its receive");
+	CHECK(!reconnect(&c), "reconnect");
+	/* bind errors: the region without MW_BIND, a type 1 window by a work request */
+	CHECK(!post_bind(c.b, m2, ibv_inc_rkey(k2), nb.mr, (uintptr_t)nb.p, 8,
+			 IBV_ACCESS_REMOTE_WRITE, 22) &&
+		      !expect_wc(B.scq, IBV_WC_MW_BIND_ERR, IBV_WC_BIND_MW, 22,
+				 "a region without MW_BIND"), "-");
+	CHECK(!reconnect(&c), "reconnect");
+	CHECK(!post_bind(c.b, m1, ibv_inc_rkey(m1->rkey), tb.mr, (uintptr_t)tb.p, 8,
+			 IBV_ACCESS_REMOTE_WRITE, 23) &&
+		      !expect_wc(B.scq, IBV_WC_MW_BIND_ERR, IBV_WC_BIND_MW, 23,
+				 "a type 1 window bound by a work request"), "-");
+	CHECK(!reconnect(&c), "reconnect");
+	/* the region deregistered under a bound window: the window grants nothing */
+	k2 = ibv_inc_rkey(k2);
+	CHECK(!post_bind(c.b, m2, k2, tb.mr, (uintptr_t)tb.p, 4096, IBV_ACCESS_REMOTE_WRITE, 24) &&
+		      !expect_wc(B.scq, IBV_WC_SUCCESS, IBV_WC_BIND_MW, 24, "bind"), "-");
+	CHECK(!ibv_dereg_mr(tb.mr), "dereg_mr under a bound window");
+	tb.mr = NULL;
+	CHECK(!mw_write(&c, &sa, (uintptr_t)tb.p, k2, 8, IBV_WC_REM_ACCESS_ERR, 25,
+			"a window whose region is gone"), "-");
+	CHECK(!ibv_dealloc_mw(m1) && !ibv_dealloc_mw(m2), "dealloc_mw");
+	m1 = m2 = NULL;
+	ret = 0;
+out:
+	disconnect(&c);
+	disconnect(&c2);
+	if (m1)
+		ibv_dealloc_mw(m1);
+	if (m2)
+		ibv_dealloc_mw(m2);
+	buf_free(&sa);
+	buf_free(&tb);
+	buf_free(&nb);
+	drain(&A);
+	drain(&B);
+	return ret;
+}
+
 /* ---- main --------------------------------------------------------------------------------------- */
 
 static const struct test {
@@ -1606,6 +2166,9 @@ static const struct test {
 	{ "rnr", t_rnr },
 	{ "retry", t_retry },
 	{ "reg_race", t_reg_race },
+	{ "qpex", t_qpex },
+	{ "rereg", t_rereg },
+	{ "mw", t_mw },
 	{ "die", t_die },	/* only when named */
 	{ "linkdown", t_linkdown },	/* only when named */
 };
@@ -1614,8 +2177,9 @@ int main(int argc, char **argv)
 {
 	const char *da = "ntb_0", *db = "ntb_1";
 	int opt, ran = 0;
+	bool one = false;
 
-	while ((opt = getopt(argc, argv, "a:b:v")) != -1) {
+	while ((opt = getopt(argc, argv, "a:b:1v")) != -1) {
 		switch (opt) {
 		case 'a':
 			da = optarg;
@@ -1623,15 +2187,29 @@ int main(int argc, char **argv)
 		case 'b':
 			db = optarg;
 			break;
+		case '1':
+			one = true;	/* both ends in one context: loopback within it */
+			break;
 		case 'v':
 			verbose = 1;
 			break;
 		default:
-			fprintf(stderr, "usage: %s [-a DEV] [-b DEV] [-v] [TEST...]\n", argv[0]);
+			fprintf(stderr, "usage: %s [-a DEV] [-b DEV] [-1] [-v] [TEST...]\n"
+				"  -1: one context for both ends (B's device is A's)\n", argv[0]);
 			return 2;
 		}
 	}
-	if (open_end(&A, da) || open_end(&B, db))
+	for (int j = optind; j < argc; j++) {
+		size_t i = 0;
+
+		while (i < sizeof(tests) / sizeof(tests[0]) && strcmp(argv[j], tests[i].name))
+			i++;
+		if (i == sizeof(tests) / sizeof(tests[0])) {
+			fprintf(stderr, "no test '%s'\n", argv[j]);
+			return 2;
+		}
+	}
+	if (open_end(&A, da, NULL) || open_end(&B, one ? da : db, one ? A.ctx : NULL))
 		return 1;
 	for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
 		bool sel = optind == argc && tests[i].fn != t_die && tests[i].fn != t_linkdown;
@@ -1651,8 +2229,8 @@ int main(int argc, char **argv)
 		failures += r != 0;
 		ran++;
 	}
-	close_end(&A);
 	close_end(&B);
+	close_end(&A);
 	if (!ran) {
 		fprintf(stderr, "no such test\n");
 		return 2;
