@@ -42,8 +42,9 @@ static const char *usage_text =
 	"  up                  write the sysfs tree and start one daemon per device (idempotent)\n"
 	"  down                stop the daemons and remove the run directory\n"
 	"  status              devices, daemons, link state and clients\n"
-	"  env                 print shell exports: eval \"$(bvctl env)\"\n"
-	"  run [--] CMD...     run CMD with the bridgeverbs environment\n"
+	"  env [--scif-node N] print shell exports: eval \"$(bvctl env)\"\n"
+	"  run [--scif-node N] [--] CMD...\n"
+	"                      run CMD with the bridgeverbs environment (as SCIF node N)\n"
 	"  model DEV REQUEST   a modelled cx4 card's controls outside its function:\n"
 	"                      cable pull|plug, fail disable|firmware, drop N, stats\n"
 	"  demo                the quick-start demo: perftest on a cx4 pair and an ntb link\n"
@@ -427,6 +428,8 @@ static int cmd_env(struct bvctl *b)
 		printf("export %s='%s'\n", v[i].name, v[i].value);
 		free(v[i].value);
 	}
+	if (getenv("BV_SCIF_NODE"))
+		printf("export BV_SCIF_NODE='%s'\n", getenv("BV_SCIF_NODE"));
 	return 0;
 }
 
@@ -441,12 +444,32 @@ static void set_env(const struct bvctl *b)
 	}
 }
 
+/* --scif-node N: the SCIF node the program is (libscif reads BV_SCIF_NODE, docs/scif.md). */
+static int scif_node_opt(int *argc, char ***argv)
+{
+	char *end;
+	long n;
+
+	if (*argc < 1 || strcmp((*argv)[0], "--scif-node"))
+		return 0;
+	if (*argc < 2 || (n = strtol((*argv)[1], &end, 10), *end || n < 0 || n > 4095)) {
+		fprintf(stderr, "bvctl: --scif-node wants a node id 0..4095\n");
+		return -1;
+	}
+	setenv("BV_SCIF_NODE", (*argv)[1], 1);
+	*argc -= 2;
+	*argv += 2;
+	return 0;
+}
+
 static int cmd_run(struct bvctl *b, int argc, char **argv)
 {
 	if (argc > 0 && (!strcmp(argv[0], "--help") || !strcmp(argv[0], "-h"))) {
 		usage(stdout);
 		return 0;
 	}
+	if (scif_node_opt(&argc, &argv))
+		return 2;
 	if (argc > 0 && !strcmp(argv[0], "--")) {
 		argc--;
 		argv++;
@@ -614,6 +637,12 @@ static bool take_option(int opt, struct bvctl *b, struct cmdline *c)
 	case 't':
 		c->tmpfiles = true;
 		return true;
+	case 'n': { /* --scif-node N before the command: as 'run --scif-node N' */
+		char *na[2] = { "--scif-node", optarg }, **nv = na;
+		int nc = 2;
+
+		return !scif_node_opt(&nc, &nv);
+	}
 	}
 	return false;
 }
@@ -626,6 +655,7 @@ int main(int argc, char **argv)
 		{ "direct", no_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "tmpfiles", no_argument, NULL, 't' },
+		{ "scif-node", required_argument, NULL, 'n' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct bvctl b = { 0 };

@@ -1,0 +1,138 @@
+#!/bin/bash
+# libscif's performance figures (issue 11), each next to its baseline measured in the same run,
+# printed on stdout as JSON lines in bench/lib.sh's format (one result per line:
+# {"id":...,"size":...,"qps":1,"pairs":1,"round":R,"value":...,"unit":...}); a summary with
+# the targets goes to stderr. A measurement, not a test: the exit status is 0 whatever the
+# numbers, 1 only when the devices did not come up.
+#
+#   id                        size     unit  what
+#   base.memcpy               1048576  Gb/s  single-thread memcpy of 1 MiB (scif_bench memcpy)
+#   base.tcp_bw               1048576  Gb/s  one TCP loopback stream (bv_baseline tcp-bw)
+#   cx4.ib_send_lat.lat       8        us    ib_send_lat -s 8 typical (half round trip)
+#   ntb.scif_writeto.bw       1048576  Gb/s  scif_writeto of 1 MiB, node 1 into node 0
+#   ntb.scif_rtt.lat          8        us    scif_send/scif_recv 8-byte round trip (median)
+#   cx4.scif_rtt.lat          8        us    the same over cx4
+#   {ntb,cx4}.scif_rtt.lat_half  8     us    half of it, as ib_send_lat reports
+#
+# Targets: ntb.scif_writeto.bw >= 0.8 x base.memcpy (reported against base.tcp_bw too);
+# ntb.scif_rtt.lat <= 2 us; cx4.scif_rtt.lat_half <= 1.2 x cx4.ib_send_lat.lat.
+#
+# SCIF nodes 0 and 1: ntb_0 <-> ntb_1, cx4_0 and cx4_1 (the built-in configuration's, and
+# bench/bench.sh's). By default the script brings its own instance up, in a private run
+# directory and, as root, a private network namespace; with -u it uses the running one
+# ($BV_RUNDIR, as bench/bench.sh has it).
+#
+# usage: bench/scif_bench.sh [-b BUILD_DIR] [-u] [-R ROUND] [-t SECONDS] [-r REPEATS]
+#                            [-n ROUND_TRIPS]
+#   -R  the "round" field (default $BENCH_ROUND, else 1)
+#   -r  runs of each figure, the best kept (default 3)
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+BV_SOURCE_DIR=$(dirname "$here")
+BV_BUILD_DIR=$BV_SOURCE_DIR/build
+secs=3
+reps=3
+count=20000
+round=${BENCH_ROUND:-1}
+use_running=0
+while getopts "b:uR:t:r:n:h" o; do
+	case $o in
+	b) BV_BUILD_DIR=$(cd "$OPTARG" && pwd) ;;
+	u) use_running=1 ;;
+	R) round=$OPTARG ;;
+	t) secs=$OPTARG ;;
+	r) reps=$OPTARG ;;
+	n) count=$OPTARG ;;
+	*) sed -n '2,29p' "$0" >&2; exit 2 ;;
+	esac
+done
+export BV_SOURCE_DIR BV_BUILD_DIR
+# our own instance gets a namespace of its own even inside a caller's (bench/bench.sh has one
+# with its devices on the same addresses)
+if [ $use_running = 0 ] && [ -z "${SCIF_BENCH_NETNS:-}" ] && [ "$(id -u)" = 0 ] &&
+	command -v unshare >/dev/null; then
+	export SCIF_BENCH_NETNS=1 BV_IN_NETNS=1
+	exec unshare --net -- bash -c 'ip link set lo up && exec "$0" "$@"' "$0" "$@"
+fi
+BVCTL=$BV_BUILD_DIR/bin/bvctl
+BASE=$BV_BUILD_DIR/bin/bv_baseline
+SB=$BV_BUILD_DIR/bin/scif_bench
+OUT=$(mktemp -d /tmp/scifbench-out.XXXXXX)
+if [ $use_running = 1 ]; then
+	: "${BV_RUNDIR:?-u wants BV_RUNDIR of the running instance}"
+	trap 'rm -rf "$OUT"' EXIT
+else
+	BV_RUNDIR=$(mktemp -d /tmp/scifbench.XXXXXX)
+	trap '"$BVCTL" down >/dev/null 2>&1; rm -rf "$BV_RUNDIR" "$OUT"' EXIT
+	export BV_RUNDIR
+	"$BVCTL" up >/dev/null || { echo "scif_bench: bvctl up failed" >&2; exit 1; }
+fi
+for _ in $(seq 100); do
+	"$BVCTL" run -- ibv_devinfo -d ntb_1 2>/dev/null | grep -q PORT_ACTIVE && break
+	sleep 0.1
+done
+
+note() { echo "# $*" >&2; }
+# record ID VALUE UNIT SIZE: one JSON line (bench/lib.sh's bench_record format); a figure that
+# did not come out is not printed, so a report shows it missing rather than as 0
+record() {
+	[[ $2 =~ ^[0-9]+([.][0-9]+)?$ ]] || { note "$1: no figure"; return 0; }
+	printf '{"id":"%s","size":%s,"qps":1,"pairs":1,"round":%s,"value":%s,"unit":"%s"}\n' \
+		"$1" "$4" "$round" "$2" "$3"
+}
+best() { sort -g | tail -n1; }
+least() { sort -g | head -n1; }
+val() { sed -n "s/^$1=\([0-9.]*\).*/\1/p"; }
+calc() { awk "BEGIN { printf \"%.2f\", $1 }"; }
+verdict() { awk -v v="$1" -v t="$2" -v d="$3" 'BEGIN { if (v == "") { printf "n/a"; exit }
+	printf "%s", (d == "ge" ? v >= t : v <= t) ? "met" : "MISSED" }'; }
+sb() {	# sb FABRIC MODE ARG: one scif_bench run between nodes 0 and 1
+	BV_SCIF_FABRIC=$1 timeout 300 "$BVCTL" run -- "$SB" "$2" "$3" 2>"$OUT/err" ||
+		sed 's/^/# scif_bench: /' "$OUT/err" >&2
+}
+# ib_send_lat -s 8 between cx4_0 and cx4_1 (GID index 3, the IPv4 one): t_typical
+send_lat() {
+	local port=$((19500 + RANDOM % 400)) hex sp
+	hex=$(printf '%04X' $port)
+	timeout 120 "$BVCTL" run -- ib_send_lat -s 8 -n "$count" -d cx4_0 -x 3 -p $port \
+		>"$OUT/srv" 2>&1 &
+	sp=$!
+	for _ in $(seq 200); do
+		grep -Eq ":$hex 0+:0000 0A" /proc/net/tcp /proc/net/tcp6 2>/dev/null && break
+		sleep 0.05
+	done
+	timeout 120 "$BVCTL" run -- ib_send_lat -s 8 -n "$count" -d cx4_1 -x 3 -p $port \
+		127.0.0.1 >"$OUT/cli" 2>&1
+	wait $sp
+	grep -E '^[[:space:]]*8[[:space:]]+[0-9]+' "$OUT/cli" | tail -n1 | awk '{print $5}'
+}
+
+note "scif bench: $reps runs of ${secs}s (round trips: $count) each, best kept ($(nproc) CPUs," \
+	"load $(cut -d' ' -f1-3 /proc/loadavg))"
+mc=$(for _ in $(seq "$reps"); do "$SB" memcpy "$secs"; done | val memcpy_1m | best)
+tcp=$(for _ in $(seq "$reps"); do "$BASE" -t "$secs" tcp-bw; done | val tcp_bw | best)
+wr=$(for _ in $(seq "$reps"); do sb ntb writeto "$secs"; done | val scif_writeto_1m | best)
+rtt_ntb=$(for _ in $(seq "$reps"); do sb ntb rtt "$count"; done | val scif_rtt_8 | least)
+rtt_cx4=$(for _ in $(seq "$reps"); do sb cx4 rtt "$count"; done | val scif_rtt_8 | least)
+isl=$(for _ in $(seq "$reps"); do send_lat; done | least)
+
+half_ntb=$([ -n "$rtt_ntb" ] && calc "$rtt_ntb / 2")
+half_cx4=$([ -n "$rtt_cx4" ] && calc "$rtt_cx4 / 2")
+record base.memcpy "$mc" Gb/s 1048576
+record base.tcp_bw "$tcp" Gb/s 1048576
+record cx4.ib_send_lat.lat "$isl" us 8
+record ntb.scif_writeto.bw "$wr" Gb/s 1048576
+record ntb.scif_rtt.lat "$rtt_ntb" us 8
+record ntb.scif_rtt.lat_half "$half_ntb" us 8
+record cx4.scif_rtt.lat "$rtt_cx4" us 8
+record cx4.scif_rtt.lat_half "$half_cx4" us 8
+
+r_mc=$([ -n "$wr" ] && [ -n "$mc" ] && calc "$wr / $mc")
+r_tcp=$([ -n "$wr" ] && [ -n "$tcp" ] && calc "$wr / $tcp")
+r_isl=$([ -n "$half_cx4" ] && [ -n "$isl" ] && calc "$half_cx4 / $isl")
+note "scif_writeto 1 MiB ntb  ${wr:-?} Gb/s = ${r_mc:-?} x memcpy ${mc:-?} Gb/s" \
+	"($(verdict "$r_mc" 0.8 ge) >= 0.8), ${r_tcp:-?} x TCP ${tcp:-?} Gb/s"
+note "scif 8-byte RTT ntb     ${rtt_ntb:-?} us ($(verdict "$rtt_ntb" 2 le) <= 2)"
+note "scif 8-byte RTT cx4     ${rtt_cx4:-?} us, half ${half_cx4:-?} us = ${r_isl:-?} x" \
+	"ib_send_lat ${isl:-?} us ($(verdict "$r_isl" 1.2 le) <= 1.2)"
+exit 0

@@ -1,0 +1,1351 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libscif between processes on bridgeverbs devices: every function, flag and documented error
+ * that needs a connection, with every byte checked. Run through bvctl run with the devices up
+ * (tests/integration/scif_verbs.sh); BV_SCIF_FABRIC picks the device kind.
+ *
+ *   scif_test [CASE...]      run the cases (all by default); each forks its processes:
+ *                            node 0 (the listener) and node 1 (the connector), or two
+ *                            processes of node 0 for the "self" cases
+ *
+ * A case's processes report through their exit status; a hang is caught by an alarm.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/mman.h>
+#include <sys/select.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "scif.h"
+
+#define PG 4096
+
+static const char *case_name;
+static int failures;
+
+static void failf(const char *file, int line, const char *what)
+{
+	fprintf(stderr, "FAIL [%s] %s:%d (pid %d): %s (errno %d %s)\n", case_name, file, line,
+		(int)getpid(), what, errno, strerror(errno));
+	failures++;
+}
+
+#define CHECK(c)                                                                                   \
+	do {                                                                                       \
+		if (!(c))                                                                          \
+			failf(__FILE__, __LINE__, #c);                                             \
+	} while (0)
+/* fatal in a child: report and leave */
+#define MUST(c)                                                                                    \
+	do {                                                                                       \
+		if (!(c)) {                                                                        \
+			failf(__FILE__, __LINE__, #c);                                             \
+			_exit(1);                                                                  \
+		}                                                                                  \
+	} while (0)
+#define FAILS(call, e) CHECK((errno = 0, (call) == -1 && errno == (e)))
+
+static uint16_t port_base;
+
+/* A pattern every byte of which depends on its position and a seed. */
+static void fill(void *buf, size_t len, uint32_t seed)
+{
+	uint8_t *p = buf;
+
+	for (size_t i = 0; i < len; i++)
+		p[i] = (uint8_t)((i * 131 + seed * 7 + (i >> 8)) ^ (seed >> 3));
+}
+
+static size_t mismatch(const void *buf, size_t len, uint32_t seed)
+{
+	const uint8_t *p = buf;
+
+	for (size_t i = 0; i < len; i++)
+		if (p[i] != (uint8_t)((i * 131 + seed * 7 + (i >> 8)) ^ (seed >> 3)))
+			return i + 1;
+	return 0;
+}
+
+static void *pages(size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void set_node(int node)
+{
+	char v[8];
+
+	snprintf(v, sizeof(v), "%d", node);
+	setenv("BV_SCIF_NODE", v, 1);
+}
+
+/* A listener on node 0 at port, or -1. */
+static scif_epd_t listener(uint16_t port, int backlog)
+{
+	scif_epd_t l = scif_open();
+
+	if (l < 0 || scif_bind(l, port) != port || scif_listen(l, backlog))
+		return -1;
+	return l;
+}
+
+static scif_epd_t connect_to(uint16_t node, uint16_t port)
+{
+	struct scif_portID dst = { node, port };
+	scif_epd_t e = scif_open();
+	int r = -1;
+
+	if (e < 0)
+		return -1;
+	/* the listener of the other process may not be up yet (a loaded machine): retry */
+	for (int i = 0; i < 100; i++) {
+		r = scif_connect(e, &dst);
+		if (r >= 0 || errno != ECONNREFUSED)
+			break;
+		usleep(100000);
+	}
+	if (r < 0) {
+		int err = errno;
+
+		scif_close(e);
+		errno = err;
+		return -1;
+	}
+	return e;
+}
+
+/* Accept one connection (blocking). */
+static scif_epd_t accept_one(scif_epd_t l, struct scif_portID *peer)
+{
+	struct scif_portID p;
+	scif_epd_t n;
+
+	if (scif_accept(l, peer ? peer : &p, &n, SCIF_ACCEPT_SYNC))
+		return -1;
+	return n;
+}
+
+static int send_all(scif_epd_t e, const void *buf, int len)
+{
+	return scif_send(e, (void *)buf, len, SCIF_SEND_BLOCK);
+}
+
+static int recv_all(scif_epd_t e, void *buf, int len)
+{
+	return scif_recv(e, buf, len, SCIF_RECV_BLOCK);
+}
+
+/* A one-byte go-ahead between the two sides of a case. */
+static void sync_send(scif_epd_t e)
+{
+	char c = 'g';
+
+	MUST(send_all(e, &c, 1) == 1);
+}
+
+static void sync_recv(scif_epd_t e)
+{
+	char c = 0;
+
+	MUST(recv_all(e, &c, 1) == 1 && c == 'g');
+}
+
+/* ----------------------------------------------------------------------------------------- */
+/* Cases: each is a server (node 0) and a client (node 1) run in two processes                 */
+
+struct tcase {
+	const char *name;
+	void (*server)(uint16_t port);
+	void (*client)(uint16_t port);
+	int client_node;		/* 1, or 0 for a connection to one's own node */
+};
+
+static void connect_server(uint16_t port)
+{
+	struct scif_portID peer;
+	scif_epd_t l = listener(port, 4), n;
+
+	MUST(l >= 0);
+	n = accept_one(l, &peer);
+	MUST(n >= 0);
+	CHECK(peer.node == (getenv("SCIF_TEST_SELF") ? 0 : 1) && peer.port >= SCIF_PORT_RSVD);
+	sync_send(n);
+	sync_recv(n);	/* the client is done with its checks */
+	CHECK(scif_close(n) == 0);
+	CHECK(scif_close(l) == 0);
+}
+
+static void connect_client(uint16_t port)
+{
+	scif_epd_t e = scif_open();
+	struct scif_portID dst = { 0, port };
+	uint16_t self;
+	int r;
+
+	MUST(e >= 0);
+	CHECK(scif_get_nodeIDs(NULL, 0, &self) >= 2 && self == 1);
+	r = scif_connect(e, &dst);
+	CHECK(r >= SCIF_PORT_RSVD);	/* the local port */
+	FAILS(scif_connect(e, &dst), EISCONN);
+	FAILS(scif_bind(e, 0), EISCONN);
+	FAILS(scif_listen(e, 1), EISCONN);
+	sync_recv(e);
+	sync_send(e);
+	CHECK(scif_close(e) == 0);
+}
+
+/* No listener: ECONNREFUSED, and the endpoint may try again. */
+static void refused_client(uint16_t port)
+{
+	struct scif_portID dst = { 0, (uint16_t)(port + 1) };
+	scif_epd_t e = scif_open();
+
+	MUST(e >= 0);
+	FAILS(scif_connect(e, &dst), ECONNREFUSED);
+	FAILS(scif_connect(e, &dst), ECONNREFUSED);	/* again, on the same endpoint */
+	CHECK(scif_close(e) == 0);
+}
+
+/* Messaging: byte stream, blocking and non-blocking, partial transfers, every byte checked. */
+static void msg_server(uint16_t port)
+{
+	scif_epd_t l = listener(port, 1), n;
+	static uint8_t big[1 << 20];
+	uint8_t buf[256];
+	int got = 0, r;
+
+	MUST(l >= 0);
+	n = accept_one(l, NULL);
+	MUST(n >= 0);
+	/* 1: a stream without boundaries: 100 sends of 7 bytes read back as 25-byte pieces */
+	for (int i = 0; i < 28; i++) {
+		CHECK(recv_all(n, buf, 25) == 25);
+		for (int k = 0; k < 25; k++)
+			CHECK(buf[k] == (uint8_t)(i * 25 + k));
+	}
+	/* 2: 1 MiB blocking: more than a ring, with credits coming back */
+	CHECK(recv_all(n, big, sizeof(big)) == (int)sizeof(big));
+	CHECK(!mismatch(big, sizeof(big), 11));
+	/* 3: non-blocking receive of what is there: possibly 0, never EAGAIN */
+	while (got < 300) {
+		r = scif_recv(n, buf, 300 - got < (int)sizeof(buf) ? 300 - got : (int)sizeof(buf), 0);
+		CHECK(r >= 0);
+		if (r < 0)
+			break;
+		for (int k = 0; k < r; k++)
+			if (buf[k] != (uint8_t)(got + k)) {
+				fprintf(stderr, "at %d: %d bytes, byte %d is %u not %u\n", got, r, k,
+					buf[k], (uint8_t)(got + k));
+				CHECK(!"stream bytes");
+				break;
+			}
+		got += r;
+	}
+	CHECK(got == 300);
+	/* 4: echo, 8 bytes, a thousand times */
+	for (int i = 0; i < 1000; i++) {
+		uint64_t v;
+
+		CHECK(recv_all(n, &v, 8) == 8);
+		v = ~v;
+		CHECK(send_all(n, &v, 8) == 8);
+	}
+	/* 5: the client fills the ring while we do not read: non-blocking sends stop short */
+	usleep(500000);
+	got = 0;
+	while (got < (int)sizeof(big)) {
+		r = recv_all(n, big + got, (int)sizeof(big) - got);
+		CHECK(r > 0);
+		if (r <= 0)
+			break;
+		got += r;
+	}
+	CHECK(!mismatch(big, (size_t)got, 5));
+	/* 6: the client closes; queued bytes stay readable, then ECONNRESET */
+	sync_send(n);
+	CHECK(recv_all(n, buf, 10) == 10 && !mismatch(buf, 10, 9));
+	FAILS(scif_recv(n, buf, 1, SCIF_RECV_BLOCK), ECONNRESET);
+	FAILS(scif_send(n, buf, 1, 0), ECONNRESET);
+	CHECK(scif_close(n) == 0 && scif_close(l) == 0);
+}
+
+static void msg_client(uint16_t port)
+{
+	scif_epd_t e = connect_to(0, port);
+	static uint8_t big[1 << 20];
+	uint8_t buf[300];
+	int sent, r;
+
+	MUST(e >= 0);
+	for (int i = 0; i < 100; i++) {
+		uint8_t m[7];
+
+		for (int k = 0; k < 7; k++)
+			m[k] = (uint8_t)(i * 7 + k);
+		CHECK(send_all(e, m, 7) == 7);
+	}
+	fill(big, sizeof(big), 11);
+	CHECK(send_all(e, big, sizeof(big)) == (int)sizeof(big));
+	for (int k = 0; k < 300; k++)
+		buf[k] = (uint8_t)k;
+	/* non-blocking: what fits now (the reader may still be at the 1 MiB's end) */
+	for (int off = 0, tries = 0; off < 300 && tries < 1000000; tries++) {
+		r = scif_send(e, buf + off, 300 - off < 100 ? 300 - off : 100, 0);
+		CHECK(r >= 0 && r <= 100);
+		if (r < 0)
+			break;
+		off += r;
+	}
+	for (int i = 0; i < 1000; i++) {
+		uint64_t v = (uint64_t)i * 0x0101010101ull, w;
+
+		CHECK(send_all(e, &v, 8) == 8);
+		CHECK(recv_all(e, &w, 8) == 8 && w == ~v);
+	}
+	/* non-blocking sends into a reader that does not read: some bytes, then 0 */
+	fill(big, sizeof(big), 5);
+	sent = 0;
+	for (int i = 0; i < 1000; i++) {
+		r = scif_send(e, big + sent, (int)sizeof(big) - sent, 0);
+		CHECK(r >= 0);
+		if (r <= 0)
+			break;
+		sent += r;
+	}
+	CHECK(sent > 0 && sent < (int)sizeof(big));
+	CHECK(scif_send(e, big + sent, 100, 0) == 0);
+	CHECK(send_all(e, big + sent, (int)sizeof(big) - sent) == (int)sizeof(big) - sent);
+	sync_recv(e);
+	fill(buf, 10, 9);
+	CHECK(send_all(e, buf, 10) == 10);
+	CHECK(scif_close(e) == 0);
+}
+
+
+/* ----------------------------------------------------------------------------------------- */
+/* Registration, RMA, fences                                                                  */
+
+#define W1 0x10000l	/* 4 pages, read-write */
+#define W2 0x14000l	/* 2 pages right after: a range may span both */
+#define W4 0x20000l	/* 1 page, write-only */
+
+static void put64(scif_epd_t e, uint64_t v)
+{
+	MUST(send_all(e, &v, 8) == 8);
+}
+
+static uint64_t get64(scif_epd_t e)
+{
+	uint64_t v = 0;
+
+	MUST(recv_all(e, &v, 8) == 8);
+	return v;
+}
+
+/* Wait (bounded) for an 8-byte value to appear in memory. */
+static bool wait_value(volatile uint64_t *p, uint64_t v)
+{
+	for (int i = 0; i < 20000 && *p != v; i++)
+		usleep(500);
+	return *p == v;
+}
+
+static void rma_server(uint16_t port)
+{
+	scif_epd_t l = listener(port, 1), n;
+	uint8_t *w1 = pages(6 * PG), *w3 = pages(PG), *w4 = pages(PG);
+	off_t o3, clo;
+
+	MUST(l >= 0 && w1 && w3 && w4);
+	n = accept_one(l, NULL);
+	MUST(n >= 0);
+	fill(w1, 6 * PG, 1);
+	fill(w3, PG, 3);
+	CHECK(scif_register(n, w1, 4 * PG, W1, SCIF_PROT_READ | SCIF_PROT_WRITE, SCIF_MAP_FIXED) ==
+	      W1);
+	CHECK(scif_register(n, w1 + 4 * PG, 2 * PG, W2, SCIF_PROT_READ | SCIF_PROT_WRITE,
+			    SCIF_MAP_FIXED) == W2);
+	/* overlaps; the fixed range is below 2^62; automatic offsets are above it */
+	CHECK(scif_register(n, w3, PG, W1 + PG, SCIF_PROT_READ, SCIF_MAP_FIXED) ==
+		      SCIF_REGISTER_FAILED && errno == EADDRINUSE);
+	CHECK(scif_register(n, w3, PG, 1l << 62, SCIF_PROT_READ, SCIF_MAP_FIXED) ==
+		      SCIF_REGISTER_FAILED && errno == EADDRINUSE);
+	o3 = scif_register(n, w3, PG, 0x7000, SCIF_PROT_READ, 0);
+	CHECK(o3 >= (1l << 62) && o3 % PG == 0);
+	CHECK(scif_register(n, w4, PG, W4, SCIF_PROT_WRITE, SCIF_MAP_FIXED) == W4);
+	put64(n, (uint64_t)o3);
+	clo = (off_t)get64(n);
+
+	/* the client wrote 5 pages at W1 + 100 (across the two windows): check every byte */
+	MUST(get64(n) == 1);
+	CHECK(!mismatch(w1 + 100, 5 * PG, 21));
+	CHECK(!mismatch(w1, 100, 1) || w1[0] == (uint8_t)((0 * 131 + 7) ^ 0));
+	fill(w1, 6 * PG, 1);	/* back to the pattern for the client's reads */
+	put64(n, 2);
+
+	/* v* writes: small (bounce) and large (registered for the call) at W1 */
+	MUST(get64(n) == 3);
+	{
+		size_t m = mismatch(w1 + 7, 3000, 31);
+
+		if (m)
+			fprintf(stderr, "vwriteto: byte %zu of 3000 differs\n", m - 1);
+		CHECK(!m);
+	}
+	put64(n, 3);
+	MUST(get64(n) == 4);
+	CHECK(!mismatch(w1, 6 * PG, 41));
+	put64(n, 4);
+
+	/* fences: async writes, then a remote signal after them */
+	MUST(get64(n) == 5);
+	CHECK(wait_value((volatile uint64_t *)(w1 + 6 * PG - 8), 0xabcdef0123456789ull));
+	CHECK(!mismatch(w1, 6 * PG - 8, 51));
+	put64(n, 6);
+	/* INIT_PEER: the client asks us to mark, wait and signal for our RMAs */
+	CHECK(scif_writeto(n, W1, PG, clo, 0) == 0);
+	MUST(get64(n) == 7);
+	/* Linux and MPSS: INIT_PEER | SIGNAL_LOCAL writes rval at roff in OUR space */
+	CHECK(wait_value((volatile uint64_t *)(w1 + 16), 0x1111));
+
+	/* unregister: straddling, unknown ranges; then for real: the peer's RMAs see ENXIO */
+	FAILS(scif_unregister(n, W1 + PG, PG), EINVAL);
+	FAILS(scif_unregister(n, W1, 2 * PG), EINVAL);
+	FAILS(scif_unregister(n, 0x40000, PG), ENXIO);
+	FAILS(scif_unregister(n, W1, 8 * PG), ENXIO);
+	CHECK(scif_unregister(n, o3, PG) == 0);
+	FAILS(scif_unregister(n, o3, PG), ENXIO);
+	CHECK(scif_unregister(n, W1, 6 * PG) == 0);	/* two windows at once */
+	put64(n, 8);
+	MUST(get64(n) == 9);
+	CHECK(scif_close(n) == 0 && scif_close(l) == 0);
+}
+
+static void rma_client(uint16_t port)
+{
+	scif_epd_t e = connect_to(0, port);
+	uint8_t *loc = pages(8 * PG), *ro = pages(PG);
+	static uint8_t vbuf[(2 << 20) + 64];
+	off_t lo, lro, o3;
+	int mark;
+
+	MUST(e >= 0 && loc && ro);
+	lo = scif_register(e, loc, 8 * PG, 0, SCIF_PROT_READ | SCIF_PROT_WRITE, 0);
+	lro = scif_register(e, ro, PG, 0x80000, SCIF_PROT_READ, SCIF_MAP_FIXED);
+	MUST(lo != SCIF_REGISTER_FAILED && lro == 0x80000);
+	o3 = (off_t)get64(e);
+	put64(e, (uint64_t)lo);
+
+	/* writeto across two remote windows, from one local window */
+	fill(loc, 8 * PG, 21);
+	CHECK(scif_writeto(e, lo, 5 * PG, W1 + 100, SCIF_RMA_SYNC) == 0);
+	put64(e, 1);
+	MUST(get64(e) == 2);
+	/* readfrom, SYNC and async + fence */
+	memset(loc, 0, 8 * PG);
+	CHECK(scif_readfrom(e, lo + 3, 6 * PG - 3, W1 + 3, SCIF_RMA_SYNC) == 0);
+	CHECK(!mismatch(loc, 0, 1));
+	{
+		uint8_t ref[6 * PG];
+
+		fill(ref, sizeof(ref), 1);
+		CHECK(!memcmp(loc + 3, ref + 3, 6 * PG - 3));
+		memset(loc, 0, 8 * PG);
+		CHECK(scif_readfrom(e, lo, PG, W1, 0) == 0);
+		CHECK(scif_readfrom(e, lo + PG, 5 * PG, W1 + PG, SCIF_RMA_ORDERED | SCIF_RMA_USECPU) ==
+		      0);
+		CHECK(scif_fence_mark(e, SCIF_FENCE_INIT_SELF, &mark) == 0 && !(mark & 0x80000000));
+		CHECK(scif_fence_wait(e, mark) == 0);
+		CHECK(!memcmp(loc, ref, 6 * PG));
+	}
+	/* the read-only remote window */
+	CHECK(scif_readfrom(e, lo, PG, o3, SCIF_RMA_SYNC) == 0);
+	CHECK(!mismatch(loc, PG, 3));
+	/* protection and ranges, checked before anything moves */
+	FAILS(scif_writeto(e, lo, 8, o3, 0), EPERM);		/* remote read-only */
+	FAILS(scif_readfrom(e, lo, 8, W4, 0), EPERM);		/* remote write-only */
+	FAILS(scif_readfrom(e, lro, 8, W1, 0), EPERM);		/* local read-only */
+	FAILS(scif_writeto(e, lo, 8, 0x30000, 0), ENXIO);	/* not registered */
+	FAILS(scif_writeto(e, lo, 2 * PG, W2 + PG, 0), ENXIO);	/* runs past the last window */
+	FAILS(scif_writeto(e, lo, 9 * PG, W1, 0), ENXIO);	/* past the local window */
+	FAILS(scif_writeto(e, -PG, 8, W1, 0), ENXIO);
+	FAILS(scif_readfrom(e, lo, 8, -8, 0), ENXIO);
+	FAILS(scif_writeto(e, lo, 0, W1, 0), EINVAL);
+	FAILS(scif_writeto(e, lo, 8, W1, 0x100), EINVAL);	/* no valid flag at all */
+	CHECK(scif_writeto(e, lo, 8, W4, 0x100 | SCIF_RMA_SYNC) == 0);	/* any valid bit: fine */
+	FAILS(scif_vwriteto(e, (void *)8, 8, W1, 0), EFAULT);
+	FAILS(scif_vreadfrom(e, vbuf, 8, o3 + PG, 0), ENXIO);
+
+	/* v*: small through the bounce ring, large registered for the call, and the cache */
+	fill(vbuf + 5, 3000, 31);
+	CHECK(scif_vwriteto(e, vbuf + 5, 3000, W1 + 7, SCIF_RMA_SYNC) == 0);
+	put64(e, 3);
+	MUST(get64(e) == 3);
+	fill(vbuf + 1, 6 * PG, 41);
+	CHECK(scif_vwriteto(e, vbuf + 1, 6 * PG, W1, 0) == 0);	/* async: a fence says done */
+	CHECK(scif_fence_mark(e, SCIF_FENCE_INIT_SELF, &mark) == 0 && scif_fence_wait(e, mark) == 0);
+	put64(e, 4);
+	MUST(get64(e) == 4);
+	memset(vbuf, 0, sizeof(vbuf));
+	for (int i = 0; i < 3; i++) {
+		CHECK(scif_vreadfrom(e, vbuf + 9, 6 * PG, W1, SCIF_RMA_USECACHE | SCIF_RMA_SYNC) == 0);
+		CHECK(!mismatch(vbuf + 9, 6 * PG, 41));
+		memset(vbuf, 0, sizeof(vbuf));
+		CHECK(scif_vreadfrom(e, vbuf + 3, 1000, W1 + 50, 0) == 0);	/* async, bounce */
+		CHECK(scif_fence_mark(e, SCIF_FENCE_INIT_SELF, &mark) == 0 &&
+		      scif_fence_wait(e, mark) == 0);
+		{
+			uint8_t ref[6 * PG];
+
+			fill(ref, sizeof(ref), 41);
+			CHECK(!memcmp(vbuf + 3, ref + 50, 1000));
+		}
+	}
+
+	/*
+	 * SCIF_RMA_USECACHE across an munmap: the memory mapped again at the same address (the
+	 * old mapping replaced, MAP_FIXED) is what the next v* call reads and writes, not the
+	 * pages the cached registration held
+	 */
+	{
+		uint8_t *m = pages(6 * PG);
+
+		MUST(m);
+		for (int round = 0; round < 3; round++) {
+			uint32_t seed = 61 + (uint32_t)round;
+
+			fill(m + 1, 5 * PG, seed);
+			CHECK(scif_vwriteto(e, m + 1, 5 * PG, W1, SCIF_RMA_USECACHE | SCIF_RMA_SYNC) ==
+			      0);
+			memset(loc, 0, 8 * PG);
+			CHECK(scif_readfrom(e, lo, 5 * PG, W1, SCIF_RMA_SYNC) == 0);
+			CHECK(!mismatch(loc, 5 * PG, seed));
+			MUST(mmap(m, 6 * PG, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == m);
+			CHECK(scif_vreadfrom(e, m + 1, 5 * PG, W1, SCIF_RMA_USECACHE | SCIF_RMA_SYNC) ==
+			      0);
+			CHECK(!mismatch(m + 1, 5 * PG, seed));
+			MUST(mmap(m, 6 * PG, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == m);
+		}
+		munmap(m, 6 * PG);
+	}
+
+	/* SIGNAL_REMOTE after async writes: the value lands after every byte before it */
+	fill(loc, 8 * PG, 51);
+	for (int i = 0; i < 6; i++)
+		CHECK(scif_writeto(e, lo + i * PG, i == 5 ? PG - 8 : PG, W1 + i * PG, 0) == 0);
+	CHECK(scif_fence_signal(e, 0, 0, W1 + 6 * PG - 8, 0xabcdef0123456789ull,
+				SCIF_FENCE_INIT_SELF | SCIF_SIGNAL_REMOTE) == 0);
+	put64(e, 5);
+	MUST(get64(e) == 6);
+	/* SIGNAL_LOCAL: our own window, once our RMAs so far completed */
+	CHECK(scif_readfrom(e, lo, 4 * PG, W1, 0) == 0);
+	CHECK(scif_fence_signal(e, lo + 8 * PG - 8, 77, 0, 0,
+				SCIF_FENCE_INIT_SELF | SCIF_SIGNAL_LOCAL) == 0);
+	CHECK(wait_value((volatile uint64_t *)(loc + 8 * PG - 8), 77));
+	/* the peer's RMAs: a mark with bit 31, a wait on it, a signal by the peer */
+	CHECK(scif_fence_mark(e, SCIF_FENCE_INIT_PEER, &mark) == 0 && (mark & 0x80000000));
+	CHECK(scif_fence_wait(e, mark) == 0);
+	CHECK(scif_fence_signal(e, 0, 0x2222, W1 + 16, 0x1111,
+				SCIF_FENCE_INIT_PEER | SCIF_SIGNAL_LOCAL) == 0);
+	put64(e, 7);
+	/* fence errors */
+	FAILS(scif_fence_mark(e, 0, &mark), EINVAL);
+	FAILS(scif_fence_mark(e, SCIF_FENCE_INIT_SELF | SCIF_FENCE_INIT_PEER, &mark), EINVAL);
+	FAILS(scif_fence_mark(e, SCIF_FENCE_RAS_SELF, &mark), EINVAL);
+	FAILS(scif_fence_mark(e, SCIF_FENCE_INIT_SELF, (int *)8), EFAULT);
+	CHECK(scif_fence_mark(e, SCIF_FENCE_INIT_SELF, &mark) == 0);
+	FAILS(scif_fence_wait(e, mark + 1000), EINVAL);	/* never handed out */
+	FAILS(scif_fence_signal(e, lo, 1, 0, 0, SCIF_FENCE_INIT_SELF), EINVAL);
+	FAILS(scif_fence_signal(e, lo + 2, 1, 0, 0, SCIF_FENCE_INIT_SELF | SCIF_SIGNAL_LOCAL), EINVAL);
+	FAILS(scif_fence_signal(e, 0, 0, W1 + 2, 1, SCIF_FENCE_INIT_SELF | SCIF_SIGNAL_REMOTE), EINVAL);
+	FAILS(scif_fence_signal(e, 0, 0, 0x30000, 1, SCIF_FENCE_INIT_SELF | SCIF_SIGNAL_REMOTE), ENXIO);
+	FAILS(scif_fence_signal(e, lro, 1, 0, 0, SCIF_FENCE_INIT_SELF | SCIF_SIGNAL_LOCAL), ENXIO);
+	FAILS(scif_fence_signal(e, 0, 0, 0x30000, 1, SCIF_FENCE_INIT_PEER | SCIF_SIGNAL_LOCAL), ENXIO);
+	FAILS(scif_fence_signal(e, 0, 0, 0, 0, SCIF_FENCE_INIT_SELF | SCIF_SIGNAL_LOCAL | 0x40), EINVAL);
+
+	/* the server unregistered its windows: our RMAs to them fail with ENXIO */
+	MUST(get64(e) == 8);
+	FAILS(scif_readfrom(e, lo, 8, W1, 0), ENXIO);
+	FAILS(scif_readfrom(e, lo, 8, o3, 0), ENXIO);
+	CHECK(scif_writeto(e, lo, 8, W4, SCIF_RMA_SYNC) == 0);	/* W4 stays */
+	/* our own: straddle, then whole */
+	FAILS(scif_unregister(e, lo, PG), EINVAL);
+	CHECK(scif_unregister(e, lo, 8 * PG) == 0 && scif_unregister(e, lro, PG) == 0);
+	FAILS(scif_writeto(e, lo, 8, W4, 0), ENXIO);
+	put64(e, 9);
+	CHECK(scif_close(e) == 0);
+}
+
+
+/* ----------------------------------------------------------------------------------------- */
+/* Readiness: poll, select, epoll, scif_poll; non-blocking connect and accept                  */
+
+static short revents(scif_epd_t e, short events, int ms)
+{
+	struct pollfd p = { .fd = e, .events = events };
+
+	return poll(&p, 1, ms) == 1 ? p.revents : 0;
+}
+
+static void poll_server(uint16_t port)
+{
+	scif_epd_t l = listener(port, 2), n;
+	struct scif_portID peer;
+	struct scif_pollepd pe;
+	struct epoll_event ev = { .events = EPOLLIN };
+	int ep = epoll_create1(0);
+	char b[16];
+
+	MUST(l >= 0 && ep >= 0);
+	/* a listener: POLLIN once a request waits; accept without SYNC: EAGAIN before */
+	FAILS(scif_accept(l, &peer, &n, 0), EAGAIN);
+	CHECK(revents(l, POLLIN | POLLOUT, 0) == 0);
+	CHECK(revents(l, POLLIN, 10000) == POLLIN);
+	CHECK(scif_accept(l, &peer, &n, 0) == 0 && peer.node == 1);
+	CHECK(revents(l, POLLIN, 0) == 0);
+	/* connected: POLLOUT (ring space), no POLLIN until data comes */
+	CHECK(revents(n, POLLIN | POLLOUT, 1000) == POLLOUT);
+	sync_send(n);
+	/* epoll and select see it too */
+	CHECK(!epoll_ctl(ep, EPOLL_CTL_ADD, n, &ev));
+	CHECK(epoll_wait(ep, &ev, 1, 10000) == 1 && (ev.events & EPOLLIN));
+	{
+		fd_set rd;
+		struct timeval tv = { 5, 0 };
+
+		FD_ZERO(&rd);
+		FD_SET(n, &rd);
+		CHECK(select(n + 1, &rd, NULL, NULL, &tv) == 1 && FD_ISSET(n, &rd));
+	}
+	CHECK(scif_recv(n, b, 5, 0) == 5 && !memcmp(b, "hello", 5));
+	/* nothing left: the readiness goes away */
+	CHECK(revents(n, POLLIN, 0) == 0);
+	/* scif_poll */
+	pe.epd = n;
+	pe.events = SCIF_POLLIN;
+	CHECK(scif_poll(&pe, 1, 10000) == 1 && (pe.revents & SCIF_POLLIN));
+	CHECK(scif_recv(n, b, 6, SCIF_RECV_BLOCK) == 6 && !memcmp(b, "again!", 6));
+	pe.revents = 0;
+	CHECK(scif_poll(&pe, 1, 50) == 0);
+	sync_send(n);
+	/* the client closes: POLLHUP */
+	CHECK(revents(n, POLLIN, 10000) & POLLHUP);
+	FAILS(scif_recv(n, b, 1, 0), ECONNRESET);
+	close(ep);
+	CHECK(scif_close(n) == 0 && scif_close(l) == 0);
+}
+
+static void poll_client(uint16_t port)
+{
+	scif_epd_t e = scif_open();
+	struct scif_portID dst = { 0, port };
+	int r;
+
+	MUST(e >= 0);
+	/* a non-blocking connect: EINPROGRESS, POLLOUT when it is done, the result next */
+	CHECK(!fcntl(e, F_SETFL, fcntl(e, F_GETFL) | O_NONBLOCK));
+	usleep(300000);	/* the server's first checks see no request */
+	FAILS(scif_connect(e, &dst), EINPROGRESS);
+	r = scif_connect(e, &dst);
+	CHECK(r == -1 && (errno == EINPROGRESS || errno == EISCONN || r > 0));
+	CHECK(revents(e, POLLOUT, 30000) & POLLOUT);
+	r = scif_connect(e, &dst);
+	CHECK(r >= SCIF_PORT_RSVD);
+	FAILS(scif_connect(e, &dst), EISCONN);
+	sync_recv(e);
+	usleep(200000);
+	CHECK(send_all(e, "hello", 5) == 5);
+	usleep(200000);
+	CHECK(send_all(e, "again!", 6) == 6);
+	sync_recv(e);
+	CHECK(scif_close(e) == 0);
+}
+
+/*
+ * The backlog: requests beyond it are refused; a listener closed with requests queued too.
+ * The second connector starts once the server saw the first request queued (a file both
+ * sides see, also across network namespaces), or a loaded machine may deliver it first.
+ */
+static void backlog_mark(uint16_t port, char *path, size_t len, const char *what)
+{
+	snprintf(path, len, "/tmp/scif_test.backlog.%u.%u.%s", (unsigned int)getuid(), port, what);
+}
+
+static void mark_set(const char *path)
+{
+	int fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+
+	CHECK(fd >= 0);
+	close(fd);
+}
+
+/* Wait (30 s at most) for the other side's mark. */
+static bool mark_wait(const char *path)
+{
+	for (int i = 0; i < 3000; i++) {
+		if (!access(path, F_OK))
+			return true;
+		usleep(10000);
+	}
+	return false;
+}
+
+static void backlog_server(uint16_t port)
+{
+	scif_epd_t l = listener(port, 1), n;
+	char queued[80], refused[80];
+
+	backlog_mark(port, queued, sizeof(queued), "queued");
+	backlog_mark(port, refused, sizeof(refused), "refused");
+	unlink(queued);	/* stale ones */
+	unlink(refused);
+	MUST(l >= 0);
+	CHECK(revents(l, POLLIN, 30000) == POLLIN);
+	mark_set(queued);
+	CHECK(mark_wait(refused));	/* the second request came in meanwhile and was refused */
+	n = accept_one(l, NULL);
+	CHECK(n >= 0);
+	sync_send(n);
+	sync_recv(n);	/* a third request waits in the backlog now */
+	CHECK(revents(l, POLLIN, 10000) == POLLIN);
+	CHECK(scif_close(l) == 0);	/* refuses it */
+	sync_recv(n);
+	CHECK(scif_close(n) == 0);
+	unlink(queued);
+	unlink(refused);
+}
+
+static void backlog_client(uint16_t port)
+{
+	struct scif_portID dst = { 0, port };
+	scif_epd_t a = scif_open(), c = scif_open();
+	int st;
+	pid_t pid;
+
+	MUST(a >= 0 && c >= 0);
+	pid = fork();
+	if (pid == 0) {
+		scif_epd_t b = scif_open();	/* a child's own endpoint */
+		char queued[80], refused[80];
+		bool ok;
+
+		backlog_mark(port, queued, sizeof(queued), "queued");
+		backlog_mark(port, refused, sizeof(refused), "refused");
+		mark_wait(queued);
+		errno = 0;
+		ok = scif_connect(b, &dst) == -1 && errno == ECONNREFUSED;
+		mark_set(refused);
+		_exit(ok ? 0 : 1);
+	}
+	CHECK(scif_connect(a, &dst) > 0);	/* returns once the server accepted it */
+	CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st) && !WEXITSTATUS(st));
+	sync_recv(a);
+	sync_send(a);
+	FAILS(scif_connect(c, &dst), ECONNREFUSED);	/* queued, then the listener closed */
+	sync_send(a);
+	CHECK(scif_close(a) == 0 && scif_close(c) == 0);
+}
+
+/* ----------------------------------------------------------------------------------------- */
+/* Interruptions: another thread's scif_close, a signal, the peer process killed               */
+
+struct closer {
+	scif_epd_t e;
+	int ms;
+};
+
+static void *close_later(void *arg)
+{
+	struct closer *c = arg;
+
+	usleep((useconds_t)c->ms * 1000);
+	scif_close(c->e);
+	return NULL;
+}
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+}
+
+static void intr_server(uint16_t port)
+{
+	scif_epd_t l = listener(port, 1), n;
+	struct scif_portID peer;
+	struct closer c;
+	pthread_t t;
+	char b[8];
+	struct sigaction sa = { .sa_handler = on_alarm };
+
+	MUST(l >= 0);
+	n = accept_one(l, NULL);
+	MUST(n >= 0);
+	/* a signal ends a blocking recv that got nothing: EINTR */
+	sigaction(SIGUSR1, &sa, NULL);
+	{
+		pid_t me = getpid();
+		pid_t k = fork();
+
+		if (k == 0) {
+			usleep(300000);
+			kill(me, SIGUSR1);
+			_exit(0);
+		}
+		FAILS(scif_recv(n, b, 8, SCIF_RECV_BLOCK), EINTR);
+		waitpid(k, NULL, 0);
+	}
+	/* ... and one that got some: the count */
+	sync_send(n);
+	{
+		pid_t me = getpid();
+		pid_t k = fork();
+
+		if (k == 0) {
+			usleep(600000);
+			kill(me, SIGUSR1);
+			_exit(0);
+		}
+		CHECK(scif_recv(n, b, 8, SCIF_RECV_BLOCK) == 3 && !memcmp(b, "abc", 3));
+		waitpid(k, NULL, 0);
+	}
+	/* scif_close in another thread ends a blocking accept (EINTR) */
+	c.e = l;
+	c.ms = 300;
+	pthread_create(&t, NULL, close_later, &c);
+	FAILS(scif_accept(l, &peer, &n, SCIF_ACCEPT_SYNC), EINTR);
+	pthread_join(t, NULL);
+	sync_send(n);
+	/* the client is killed: our blocking recv ends with ECONNRESET, not a hang */
+	FAILS(scif_recv(n, b, 8, SCIF_RECV_BLOCK), ECONNRESET);
+	CHECK(revents(n, POLLIN, 0) & POLLHUP);
+	FAILS(scif_send(n, b, 8, SCIF_SEND_BLOCK), ECONNRESET);
+	CHECK(scif_close(n) == 0);
+}
+
+static void intr_client(uint16_t port)
+{
+	scif_epd_t e = connect_to(0, port);
+
+	MUST(e >= 0);
+	sync_recv(e);
+	CHECK(send_all(e, "abc", 3) == 3);
+	sync_recv(e);
+	usleep(200000);
+	kill(getpid(), SIGKILL);
+}
+
+
+/* ----------------------------------------------------------------------------------------- */
+/* Several endpoints and processes at once                                                     */
+
+#define MULTI_PROCS 3
+#define MULTI_EPS 2
+
+/* One connection's work, run in its own thread on both sides: echo and RMA both ways. */
+struct conn_work {
+	scif_epd_t e;
+	int id;
+	int bad;
+};
+
+static void *serve_conn(void *arg)
+{
+	struct conn_work *w = arg;
+	uint8_t *mem = pages(4 * PG);
+	uint32_t seed;
+	off_t off;
+
+	if (!mem || recv_all(w->e, &seed, 4) != 4) {
+		w->bad = 1;
+		return NULL;
+	}
+	fill(mem, 4 * PG, seed + 1);
+	off = scif_register(w->e, mem, 4 * PG, 0, SCIF_PROT_READ | SCIF_PROT_WRITE, 0);
+	if (off == SCIF_REGISTER_FAILED || send_all(w->e, &off, 8) != 8) {
+		w->bad = 1;
+		return NULL;
+	}
+	for (int i = 0; i < 200; i++) {
+		uint64_t v;
+
+		if (recv_all(w->e, &v, 8) != 8 || v != seed * 1000ull + (uint64_t)i ||
+		    send_all(w->e, &v, 8) != 8) {
+			w->bad = 1;
+			return NULL;
+		}
+	}
+	/* the client wrote our window's second half: check it, then let it go */
+	if (recv_all(w->e, &seed, 4) != 4 || mismatch(mem + 2 * PG, 2 * PG, seed))
+		w->bad = 1;
+	if (send_all(w->e, &seed, 4) != 4)
+		w->bad = 1;
+	return NULL;
+}
+
+static void multi_server(uint16_t port)
+{
+	scif_epd_t l = listener(port, 16);
+	struct conn_work w[MULTI_PROCS * MULTI_EPS];
+	pthread_t t[MULTI_PROCS * MULTI_EPS];
+	int n = MULTI_PROCS * MULTI_EPS;
+
+	MUST(l >= 0);
+	for (int i = 0; i < n; i++) {
+		w[i].e = accept_one(l, NULL);
+		w[i].id = i;
+		w[i].bad = 0;
+		MUST(w[i].e >= 0);
+		pthread_create(&t[i], NULL, serve_conn, &w[i]);
+	}
+	for (int i = 0; i < n; i++) {
+		pthread_join(t[i], NULL);
+		CHECK(!w[i].bad);
+		CHECK(scif_close(w[i].e) == 0);
+	}
+	CHECK(scif_close(l) == 0);
+}
+
+static void *client_conn(void *arg)
+{
+	struct conn_work *w = arg;
+	uint32_t seed = (uint32_t)(getpid() * 10 + w->id);
+	uint8_t *mem = pages(4 * PG);
+	off_t roff, lo;
+
+	if (!mem || send_all(w->e, &seed, 4) != 4 || recv_all(w->e, &roff, 8) != 8) {
+		w->bad = 1;
+		return NULL;
+	}
+	lo = scif_register(w->e, mem, 4 * PG, 0, SCIF_PROT_READ | SCIF_PROT_WRITE, 0);
+	if (lo == SCIF_REGISTER_FAILED) {
+		w->bad = 1;
+		return NULL;
+	}
+	for (int i = 0; i < 200; i++) {
+		uint64_t v = seed * 1000ull + (uint64_t)i, r = 0;
+
+		if (send_all(w->e, &v, 8) != 8 || recv_all(w->e, &r, 8) != 8 || r != v) {
+			w->bad = 1;
+			return NULL;
+		}
+	}
+	/* read the server's first half, write its second half */
+	if (scif_readfrom(w->e, lo, 2 * PG, roff, SCIF_RMA_SYNC) || mismatch(mem, 2 * PG, seed + 1))
+		w->bad = 1;
+	fill(mem + 2 * PG, 2 * PG, seed + 2);
+	if (scif_writeto(w->e, lo + 2 * PG, 2 * PG, roff + 2 * PG, SCIF_RMA_SYNC))
+		w->bad = 1;
+	seed += 2;
+	if (send_all(w->e, &seed, 4) != 4 || recv_all(w->e, &seed, 4) != 4)
+		w->bad = 1;
+	return NULL;
+}
+
+static void multi_client(uint16_t port)
+{
+	pid_t kids[MULTI_PROCS];
+	int st;
+
+	for (int p = 0; p < MULTI_PROCS; p++) {
+		kids[p] = fork();
+		if (kids[p] == 0) {
+			struct conn_work w[MULTI_EPS];
+			pthread_t t[MULTI_EPS];
+
+			for (int i = 0; i < MULTI_EPS; i++) {
+				w[i].e = connect_to(0, port);
+				w[i].id = i;
+				w[i].bad = 0;
+				MUST(w[i].e >= 0);
+				pthread_create(&t[i], NULL, client_conn, &w[i]);
+			}
+			for (int i = 0; i < MULTI_EPS; i++) {
+				pthread_join(t[i], NULL);
+				CHECK(!w[i].bad);
+				CHECK(scif_close(w[i].e) == 0);
+			}
+			_exit(failures ? 1 : 0);
+		}
+	}
+	for (int p = 0; p < MULTI_PROCS; p++)
+		CHECK(waitpid(kids[p], &st, 0) == kids[p] && WIFEXITED(st) && !WEXITSTATUS(st));
+}
+
+/* ----------------------------------------------------------------------------------------- */
+/* fork: the child of a process with connections                                              */
+
+static void fork_server(uint16_t port)
+{
+	scif_epd_t l = listener(port, 2), n;
+	uint64_t v;
+
+	MUST(l >= 0);
+	n = accept_one(l, NULL);
+	MUST(n >= 0);
+	CHECK(recv_all(n, &v, 8) == 8 && v == 42);	/* from the parent, after the child ran */
+	CHECK(send_all(n, &v, 8) == 8);
+	CHECK(scif_close(n) == 0 && scif_close(l) == 0);
+}
+
+static void fork_client(uint16_t port)
+{
+	scif_epd_t e = connect_to(0, port);
+	uint64_t v = 42;
+	int st;
+	pid_t pid;
+
+	MUST(e >= 0);
+	pid = fork();
+	if (pid == 0) {
+		char b = 0;
+
+		/* the parent's connection is not the child's: a clear error, not a crash */
+		errno = 0;
+		if (scif_send(e, &b, 1, 0) != -1 || errno != ENOTTY)
+			_exit(2);
+		/* closing it here leaves the parent's connection alone */
+		if (scif_close(e) != 0)
+			_exit(3);
+		/* connections of its own it cannot make: librdmacm's state is the parent's */
+		{
+			struct scif_portID dst = { 0, port };
+			scif_epd_t f = scif_open();
+
+			errno = 0;
+			if (f < 0 || scif_connect(f, &dst) != -1 || errno != ENODEV)
+				_exit(5);
+			scif_close(f);
+		}
+		_exit(0);
+	}
+	CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st) && !WEXITSTATUS(st));
+	/* the parent's endpoint still works */
+	CHECK(send_all(e, &v, 8) == 8);
+	v = 0;
+	CHECK(recv_all(e, &v, 8) == 8 && v == 42);
+	/* a child that execs does not even inherit the descriptor (FD_CLOEXEC) */
+	pid = fork();
+	if (pid == 0) {
+		char fd[16];
+
+		snprintf(fd, sizeof(fd), "%d", e);
+		execl("/bin/sh", "sh", "-c", "test ! -e /proc/self/fd/$0", fd, (char *)NULL);
+		_exit(4);
+	}
+	CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st) && !WEXITSTATUS(st));
+	CHECK(scif_close(e) == 0);
+}
+
+
+/* An idle connection: a blocking recv waits quietly for seconds, then gets its byte. */
+static void idle_server(uint16_t port)
+{
+	scif_epd_t l = listener(port, 1), n;
+
+	MUST(l >= 0);
+	n = accept_one(l, NULL);
+	MUST(n >= 0);
+	sleep(3);
+	sync_send(n);
+	CHECK(scif_close(n) == 0 && scif_close(l) == 0);
+}
+
+static void idle_client(uint16_t port)
+{
+	scif_epd_t e = connect_to(0, port);
+
+	MUST(e >= 0);
+	sync_recv(e);
+	CHECK(scif_close(e) == 0);
+}
+
+
+/* ----------------------------------------------------------------------------------------- */
+/* scif_mmap: the peer's window for loads and stores                                          */
+
+static bool mmap_expected(void)
+{
+	const char *f = getenv("BV_SCIF_FABRIC");
+
+	/* across nodes only an ntb link maps; to one's own node every device does */
+	return (f && !strcmp(f, "ntb")) || getenv("SCIF_TEST_SELF");
+}
+
+static void mmap_server(uint16_t port)
+{
+	scif_epd_t l = listener(port, 1), n;
+	uint8_t *w = pages(4 * PG), *ro = pages(PG);
+
+	MUST(l >= 0 && w && ro);
+	n = accept_one(l, NULL);
+	MUST(n >= 0);
+	fill(w, 4 * PG, 61);
+	CHECK(scif_register(n, w, 2 * PG, W1, SCIF_PROT_READ | SCIF_PROT_WRITE, SCIF_MAP_FIXED) ==
+	      W1);
+	CHECK(scif_register(n, w + 2 * PG, 2 * PG, W1 + 2 * PG, SCIF_PROT_READ | SCIF_PROT_WRITE,
+			    SCIF_MAP_FIXED) == W1 + 2 * PG);
+	CHECK(scif_register(n, ro, PG, W4, SCIF_PROT_READ, SCIF_MAP_FIXED) == W4);
+	sync_send(n);
+	/* the client stored through its mapping: our pages show it */
+	sync_recv(n);
+	if (mmap_expected()) {
+		CHECK(!mismatch(w + PG, PG, 62));
+		/* unregistered while mapped: the pages stay the client's to use */
+		CHECK(scif_unregister(n, W1, 2 * PG) == 0);
+		sync_send(n);
+		sync_recv(n);
+		CHECK(!mismatch(w, PG, 63));
+	}
+	sync_send(n);
+	sync_recv(n);
+	CHECK(scif_close(n) == 0 && scif_close(l) == 0);
+}
+
+static void mmap_client(uint16_t port)
+{
+	scif_epd_t e = connect_to(0, port);
+	uint8_t *m, *fixed = pages(2 * PG);
+
+	MUST(e >= 0 && fixed);
+	sync_recv(e);
+	/* SCIF's checks come first */
+	CHECK(scif_mmap(NULL, PG, SCIF_PROT_READ | SCIF_PROT_WRITE, 0, e, W4) == SCIF_MMAP_FAILED &&
+	      errno == EACCES);
+	CHECK(scif_mmap(NULL, PG, SCIF_PROT_READ, 0, e, 0x30000) == SCIF_MMAP_FAILED &&
+	      errno == ENXIO);
+	CHECK(scif_mmap(NULL, 8 * PG, SCIF_PROT_READ, 0, e, W1) == SCIF_MMAP_FAILED &&
+	      errno == ENXIO);
+	m = scif_mmap(NULL, 2 * PG, SCIF_PROT_READ | SCIF_PROT_WRITE, 0, e, W1);
+	if (!mmap_expected()) {
+		/* verbs cannot load from another node's memory: a clear error */
+		CHECK(m == SCIF_MMAP_FAILED && errno == EOPNOTSUPP);
+		sync_send(e);
+		sync_recv(e);
+		sync_send(e);
+		CHECK(scif_close(e) == 0);
+		return;
+	}
+	MUST(m != SCIF_MMAP_FAILED);
+	/* loads see the peer's bytes, stores reach them */
+	CHECK(!mismatch(m, 2 * PG, 61));
+	fill(m + PG, PG, 62);
+	/* SCIF_MAP_FIXED: exactly there; a range across two windows */
+	CHECK(scif_mmap(fixed, 2 * PG, SCIF_PROT_READ, SCIF_MAP_FIXED, e, W1 + PG) == fixed);
+	CHECK(!mismatch(fixed, PG, 62));
+	{
+		uint8_t ref[4 * PG];
+
+		fill(ref, sizeof(ref), 61);
+		CHECK(!memcmp(fixed + PG, ref + 2 * PG, PG));
+	}
+	CHECK(scif_munmap(fixed, 2 * PG) == 0);
+	sync_send(e);
+	/* after the owner unregistered: the mapping still reaches its pages */
+	sync_recv(e);
+	fill(m, PG, 63);
+	sync_send(e);
+	sync_recv(e);
+	CHECK(scif_munmap(m, 2 * PG) == 0);
+	FAILS(scif_munmap((uint8_t *)m + 1, PG), EINVAL);
+	sync_send(e);
+	CHECK(scif_close(e) == 0);
+}
+
+/* ----------------------------------------------------------------------------------------- */
+/* A node that dies: node 0's daemon killed under a connection (run only when named)          */
+
+static bool conn_gone(int err)
+{
+	return err == ECONNRESET || err == ENODEV;
+}
+
+static void death_server(uint16_t port)
+{
+	scif_epd_t l = listener(port, 1), n;
+	char b[8];
+
+	MUST(l >= 0);
+	n = accept_one(l, NULL);
+	MUST(n >= 0);
+	sync_send(n);
+	/* our own device goes away under a blocked recv: it ends, with an error */
+	errno = 0;
+	CHECK(scif_recv(n, b, 8, SCIF_RECV_BLOCK) == -1 && conn_gone(errno));
+	errno = 0;
+	CHECK(scif_send(n, b, 8, SCIF_SEND_BLOCK) == -1 && conn_gone(errno));
+	CHECK(scif_close(n) == 0);
+	scif_close(l);
+}
+
+/* SCIF_TEST_VICTIM: the pid file of node 0's daemon, which the client kills. */
+static void death_client(uint16_t port)
+{
+	scif_epd_t e = connect_to(0, port);
+	const char *victim = getenv("SCIF_TEST_VICTIM");
+	struct timespec t0, t1;
+	long pid = 0;
+	char b[8];
+	FILE *f;
+
+	MUST(e >= 0 && victim);
+	sync_recv(e);
+	f = fopen(victim, "r");
+	MUST(f && fscanf(f, "%ld", &pid) == 1 && pid > 1);
+	fclose(f);
+	MUST(kill((pid_t)pid, SIGKILL) == 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	errno = 0;
+	CHECK(scif_recv(e, b, 8, SCIF_RECV_BLOCK) == -1 && conn_gone(errno));
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	/* the transport's retries, not a hang: well within the case's alarm */
+	CHECK(t1.tv_sec - t0.tv_sec < 60);
+	fprintf(stderr, "nodedeath: recv ended after %.1f s (%s)\n",
+		(double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9,
+		strerror(errno));
+	CHECK(revents(e, POLLIN, 1000) & POLLHUP);
+	errno = 0;
+	CHECK(scif_send(e, b, 8, 0) == -1 && conn_gone(errno));
+	CHECK(scif_close(e) == 0);
+}
+
+static const struct tcase cases[] = {
+	{ "connect", connect_server, connect_client, 1 },
+	{ "refused", NULL, refused_client, 1 },
+	{ "messages", msg_server, msg_client, 1 },
+	{ "rma", rma_server, rma_client, 1 },
+	{ "poll", poll_server, poll_client, 1 },
+	{ "backlog", backlog_server, backlog_client, 1 },
+	{ "interrupt", intr_server, intr_client, 1 },
+	{ "multi", multi_server, multi_client, 1 },
+	{ "fork", fork_server, fork_client, 1 },
+	{ "idle", idle_server, idle_client, 1 },
+	{ "mmap", mmap_server, mmap_client, 1 },
+	/* a connection to one's own node: two processes of node 0 */
+	{ "self", msg_server, msg_client, 0 },
+	{ "self_rma", rma_server, rma_client, 0 },
+	{ "self_mmap", mmap_server, mmap_client, 0 },
+	/* kills a daemon: only when named */
+	{ "nodedeath", death_server, death_client, 1 },
+};
+
+static int role;	/* 0: both sides; 1: only servers; 2: only clients (two hosts) */
+
+static int run_case(const struct tcase *t, uint16_t port)
+{
+	pid_t s = -1, c;
+	int st, bad = 0;
+
+	if (role) {
+		/*
+		 * One side, in this process's node (BV_SCIF_NODE, bvctl run --scif-node), in a
+		 * child of its own: a process that made connections forks no child that makes
+		 * its own (librdmacm's state is the parent's).
+		 */
+		case_name = t->name;
+		if (role == 1 && !t->server)
+			return 0;
+		c = fork();
+		if (c == 0) {
+			alarm(120);
+			if (role == 2)
+				sleep(1);	/* the other host's listener first */
+			(role == 1 ? t->server : t->client)(port);
+			_exit(failures ? 1 : 0);
+		}
+		bad = waitpid(c, &st, 0) != c || !WIFEXITED(st) || WEXITSTATUS(st);
+		printf("%s %s\n", bad ? "FAIL" : "ok", t->name);
+		return bad;
+	}
+
+	case_name = t->name;
+	if (t->client_node == 0)
+		setenv("SCIF_TEST_SELF", "1", 1);
+	else
+		unsetenv("SCIF_TEST_SELF");
+	if (t->server) {
+		s = fork();
+		if (s == 0) {
+			alarm(120);
+			set_node(0);
+			t->server(port);
+			_exit(failures ? 1 : 0);
+		}
+		usleep(200000);	/* the listener first */
+	}
+	c = fork();
+	if (c == 0) {
+		alarm(120);
+		set_node(t->client_node);
+		t->client(port);
+		_exit(failures ? 1 : 0);
+	}
+	if (waitpid(c, &st, 0) != c || (t->client != intr_client && (!WIFEXITED(st) || WEXITSTATUS(st)))) {
+		fprintf(stderr, "FAIL [%s] client: %s %d\n", t->name,
+			WIFSIGNALED(st) ? "signal" : "exit",
+			WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+		bad = 1;
+		if (s > 0)
+			kill(s, SIGKILL);
+	}
+	if (s > 0 && (waitpid(s, &st, 0) != s || !WIFEXITED(st) || WEXITSTATUS(st))) {
+		fprintf(stderr, "FAIL [%s] server: %s %d\n", t->name,
+			WIFSIGNALED(st) ? "signal" : "exit",
+			WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+		bad = 1;
+	}
+	printf("%s %s\n", bad ? "FAIL" : "ok", t->name);
+	fflush(stdout);
+	return bad;
+}
+
+int main(int argc, char **argv)
+{
+	int bad = 0;
+
+	signal(SIGPIPE, SIG_IGN);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	port_base = (uint16_t)(2000 + (getpid() % 500) * 20);
+	/* --server / --client PORT: one side only (the other runs elsewhere, same PORT) */
+	if (argc > 2 && (!strcmp(argv[1], "--server") || !strcmp(argv[1], "--client"))) {
+		role = argv[1][2] == 's' ? 1 : 2;
+		port_base = (uint16_t)atoi(argv[2]);
+		argc -= 2;
+		argv += 2;
+	}
+	for (int a = 1; a < argc; a++) {
+		bool known = false;
+
+		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+			known |= !strcmp(argv[a], cases[i].name);
+		if (!known) {
+			fprintf(stderr, "scif_test: no case '%s'\n", argv[a]);
+			return 2;
+		}
+	}
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		bool want = argc < 2 && strcmp(cases[i].name, "nodedeath");
+
+		for (int a = 1; a < argc; a++)
+			want |= !strcmp(argv[a], cases[i].name);
+		if (want)
+			bad += run_case(&cases[i], (uint16_t)(port_base + 2 * i));
+	}
+	printf("%s\n", bad ? "FAIL" : "PASS");
+	return bad ? 1 : 0;
+}
