@@ -65,7 +65,7 @@ getent passwd bridgeverbs >/dev/null || fail "no user bridgeverbs (sysusers.d)"
 [ "$(stat -c %U /run/bridgeverbs)" = bridgeverbs ] || fail "/run/bridgeverbs (tmpfiles.d)"
 man -P cat bvctl >/tmp/man.txt 2>&1 && grep -q "^BVCTL(8)" /tmp/man.txt ||
 	{ cat /tmp/man.txt; fail "man bvctl"; }
-for p in cx4d ntbd bridgeverbs bridgeverbs.conf; do
+for p in cx4d ntbd bridgeverbs bridgeverbs.conf scif scif_send scif_accept; do
 	man -w "$p" >/dev/null || fail "man $p"
 done
 grep -q "^privlibdir=/usr/lib/.*/bridgeverbs$" /usr/lib/*/pkgconfig/bridgeverbs.pc ||
@@ -114,6 +114,61 @@ grep -q "200 iters" /tmp/pp.cli && ! grep -q "invalid data" /tmp/pp.srv ||
 as_user "bvctl status" >/tmp/status || { cat /tmp/status; fail "bvctl status as a user"; }
 [ "$(grep -c ', daemon pid [0-9]*, 0 clients' /tmp/status)" = 4 ] ||
 	{ cat /tmp/status; fail "bvctl status: not 4 idle devices"; }
+
+note "rping through bvctl run (the CM library), cx4 and ntb, data verified (-V)"
+# the server's rdma_cm listen, as its daemon reports it
+cm_listening() {
+	for _ in $(seq 200); do
+		as_user "bvctl status" 2>/dev/null | grep -q "cm listen: ps 0x0106 port $1\$" &&
+			return 0
+		sleep 0.1
+	done
+	return 1
+}
+rping_pair() {
+	local srv=$1 cli=$2 port=$3 out
+	as_user "bvctl run -- rping -s -a $srv -p $port -C 20 -V" >/tmp/rping.$port 2>&1 &
+	cm_listening "$port" || { cat /tmp/rping.$port; fail "rping server on $srv"; }
+	out=$(as_user "bvctl run -- rping -c -a $srv -I $cli -p $port -C 20 -V -v" 2>&1) ||
+		{ echo "$out"; cat /tmp/rping.$port; fail "rping $cli -> $srv"; }
+	wait $! || { cat /tmp/rping.$port; fail "rping server on $srv"; }
+	[ "$(echo "$out" | grep -c '^ping data: rdma-ping-')" = 20 ] ||
+		{ echo "$out"; fail "rping $cli -> $srv: not 20 verified pings"; }
+	echo "rping $cli -> $srv: 20 verified pings"
+}
+rping_pair 127.0.1.1 127.0.1.2 7201
+rping_pair 127.0.2.1 127.0.2.2 7202
+
+note "SCIF programs built against libscif-dev, between SCIF nodes 0 and 1 over ntb and cx4"
+for s in scif_hello scif_rma; do
+	as_user "cd /tmp && cc -std=c99 -D_DEFAULT_SOURCE -Wall -Wextra -Werror -o $s $s.c \
+		\$(pkg-config --cflags --libs scif)" || fail "$s does not build against libscif-dev"
+	ldd /tmp/$s | grep -Eq "libscif.so.0 => (/usr)?/lib/[^ ]+/libscif.so.0 " ||
+		{ ldd /tmp/$s; fail "$s: not linked with the installed libscif.so.0"; }
+done
+# scif_pair PROGRAM FABRIC PORT [ARGS]: the listener as node 0, the connector as node 1
+scif_pair() {
+	local prog=$1 fabric=$2 port=$3
+	shift 3
+	as_user "BV_SCIF_FABRIC=$fabric bvctl run --scif-node 0 -- /tmp/$prog listen $port" \
+		>/tmp/$prog.srv 2>&1 &
+	for _ in $(seq 200); do
+		grep -q "listening on port" /tmp/$prog.srv && break
+		sleep 0.1
+	done
+	as_user "BV_SCIF_FABRIC=$fabric bvctl run --scif-node 1 -- /tmp/$prog connect 0 $port $*" \
+		>/tmp/$prog.cli 2>&1 || { cat /tmp/$prog.srv /tmp/$prog.cli; fail "$prog over $fabric"; }
+	wait $! || { cat /tmp/$prog.srv /tmp/$prog.cli; fail "$prog listener over $fabric"; }
+}
+for fabric in ntb cx4; do
+	scif_pair scif_hello $fabric 4101 "\"hello over $fabric\""
+	grep -q "node 1 got: HELLO OVER ${fabric^^}" /tmp/scif_hello.cli ||
+		{ cat /tmp/scif_hello.cli; fail "scif_hello over $fabric"; }
+	scif_pair scif_rma $fabric 4102
+	grep -q "every byte checked" /tmp/scif_rma.srv && grep -q "read back 1 MiB" /tmp/scif_rma.cli ||
+		{ cat /tmp/scif_rma.srv /tmp/scif_rma.cli; fail "scif_rma over $fabric"; }
+	echo "scif_hello, scif_rma over $fabric: every byte checked"
+done
 
 note "bvctl down"
 as_root "bvctl down" || fail "bvctl down"

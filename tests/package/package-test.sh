@@ -24,6 +24,8 @@ SUITE=bookworm
 # A kernel and systemd as init for the VM of step 5.
 INCLUDE=systemd,systemd-sysv,udev,kmod,linux-image-amd64,initramfs-tools,libibverbs1
 INCLUDE=$INCLUDE,ibverbs-providers,ibverbs-utils,perftest,man-db,procps,iproute2
+# rping for the CM library; a compiler for a SCIF program built against libscif-dev.
+INCLUDE=$INCLUDE,rdmacm-utils,gcc,libc6-dev,pkg-config
 
 fail() {
 	echo "FAIL [package-test]: $*" >&2
@@ -47,6 +49,7 @@ mount_root() {
 	mount -t tmpfs -o mode=755 run "$root/run"
 	mount -t tmpfs -o mode=1777 tmp "$root/tmp"
 	cp "$OUT"/debs/*.deb "$SRC"/tests/package/in-*.sh "$root/tmp/"
+	cp "$SRC"/docs/scif-samples/scif_hello.c "$SRC"/docs/scif-samples/scif_rma.c "$root/tmp/"
 }
 in_root() {
 	chroot "$1" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root TERM=dumb \
