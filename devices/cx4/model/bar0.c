@@ -32,7 +32,7 @@
 
 static uint64_t stuck_since[MDEV_UAR_PAGES]; /* not per device: harmless, only a timeout */
 
-void bar0_set_timer(struct mdev *d)
+void cx4m_bar0_set_timer(struct mdev *d)
 {
 	/*
 	 * internal_timer_h/l: free running at device_frequency_mhz (cmd_hca_cap; 0x113 = 275
@@ -44,7 +44,7 @@ void bar0_set_timer(struct mdev *d)
 	cx4_be64_store(d->bar0 + 0x1000, ticks);
 }
 
-void bar0_reset(struct mdev *d)
+void cx4m_bar0_reset(struct mdev *d)
 {
 	const struct mprofile *p = d->prof;
 
@@ -71,13 +71,13 @@ void bar0_reset(struct mdev *d)
 	d->nic_interface = CX4_NIC_IFC_FULL_DRIVER;
 	d->health_counter = 0;
 	d->boot_ns = d->now;
-	bar0_set_timer(d);
+	cx4m_bar0_set_timer(d);
 	memset(stuck_since, 0, sizeof(stuck_since));
-	mtimer_arm(&d->timers, &d->boot_timer, d->now + BOOT_DELAY_NS);
-	mtimer_arm(&d->timers, &d->health_timer, d->now + HEALTH_PERIOD_NS);
+	cx4m_mtimer_arm(&d->timers, &d->boot_timer, d->now + BOOT_DELAY_NS);
+	cx4m_mtimer_arm(&d->timers, &d->health_timer, d->now + HEALTH_PERIOD_NS);
 }
 
-void bar0_boot_done(struct mdev *d, struct mtimer *t)
+void cx4m_bar0_boot_done(struct mdev *d, struct mtimer *t)
 {
 	(void)t;
 	/* The firmware is up (after reset) or the command interface is set up (after 0x14). */
@@ -94,44 +94,44 @@ static void flush_err_qp(void *obj, void *ctx)
 	 * on its own schedule (here: with the heartbeat), and at once on any send doorbell.
 	 */
 	if (qp->state == CX4_QP_STATE_ERR)
-		qp_activate(ctx, qp);
+		cx4m_qp_activate(ctx, qp);
 }
 
-void bar0_health_tick(struct mdev *d, struct mtimer *t)
+void cx4m_bar0_health_tick(struct mdev *d, struct mtimer *t)
 {
 	if (d->hca == MHCA_INIT && d->qps.l1)
-		idtab_foreach(&d->qps, flush_err_qp, d);
+		cx4m_idtab_foreach(&d->qps, flush_err_qp, d);
 	/* The heartbeat drivers watch ([vfio.c]: dead after 3 polls without a change). */
 	if (!d->fatal) {
 		d->health_counter = (d->health_counter + 1) & 0xffffff;
 		cx4_set(d->bar0, CX4_ISEG_HEALTH_COUNTER, d->health_counter);
 	}
-	bar0_set_timer(d);
-	mtimer_arm(&d->timers, t, d->now + HEALTH_PERIOD_NS);
+	cx4m_bar0_set_timer(d);
+	cx4m_mtimer_arm(&d->timers, t, d->now + HEALTH_PERIOD_NS);
 }
 
-void bar0_health_fatal(struct mdev *d, uint8_t synd)
+void cx4m_bar0_health_fatal(struct mdev *d, uint8_t synd)
 {
 	if (d->fatal)
 		return;
-	mdev_log(d, "firmware fatal error, health syndrome 0x%02x", synd);
+	cx4m_mdev_log(d, "firmware fatal error, health syndrome 0x%02x", synd);
 	/* [vfio.c] health check: rfr && synd -> fatal; Linux health.c prints synd at 0x23D */
 	cx4_set(d->bar0, CX4_ISEG_HEALTH_SYND, synd);
 	cx4_set(d->bar0, CX4_ISEG_HEALTH_RFR, 1);
 	d->fatal = true;
 }
 
-void bar0_nic_disable(struct mdev *d)
+void cx4m_bar0_nic_disable(struct mdev *d)
 {
 	uint32_t l_sz = cx4_be32_load(d->bar0 + 0x14);
 
 	cx4_be32_store(d->bar0 + 0x14, (l_sz & ~(7u << 8)) | (uint32_t)CX4_NIC_IFC_DISABLED << 8);
 	d->nic_interface = CX4_NIC_IFC_DISABLED;
-	mdev_destroy_objects(d);
+	cx4m_mdev_destroy_objects(d);
 	d->hca = MHCA_DISABLED;
 }
 
-void bar0_uar_activate(struct mdev *d, uint32_t uar, bool on)
+void cx4m_bar0_uar_activate(struct mdev *d, uint32_t uar, bool on)
 {
 	struct cx4_pw_ring *r =
 	    (struct cx4_pw_ring *)(d->bar0 + (size_t)uar * CX4_UAR_PAGE_SIZE + CX4_PW_RING_OFF);
@@ -172,13 +172,13 @@ static void iseg_write(struct mdev *d, uint16_t off, const uint8_t *val)
 		bar0_wr32(d, 0x14,
 			  l | (uint32_t)nic << 8 | MDEV_LOG_CMDQ_SIZE << 4 | MDEV_LOG_CMDQ_STRIDE);
 		if (nic == CX4_NIC_IFC_SW_RESET) {
-			mdev_log(d, "nic_interface = SW reset");
-			mdev_reset_state(d);
+			cx4m_mdev_log(d, "nic_interface = SW reset");
+			cx4m_mdev_reset_state(d);
 			return;
 		}
 		if (nic == CX4_NIC_IFC_DISABLED) {
 			/* after fast teardown (rdma-core/Linux): the function stops for good */
-			bar0_nic_disable(d);
+			cx4m_bar0_nic_disable(d);
 			return;
 		}
 		if (nic != CX4_NIC_IFC_FULL_DRIVER)
@@ -197,7 +197,7 @@ static void iseg_write(struct mdev *d, uint16_t off, const uint8_t *val)
 		cx4_set(d->bar0, CX4_ISEG_INITIALIZING, 1);
 		d->initializing = true;
 		if (!mtimer_armed(&d->boot_timer) || d->boot_timer.when < d->now + CMDIF_SETUP_NS)
-			mtimer_arm(&d->timers, &d->boot_timer, d->now + CMDIF_SETUP_NS);
+			cx4m_mtimer_arm(&d->timers, &d->boot_timer, d->now + CMDIF_SETUP_NS);
 		break;
 	}
 	case 0x18:
@@ -212,13 +212,13 @@ static void iseg_write(struct mdev *d, uint16_t off, const uint8_t *val)
 static void uar_write(struct mdev *d, uint32_t uar, uint16_t off, uint16_t len, const uint8_t *val)
 {
 	if (off == CX4_UAR_CQ_DOORBELL && len == 8)
-		cq_arm_doorbell(d, uar, val);
+		cx4m_cq_arm_doorbell(d, uar, val);
 	else if (off == CX4_UAR_EQ_DOORBELL_ARM && len >= 4)
-		eq_doorbell(d, uar, cx4_be32_load(val), true);
+		cx4m_eq_doorbell(d, uar, cx4_be32_load(val), true);
 	else if (off == CX4_UAR_EQ_DOORBELL_NOARM && len >= 4)
-		eq_doorbell(d, uar, cx4_be32_load(val), false);
+		cx4m_eq_doorbell(d, uar, cx4_be32_load(val), false);
 	else if (off >= CX4_UAR_BF_OFFSET && len >= 8)
-		qp_sq_doorbell(d, uar, val);
+		cx4m_qp_sq_doorbell(d, uar, val);
 }
 
 static int drain(struct mdev *d, uint32_t page)
@@ -251,8 +251,9 @@ static int drain(struct mdev *d, uint32_t page)
 			}
 			if (d->now - stuck_since[page] < STUCK_SLOT_NS)
 				break;
-			mdev_log(d, "BAR0 page %u: posted write slot %u never published, skipped",
-				 page, h);
+			cx4m_mdev_log(d,
+				      "BAR0 page %u: posted write slot %u never published, skipped",
+				      page, h);
 			stuck_since[page] = 0;
 			atomic_store_explicit(&r->head, ++h, memory_order_release);
 			continue;
@@ -273,7 +274,7 @@ static int drain(struct mdev *d, uint32_t page)
 	return n;
 }
 
-int bar0_poll(struct mdev *d)
+int cx4m_bar0_poll(struct mdev *d)
 {
 	int n = drain(d, 0);
 

@@ -53,7 +53,7 @@ static struct cable_ring *map_ring(int fd)
 	return p == MAP_FAILED ? NULL : p;
 }
 
-int cable_open(struct mdev *d, const char *dir)
+int cx4m_cable_open(struct mdev *d, const char *dir)
 {
 	struct mcable *c = &d->net.cable;
 	char path[CABLE_PATH_MAX];
@@ -106,7 +106,7 @@ int cable_open(struct mdev *d, const char *dir)
 	c->wake_fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
 	if (c->wake_fd < 0)
 		return -errno;
-	cable_drain_wake(d);
+	cx4m_cable_drain_wake(d);
 	/* the other end's FIFO appears last, once its ring is ready: then we look (no polling) */
 	c->watch_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	if (c->watch_fd >= 0 && inotify_add_watch(c->watch_fd, dir, IN_CREATE | IN_MOVED_TO) < 0) {
@@ -131,7 +131,7 @@ static void drop_peer(struct mdev *d)
 	c->look_now = true; /* maybe another end is there already */
 }
 
-void cable_close(struct mdev *d)
+void cx4m_cable_close(struct mdev *d)
 {
 	struct mcable *c = &d->net.cable;
 	char path[CABLE_PATH_MAX];
@@ -200,21 +200,21 @@ static void look(struct mdev *d)
 		c->peer = r->owner;
 		memcpy(c->peer_mac, r->owner_mac, 6);
 		c->tx_pos = c->tx_published = atomic_load(&r->prod);
-		mdev_log(d, "cable: joined to the port at %u.%u.%u.%u", ((uint8_t *)&r->owner)[0],
-			 ((uint8_t *)&r->owner)[1], ((uint8_t *)&r->owner)[2],
-			 ((uint8_t *)&r->owner)[3]);
+		cx4m_mdev_log(d, "cable: joined to the port at %u.%u.%u.%u",
+			      ((uint8_t *)&r->owner)[0], ((uint8_t *)&r->owner)[1],
+			      ((uint8_t *)&r->owner)[2], ((uint8_t *)&r->owner)[3]);
 	}
 	closedir(dp);
 }
 
-uint32_t cable_peer(struct mdev *d)
+uint32_t cx4m_cable_peer(struct mdev *d)
 {
 	struct mcable *c = &d->net.cable;
 
 	if (!c->rx)
 		return 0;
 	if (c->tx && !atomic_load_explicit(&c->tx->alive, memory_order_acquire)) {
-		mdev_log(d, "cable: the other end went away");
+		cx4m_mdev_log(d, "cable: the other end went away");
 		drop_peer(d);
 	}
 	if (!c->tx && (c->look_now || (c->watch_fd < 0 && d->now >= c->next_look_ns))) {
@@ -234,7 +234,7 @@ static void wake(int fd)
 		return;
 }
 
-void cable_publish(struct mdev *d)
+void cx4m_cable_publish(struct mdev *d)
 {
 	struct mcable *c = &d->net.cable;
 
@@ -263,7 +263,7 @@ static uint64_t tx_room(struct mdev *d, struct mcable *c, uint64_t need)
 	       (c->tx_pos - atomic_load_explicit(&c->tx->cons, memory_order_acquire));
 }
 
-int cable_put(struct mdev *d, const struct iovec *iov, int iovcnt, uint32_t len)
+int cx4m_cable_put(struct mdev *d, const struct iovec *iov, int iovcnt, uint32_t len)
 {
 	struct mcable *c = &d->net.cable;
 	uint32_t need = cable_rec_space(len), off = (uint32_t)(c->tx_pos & (CABLE_RING_SIZE - 1));
@@ -275,14 +275,14 @@ int cable_put(struct mdev *d, const struct iovec *iov, int iovcnt, uint32_t len)
 		return -EINVAL;
 	if (to_end < need) {
 		if (tx_room(d, c, (uint64_t)to_end + need) < (uint64_t)to_end + need) {
-			cable_publish(d);
+			cx4m_cable_publish(d);
 			return -EAGAIN;
 		}
 		((struct cable_rec *)(ring_data(c->tx) + off))->len = CABLE_WRAP;
 		c->tx_pos += to_end;
 		off = 0;
 	} else if (tx_room(d, c, need) < need) {
-		cable_publish(d);
+		cx4m_cable_publish(d);
 		return -EAGAIN;
 	}
 	rec = (struct cable_rec *)(ring_data(c->tx) + off);
@@ -296,11 +296,11 @@ int cable_put(struct mdev *d, const struct iovec *iov, int iovcnt, uint32_t len)
 	d->stats.cable_tx_pkts++;
 	/* let the other end start on a long batch before it is all written */
 	if (c->tx_pos - c->tx_published >= (uint64_t)CABLE_PUBLISH_EVERY * cable_rec_space(len))
-		cable_publish(d);
+		cx4m_cable_publish(d);
 	return 0;
 }
 
-const uint8_t *cable_next(struct mdev *d, size_t *len)
+const uint8_t *cx4m_cable_next(struct mdev *d, size_t *len)
 {
 	struct mcable *c = &d->net.cable;
 	uint64_t prod;
@@ -329,15 +329,15 @@ const uint8_t *cable_next(struct mdev *d, size_t *len)
 		return ring_data(c->rx) + off + sizeof(rec);
 	}
 	if (c->rx_pos != prod) {
-		mdev_log(d, "cable: bad record at %llu, skipping to %llu",
-			 (unsigned long long)c->rx_pos, (unsigned long long)prod);
+		cx4m_mdev_log(d, "cable: bad record at %llu, skipping to %llu",
+			      (unsigned long long)c->rx_pos, (unsigned long long)prod);
 		d->stats.rx_drop_icrc++;
 		c->rx_pos = prod;
 	}
 	return NULL;
 }
 
-void cable_rx_done(struct mdev *d)
+void cx4m_cable_rx_done(struct mdev *d)
 {
 	struct mcable *c = &d->net.cable;
 
@@ -350,19 +350,19 @@ void cable_rx_done(struct mdev *d)
 	}
 	if (!atomic_load_explicit(&c->rx->tx_waiting, memory_order_relaxed))
 		return;
-	if (!cable_peer(d))
+	if (!cx4m_cable_peer(d))
 		return; /* the producer is not found yet: it is woken once we are joined */
 	atomic_store(&c->rx->tx_waiting, 0);
 	wake(c->peer_wake_fd);
 }
 
-void cable_sleeping(struct mdev *d, bool sleeping)
+void cx4m_cable_sleeping(struct mdev *d, bool sleeping)
 {
 	if (d->net.cable.rx)
 		atomic_store(&d->net.cable.rx->rx_sleeping, sleeping ? 1 : 0);
 }
 
-void cable_drain_wake(struct mdev *d)
+void cx4m_cable_drain_wake(struct mdev *d)
 {
 	struct mcable *c = &d->net.cable;
 	uint8_t buf[256] __attribute__((aligned(8)));

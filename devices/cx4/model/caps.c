@@ -126,7 +126,7 @@ static const struct capf *table(unsigned int type, size_t *n)
 	}
 }
 
-int caps_boot_slot(unsigned int type)
+int cx4m_caps_boot_slot(unsigned int type)
 {
 	switch (type) {
 	case CX4_CAP_GENERAL:
@@ -154,19 +154,19 @@ static int fill(const struct mdev *d, unsigned int type, uint8_t *page, bool max
 	 * RoCE v1 frames need an Ethernet medium (a cable, or an Ethernet net device); a port
 	 * whose only medium is UDP over the loopback says so, and its driver lists no such GID.
 	 */
-	if (type == CX4_CAP_ROCE && !net_has_ethernet(d)) {
+	if (type == CX4_CAP_ROCE && !cx4m_net_has_ethernet(d)) {
 		cx4_set(page, CX4_CAP_ROCE_L3_TYPE, ROCE_CAP_L3_IP);
 		cx4_set(page, CX4_CAP_ROCE_ROCE_VERSION, ROCE_CAP_V2);
 	}
 	return 0;
 }
 
-int caps_max(const struct mdev *d, unsigned int type, uint8_t *page)
+int cx4m_caps_max(const struct mdev *d, unsigned int type, uint8_t *page)
 {
 	return fill(d, type, page, true);
 }
 
-int caps_cur_default(const struct mdev *d, unsigned int type, uint8_t *page)
+int cx4m_caps_cur_default(const struct mdev *d, unsigned int type, uint8_t *page)
 {
 	return fill(d, type, page, false);
 }
@@ -177,8 +177,8 @@ int caps_cur_default(const struct mdev *d, unsigned int type, uint8_t *page)
  * log_uar_page_sz; rdma-core also sets fields newer FW has). Settable fields are checked
  * against the maximum; the firmware ignores the rest of the page, keeping its values.
  */
-int caps_set_check(const struct mdev *d, unsigned int type, const uint8_t *cur, const uint8_t *in,
-		   uint8_t *out_new, uint32_t *synd)
+int cx4m_caps_set_check(const struct mdev *d, unsigned int type, const uint8_t *cur,
+			const uint8_t *in, uint8_t *out_new, uint32_t *synd)
 {
 	size_t n;
 	const struct capf *t = table(type, &n);

@@ -31,8 +31,8 @@ static int disable_hca(struct mdev *d, struct mcmd *c)
 {
 	if (cx4_get(c->in, CX4_DISABLE_HCA_IN_FUNCTION_ID))
 		return mcmd_err(c, CX4_CMD_STAT_BAD_PARAM_ERR, MSYND(OP(DISABLE_HCA), 1));
-	mdev_destroy_objects(d);
-	icm_teardown(d);
+	cx4m_mdev_destroy_objects(d);
+	cx4m_icm_teardown(d);
 	d->hca = MHCA_DISABLED;
 	d->issi = 0;
 	return CX4_CMD_STAT_OK;
@@ -68,7 +68,7 @@ static int query_pages(struct mdev *d, struct mcmd *c)
 	if (cx4_get(c->in, CX4_QUERY_PAGES_IN_FUNCTION_ID))
 		return mcmd_err(c, CX4_CMD_STAT_BAD_PARAM_ERR, MSYND(OP(QUERY_PAGES), 2));
 	cx4_set(c->out, CX4_QUERY_PAGES_OUT_FUNCTION_ID, 0);
-	cx4_set(c->out, CX4_QUERY_PAGES_OUT_NUM_PAGES, (uint32_t)icm_query(d, c->op_mod));
+	cx4_set(c->out, CX4_QUERY_PAGES_OUT_NUM_PAGES, (uint32_t)cx4m_icm_query(d, c->op_mod));
 	return CX4_CMD_STAT_OK;
 }
 
@@ -98,14 +98,14 @@ static int manage_pages(struct mdev *d, struct mcmd *c)
 						MSYND(OP(MANAGE_PAGES), 3));
 		}
 		for (uint32_t i = 0; i < n; i++) {
-			int err = icm_give(d, cx4_pas_get(c->in, CX4_MANAGE_PAGES_IN_PAS, i));
+			int err = cx4m_icm_give(d, cx4_pas_get(c->in, CX4_MANAGE_PAGES_IN_PAS, i));
 
 			if (err) {
 				/* undo: the pages given by this command go back */
 				uint64_t tmp;
 
 				for (uint32_t j = 0; j < i; j++)
-					icm_take(d, &tmp, 1);
+					cx4m_icm_take(d, &tmp, 1);
 				return mcmd_err(c,
 						err == -EEXIST ? CX4_CMD_STAT_BAD_PARAM_ERR
 							       : CX4_CMD_STAT_NO_RES_ERR,
@@ -114,9 +114,9 @@ static int manage_pages(struct mdev *d, struct mcmd *c)
 		}
 		if (m->request > 0)
 			m->request = (int32_t)n >= m->request ? 0 : m->request - (int32_t)n;
-		if (!m->boot_done && m->ngiven >= m->boot_need && icm_boot(d) && d->fatal)
+		if (!m->boot_done && m->ngiven >= m->boot_need && cx4m_icm_boot(d) && d->fatal)
 			return mcmd_err(c, CX4_CMD_STAT_INT_ERR, MSYND(OP(MANAGE_PAGES), 5));
-		icm_balance(d);
+		cx4m_icm_balance(d);
 		return CX4_CMD_STAT_OK;
 	case CX4_MANAGE_PAGES_OPMOD_HCA_RETURN_PAGES: {
 		uint64_t iova[512];
@@ -127,7 +127,7 @@ static int manage_pages(struct mdev *d, struct mcmd *c)
 					MSYND(OP(MANAGE_PAGES), 6));
 		while (got < n) {
 			uint32_t want = n - got > 512 ? 512 : n - got;
-			uint32_t k = icm_take(d, iova, want);
+			uint32_t k = cx4m_icm_take(d, iova, want);
 
 			for (uint32_t i = 0; i < k; i++)
 				cx4_pas_set(c->out, CX4_MANAGE_PAGES_OUT_PAS, got + i, iova[i]);
@@ -138,7 +138,7 @@ static int manage_pages(struct mdev *d, struct mcmd *c)
 		cx4_set(c->out, CX4_MANAGE_PAGES_OUT_OUTPUT_NUM_ENTRIES, got);
 		if (m->request < 0)
 			m->request = (int32_t)got >= -m->request ? 0 : m->request + (int32_t)got;
-		icm_balance(d);
+		cx4m_icm_balance(d);
 		return CX4_CMD_STAT_OK;
 	}
 	default:
@@ -149,7 +149,7 @@ static int manage_pages(struct mdev *d, struct mcmd *c)
 static int query_hca_cap(struct mdev *d, struct mcmd *c)
 {
 	unsigned int type = c->op_mod >> 1;
-	int slot = caps_boot_slot(type);
+	int slot = cx4m_caps_boot_slot(type);
 	uint8_t *page = c->out + CX4_QUERY_HCA_CAP_OUT_CAPABILITY;
 
 	if (cx4_get(c->in, CX4_QUERY_HCA_CAP_IN_OTHER_FUNCTION))
@@ -157,12 +157,12 @@ static int query_hca_cap(struct mdev *d, struct mcmd *c)
 	if (slot < 0)
 		return mcmd_err(c, CX4_CMD_STAT_BAD_OP_ERR, MSYND(OP(QUERY_HCA_CAP), 2));
 	if (!(c->op_mod & CX4_HCA_CAP_OPMOD_CUR)) {
-		caps_max(d, type, page);
+		cx4m_caps_max(d, type, page);
 		return CX4_CMD_STAT_OK;
 	}
 	/* The current page lives in ICM (a boot page). */
-	if (icm_page_rw(d, d->icm.boot_page[ICM_BOOT_CAP_GEN + slot], 0, page, CX4_HCA_CAP_SIZE,
-			false))
+	if (cx4m_icm_page_rw(d, d->icm.boot_page[ICM_BOOT_CAP_GEN + slot], 0, page,
+			     CX4_HCA_CAP_SIZE, false))
 		return mcmd_err(c, CX4_CMD_STAT_INT_ERR, MSYND(OP(QUERY_HCA_CAP), 3));
 	return CX4_CMD_STAT_OK;
 }
@@ -170,7 +170,7 @@ static int query_hca_cap(struct mdev *d, struct mcmd *c)
 static int set_hca_cap(struct mdev *d, struct mcmd *c)
 {
 	unsigned int type = c->op_mod >> 1;
-	int slot = caps_boot_slot(type);
+	int slot = cx4m_caps_boot_slot(type);
 	uint8_t cur[CX4_HCA_CAP_SIZE], nw[CX4_HCA_CAP_SIZE];
 	int st;
 
@@ -181,12 +181,14 @@ static int set_hca_cap(struct mdev *d, struct mcmd *c)
 	/* Capabilities are fixed once the HCA is initialised. */
 	if (d->hca == MHCA_INIT)
 		return mcmd_err(c, CX4_CMD_STAT_BAD_SYS_STATE_ERR, MSYND(OP(SET_HCA_CAP), 3));
-	if (icm_page_rw(d, d->icm.boot_page[ICM_BOOT_CAP_GEN + slot], 0, cur, sizeof(cur), false))
+	if (cx4m_icm_page_rw(d, d->icm.boot_page[ICM_BOOT_CAP_GEN + slot], 0, cur, sizeof(cur),
+			     false))
 		return mcmd_err(c, CX4_CMD_STAT_INT_ERR, MSYND(OP(SET_HCA_CAP), 4));
-	st = caps_set_check(d, type, cur, c->in + CX4_SET_HCA_CAP_IN_CAPABILITY, nw, &c->syndrome);
+	st = cx4m_caps_set_check(d, type, cur, c->in + CX4_SET_HCA_CAP_IN_CAPABILITY, nw,
+				 &c->syndrome);
 	if (st)
 		return st;
-	if (icm_page_rw(d, d->icm.boot_page[ICM_BOOT_CAP_GEN + slot], 0, nw, sizeof(nw), true))
+	if (cx4m_icm_page_rw(d, d->icm.boot_page[ICM_BOOT_CAP_GEN + slot], 0, nw, sizeof(nw), true))
 		return mcmd_err(c, CX4_CMD_STAT_INT_ERR, MSYND(OP(SET_HCA_CAP), 5));
 	memcpy(d->cap_cur[slot], nw, sizeof(nw));
 	return CX4_CMD_STAT_OK;
@@ -198,12 +200,12 @@ static int init_hca(struct mdev *d, struct mcmd *c)
 
 	if (d->hca == MHCA_INIT)
 		return mcmd_err(c, CX4_CMD_STAT_BAD_SYS_STATE_ERR, MSYND(OP(INIT_HCA), 1));
-	err = icm_init_hca(d);
+	err = cx4m_icm_init_hca(d);
 	if (err == -ENOMEM)
 		return mcmd_err(c, CX4_CMD_STAT_NO_RES_ERR, MSYND(OP(INIT_HCA), 2));
 	if (err)
 		return mcmd_err(c, CX4_CMD_STAT_INT_ERR, MSYND(OP(INIT_HCA), 3));
-	if (mdev_init_hca(d))
+	if (cx4m_mdev_init_hca(d))
 		return mcmd_err(c, CX4_CMD_STAT_NO_RES_ERR, MSYND(OP(INIT_HCA), 4));
 	d->hca = MHCA_INIT;
 	return CX4_CMD_STAT_OK;
@@ -217,8 +219,8 @@ static int teardown_hca(struct mdev *d, struct mcmd *c)
 	 */
 	if (cx4_get(c->in, CX4_TEARDOWN_HCA_IN_PROFILE) != CX4_TEARDOWN_PROFILE_GRACEFUL_CLOSE)
 		return mcmd_err(c, CX4_CMD_STAT_BAD_PARAM_ERR, MSYND(OP(TEARDOWN_HCA), 1));
-	mdev_destroy_objects(d);
-	icm_teardown(d);
+	cx4m_mdev_destroy_objects(d);
+	cx4m_icm_teardown(d);
 	d->hca = MHCA_ENABLED;
 	return CX4_CMD_STAT_OK;
 }
@@ -242,7 +244,7 @@ static int nop(struct mdev *d, struct mcmd *c)
 	return CX4_CMD_STAT_OK;
 }
 
-const struct mcmd_desc mcmd_hca[] = {
+const struct mcmd_desc cx4m_mcmd_hca[] = {
     {OP(ENABLE_HCA), MCMD_ANY, CX4_ENABLE_HCA_IN_SIZE, CX4_ENABLE_HCA_OUT_SIZE, enable_hca},
     {OP(DISABLE_HCA), MCMD_ENABLED, CX4_DISABLE_HCA_IN_SIZE, CX4_DISABLE_HCA_OUT_SIZE, disable_hca},
     {OP(QUERY_ISSI), MCMD_ENABLED, CX4_QUERY_ISSI_IN_SIZE, CX4_QUERY_ISSI_OUT_SIZE, query_issi},

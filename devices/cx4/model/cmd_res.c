@@ -23,7 +23,7 @@ static int alloc_uar(struct mdev *d, struct mcmd *c)
 		if (d->uar_used[u])
 			continue;
 		d->uar_used[u] = 1;
-		bar0_uar_activate(d, u, true);
+		cx4m_bar0_uar_activate(d, u, true);
 		cx4_set(c->out, CX4_ALLOC_UAR_OUT_UAR, u);
 		return CX4_CMD_STAT_OK;
 	}
@@ -39,13 +39,13 @@ static int dealloc_uar(struct mdev *d, struct mcmd *c)
 	if (d->uar_used[u] > 1)
 		return mcmd_err(c, CX4_CMD_STAT_RES_BUSY, MSYND(OP(DEALLOC_UAR), 2));
 	d->uar_used[u] = 0;
-	bar0_uar_activate(d, u, false);
+	cx4m_bar0_uar_activate(d, u, false);
 	return CX4_CMD_STAT_OK;
 }
 
 static int alloc_pd(struct mdev *d, struct mcmd *c)
 {
-	uint32_t pd = idtab_alloc(&d->pds, (void *)1);
+	uint32_t pd = cx4m_idtab_alloc(&d->pds, (void *)1);
 
 	if (pd == UINT32_MAX)
 		return mcmd_err(c, CX4_CMD_STAT_NO_RES_ERR, MSYND(OP(ALLOC_PD), 1));
@@ -57,15 +57,15 @@ static int dealloc_pd(struct mdev *d, struct mcmd *c)
 {
 	uint32_t pd = cx4_get(c->in, CX4_DEALLOC_PD_IN_PD);
 
-	if (!idtab_get(&d->pds, pd))
+	if (!cx4m_idtab_get(&d->pds, pd))
 		return mcmd_err(c, CX4_CMD_STAT_BAD_RES_ERR, MSYND(OP(DEALLOC_PD), 1));
-	idtab_remove(&d->pds, pd);
+	cx4m_idtab_remove(&d->pds, pd);
 	return CX4_CMD_STAT_OK;
 }
 
 static int alloc_td(struct mdev *d, struct mcmd *c)
 {
-	uint32_t td = idtab_alloc(&d->tds, (void *)1);
+	uint32_t td = cx4m_idtab_alloc(&d->tds, (void *)1);
 
 	if (td == UINT32_MAX)
 		return mcmd_err(c, CX4_CMD_STAT_NO_RES_ERR, MSYND(OP(ALLOC_TRANSPORT_DOMAIN), 1));
@@ -77,10 +77,10 @@ static int dealloc_td(struct mdev *d, struct mcmd *c)
 {
 	uint32_t td = cx4_get(c->in, CX4_DEALLOC_TRANSPORT_DOMAIN_IN_TD);
 
-	if (!idtab_get(&d->tds, td))
+	if (!cx4m_idtab_get(&d->tds, td))
 		return mcmd_err(c, CX4_CMD_STAT_BAD_RES_ERR,
 				MSYND(OP(DEALLOC_TRANSPORT_DOMAIN), 1));
-	idtab_remove(&d->tds, td);
+	cx4m_idtab_remove(&d->tds, td);
 	return CX4_CMD_STAT_OK;
 }
 
@@ -94,7 +94,7 @@ static int query_special_contexts(struct mdev *d, struct mcmd *c)
 	return CX4_CMD_STAT_OK;
 }
 
-const struct mcmd_desc mcmd_res[] = {
+const struct mcmd_desc cx4m_mcmd_res[] = {
     {OP(ALLOC_UAR), MCMD_INIT, CX4_ALLOC_UAR_IN_SIZE, CX4_ALLOC_UAR_OUT_SIZE, alloc_uar},
     {OP(DEALLOC_UAR), MCMD_INIT, CX4_DEALLOC_UAR_IN_SIZE, CX4_DEALLOC_UAR_OUT_SIZE, dealloc_uar},
     {OP(ALLOC_PD), MCMD_INIT, CX4_ALLOC_PD_IN_SIZE, CX4_ALLOC_PD_OUT_SIZE, alloc_pd},

@@ -23,7 +23,8 @@
 #define MAX_MSG_LEN (64u << 20)
 
 static const struct mcmd_desc *const tables[] = {
-    mcmd_hca, mcmd_res, mcmd_eq, mcmd_cq, mcmd_mkey, mcmd_qp, mcmd_srq, mcmd_vport,
+    cx4m_mcmd_hca,  cx4m_mcmd_res, cx4m_mcmd_eq,  cx4m_mcmd_cq,
+    cx4m_mcmd_mkey, cx4m_mcmd_qp,  cx4m_mcmd_srq, cx4m_mcmd_vport,
 };
 
 static const struct mcmd_desc *find_cmd(uint16_t opcode)
@@ -35,7 +36,7 @@ static const struct mcmd_desc *find_cmd(uint16_t opcode)
 	return NULL;
 }
 
-void cmdif_reset(struct mdev *d)
+void cx4m_cmdif_reset(struct mdev *d)
 {
 	d->cmd_pending = 0;
 }
@@ -77,7 +78,7 @@ static int chain_read(struct mdev *d, uint64_t ptr, uint32_t len, uint8_t token,
 		uint8_t *b = c->blk + (size_t)i * CX4_MAILBOX_SIZE;
 
 		if (!ptr || (ptr & (CX4_MAILBOX_ALIGN - 1)) ||
-		    dma_read(d, ptr, b, CX4_MAILBOX_SIZE))
+		    cx4m_dma_read(d, ptr, b, CX4_MAILBOX_SIZE))
 			return bad_ptr;
 		c->addr[i] = ptr;
 		c->nblk = i + 1;
@@ -176,7 +177,7 @@ static void execute(struct mdev *d, struct mcmd *c)
 		memset(c->out, 0, c->olen);
 		cx4_set(c->out, CX4_CMD_OUT_SYNDROME, c->syndrome);
 		if (d->cfg.log)
-			mdev_log(
+			cx4m_mdev_log(
 			    d, "command %s(0x%x) op_mod 0x%x: status 0x%02x (%s), syndrome 0x%08x",
 			    cx4_cmd_opcode_name(c->opcode) ? cx4_cmd_opcode_name(c->opcode) : "?",
 			    c->opcode, c->op_mod, status, cx4_cmd_status_str((uint8_t)status),
@@ -196,10 +197,10 @@ static void run_slot(struct mdev *d, unsigned int slot)
 	uint8_t token, deliv;
 	uint8_t *in = NULL, *out = NULL;
 
-	if (dma_read(d, eaddr, entry, sizeof(entry))) {
+	if (cx4m_dma_read(d, eaddr, entry, sizeof(entry))) {
 		/* The queue itself is not reachable: nothing can be answered. */
-		mdev_log(d, "command slot %u: entry at IOVA 0x%llx unreadable", slot,
-			 (unsigned long long)eaddr);
+		cx4m_mdev_log(d, "command slot %u: entry at IOVA 0x%llx unreadable", slot,
+			      (unsigned long long)eaddr);
 		return;
 	}
 	if (!cx4_get(entry, CX4_CMD_OWNERSHIP))
@@ -251,7 +252,7 @@ static void run_slot(struct mdev *d, unsigned int slot)
 				uint8_t *b = cout.blk + (size_t)i * CX4_MAILBOX_SIZE;
 
 				memcpy(b, out + at, k);
-				if (dma_write(d, cout.addr[i], b, k)) {
+				if (cx4m_dma_write(d, cout.addr[i], b, k)) {
 					deliv = CX4_CMD_DELIVERY_OUT_PTR_ALIGN_ERR;
 					break;
 				}
@@ -260,24 +261,26 @@ static void run_slot(struct mdev *d, unsigned int slot)
 	}
 	/* Output inline first, then status and ownership in one byte, last ([cmd.c]). */
 	entry[CX4_CMD_STATUS_OWN_BYTE] = (uint8_t)(deliv << 1);
-	if (dma_write(d, eaddr + CX4_CMD_OUTPUT_INLINE, entry + CX4_CMD_OUTPUT_INLINE, 16) == 0) {
+	if (cx4m_dma_write(d, eaddr + CX4_CMD_OUTPUT_INLINE, entry + CX4_CMD_OUTPUT_INLINE, 16) ==
+	    0) {
 		atomic_thread_fence(memory_order_release);
-		dma_write(d, eaddr + CX4_CMD_STATUS_OWN_BYTE, &entry[CX4_CMD_STATUS_OWN_BYTE], 1);
+		cx4m_dma_write(d, eaddr + CX4_CMD_STATUS_OWN_BYTE, &entry[CX4_CMD_STATUS_OWN_BYTE],
+			       1);
 	}
 	trace_dump(d, entry, &cout, false);
 	if (deliv != CX4_CMD_DELIVERY_OK)
-		mdev_log(d, "command slot %u: delivery status 0x%02x (%s)", slot, deliv,
-			 cx4_cmd_delivery_str(deliv));
+		cx4m_mdev_log(d, "command slot %u: delivery status 0x%02x (%s)", slot, deliv,
+			      cx4_cmd_delivery_str(deliv));
 	chain_free(&cin);
 	chain_free(&cout);
 	free(in);
 	free(out);
 	/* A command that reset the device has no completion event to give. */
 	if (d->cmdq_valid)
-		eq_post_cmd(d, 1u << slot);
+		cx4m_eq_post_cmd(d, 1u << slot);
 }
 
-int cmdif_run(struct mdev *d)
+int cx4m_cmdif_run(struct mdev *d)
 {
 	uint32_t pend;
 	int n = 0;

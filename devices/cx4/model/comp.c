@@ -44,7 +44,7 @@ static inline bool in_flight(const struct mreq *r, uint32_t pos)
 	return pos - r->swq_tail < r->swq_head - r->swq_tail;
 }
 
-void comp_retire(struct mdev *d, struct mqp *qp)
+void cx4m_comp_retire(struct mdev *d, struct mqp *qp)
 {
 	struct mreq *r = &qp->req;
 
@@ -54,11 +54,11 @@ void comp_retire(struct mdev *d, struct mqp *qp)
 		if (!e->done)
 			break;
 		if (e->fm_ce_se & MLX5_WQE_CTRL_CQ_UPDATE)
-			cqe_req(d, qp, e,
-				e->opcode == MLX5_OPCODE_ATOMIC_CS ||
-					e->opcode == MLX5_OPCODE_ATOMIC_FA
-				    ? 8
-				    : e->len);
+			cx4m_cqe_req(d, qp, e,
+				     e->opcode == MLX5_OPCODE_ATOMIC_CS ||
+					     e->opcode == MLX5_OPCODE_ATOMIC_FA
+					 ? 8
+					 : e->len);
 		r->ci = (uint16_t)(e->idx + e->nbb);
 		r->swq_tail++;
 	}
@@ -67,29 +67,29 @@ void comp_retire(struct mdev *d, struct mqp *qp)
 		r->cur_started = false;
 	}
 	if (r->swq_tail == r->swq_head)
-		mtimer_cancel(&d->timers, &r->retry_timer);
+		cx4m_mtimer_cancel(&d->timers, &r->retry_timer);
 }
 
-void comp_sent(struct mdev *d, struct mqp *qp, uint32_t pos)
+void cx4m_comp_sent(struct mdev *d, struct mqp *qp, uint32_t pos)
 {
 	struct mreq *r = &qp->req;
 
 	if (!r->swq || !in_flight(r, pos))
 		return;
 	r->swq[pos % r->swq_size].done = 1;
-	comp_retire(d, qp);
+	cx4m_comp_retire(d, qp);
 }
 
 static void flush_entry(struct mdev *d, struct mqp *qp, struct mswqe *e)
 {
-	cqe_req_err(d, qp, e->idx, e->opcode, MLX5_CQE_SYNDROME_WR_FLUSH_ERR);
+	cx4m_cqe_req_err(d, qp, e->idx, e->opcode, MLX5_CQE_SYNDROME_WR_FLUSH_ERR);
 }
 
-void comp_error(struct mdev *d, struct mqp *qp, uint32_t pos, uint8_t syndrome)
+void cx4m_comp_error(struct mdev *d, struct mqp *qp, uint32_t pos, uint8_t syndrome)
 {
 	struct mreq *r = &qp->req;
 
-	comp_retire(d, qp);
+	cx4m_comp_retire(d, qp);
 	if (!in_flight(r, pos))
 		return;
 	/* older WQEs still outstanding are flushed first: completions stay in order */
@@ -97,30 +97,30 @@ void comp_error(struct mdev *d, struct mqp *qp, uint32_t pos, uint8_t syndrome)
 		struct mswqe *e = &r->swq[r->swq_tail % r->swq_size];
 
 		if (e->done && (e->fm_ce_se & MLX5_WQE_CTRL_CQ_UPDATE))
-			cqe_req(d, qp, e, e->len);
+			cx4m_cqe_req(d, qp, e, e->len);
 		else if (!e->done)
 			flush_entry(d, qp, e);
 		r->swq_tail++;
 	}
-	cqe_req_err(d, qp, r->swq[pos % r->swq_size].idx, r->swq[pos % r->swq_size].opcode,
-		    syndrome);
+	cx4m_cqe_req_err(d, qp, r->swq[pos % r->swq_size].idx, r->swq[pos % r->swq_size].opcode,
+			 syndrome);
 	r->swq_tail++;
-	qp_to_error(d, qp, 0xff);
+	cx4m_qp_to_error(d, qp, 0xff);
 }
 
-void comp_flush_sq(struct mdev *d, struct mqp *qp)
+void cx4m_comp_flush_sq(struct mdev *d, struct mqp *qp)
 {
 	struct mreq *r = &qp->req;
 	uint8_t rec[4];
 
 	if (qp->no_sq || !r->swq)
 		return;
-	comp_retire(d, qp);
+	cx4m_comp_retire(d, qp);
 	while (r->swq_tail != r->swq_head) {
 		struct mswqe *e = &r->swq[r->swq_tail % r->swq_size];
 
 		if (e->done && (e->fm_ce_se & MLX5_WQE_CTRL_CQ_UPDATE))
-			cqe_req(d, qp, e, e->len);
+			cx4m_cqe_req(d, qp, e, e->len);
 		else if (!e->done)
 			flush_entry(d, qp, e);
 		r->swq_tail++;
@@ -129,18 +129,19 @@ void comp_flush_sq(struct mdev *d, struct mqp *qp)
 	r->cur_started = false;
 	r->reads_out = 0;
 	r->rnr_wait = false;
-	mtimer_cancel(&d->timers, &r->retry_timer);
-	mtimer_cancel(&d->timers, &r->rnr_timer);
+	cx4m_mtimer_cancel(&d->timers, &r->retry_timer);
+	cx4m_mtimer_cancel(&d->timers, &r->rnr_timer);
 	/* WQEs posted but never started */
-	if (dma_read(d, qp->dbr + 4, rec, sizeof(rec)) == 0) {
+	if (cx4m_dma_read(d, qp->dbr + 4, rec, sizeof(rec)) == 0) {
 		r->pi = (uint16_t)cx4_be32_load(rec);
 		while (r->next != r->pi) {
 			uint8_t nbb;
-			int op = wqe_opcode(d, qp, r->next, &nbb);
+			int op = cx4m_wqe_opcode(d, qp, r->next, &nbb);
 
 			if (op < 0)
 				break;
-			cqe_req_err(d, qp, r->next, (uint8_t)op, MLX5_CQE_SYNDROME_WR_FLUSH_ERR);
+			cx4m_cqe_req_err(d, qp, r->next, (uint8_t)op,
+					 MLX5_CQE_SYNDROME_WR_FLUSH_ERR);
 			r->next = (uint16_t)(r->next + nbb);
 		}
 	}
@@ -155,11 +156,11 @@ static void progress(struct mdev *d, struct mqp *qp)
 	r->retry_left = qp->retry_count;
 	r->rnr_left = qp->rnr_retry;
 	r->reissued = false;
-	mtimer_cancel(&d->timers, &r->retry_timer);
-	comp_retire(d, qp);
+	cx4m_mtimer_cancel(&d->timers, &r->retry_timer);
+	cx4m_comp_retire(d, qp);
 	if (r->swq_tail != r->swq_head && psn_sub(r->sent_psn, r->ack_psn))
-		req_arm_retry(d, qp);
-	qp_activate(d, qp);
+		cx4m_req_arm_retry(d, qp);
+	cx4m_qp_activate(d, qp);
 }
 
 /* The oldest outstanding entry that still waits for something. */
@@ -187,13 +188,13 @@ static bool go_back(struct mdev *d, struct mqp *qp, uint32_t psn, uint32_t pos)
 		return true;
 	if (!r->retry_left) {
 		if (pos != r->swq_head)
-			comp_error(d, qp, pos, MLX5_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR);
+			cx4m_comp_error(d, qp, pos, MLX5_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR);
 		return false;
 	}
 	r->retry_left--;
 	r->reissued = true;
 	r->reissue_psn = psn;
-	req_rewind(d, qp, psn);
+	cx4m_req_rewind(d, qp, psn);
 	return true;
 }
 
@@ -240,7 +241,7 @@ static bool ack_upto(struct mdev *d, struct mqp *qp, uint32_t psn)
 	return true;
 }
 
-void comp_retry_timeout(struct mdev *d, struct mtimer *t)
+void cx4m_comp_retry_timeout(struct mdev *d, struct mtimer *t)
 {
 	struct mqp *qp = (struct mqp *)((uint8_t *)t - offsetof(struct mqp, req.retry_timer));
 	struct mreq *r = &qp->req;
@@ -252,7 +253,7 @@ void comp_retry_timeout(struct mdev *d, struct mtimer *t)
 	if (p == r->swq_head)
 		return;
 	if (!r->retry_left) {
-		comp_error(d, qp, p, MLX5_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR);
+		cx4m_comp_error(d, qp, p, MLX5_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR);
 		return;
 	}
 	r->retry_left--;
@@ -260,19 +261,19 @@ void comp_retry_timeout(struct mdev *d, struct mtimer *t)
 	/* a new resend: whatever shows a loss from here on is a new one */
 	r->reissued = true;
 	r->reissue_psn = r->ack_psn;
-	req_rewind(d, qp, r->ack_psn);
-	req_arm_retry(d, qp);
+	cx4m_req_rewind(d, qp, r->ack_psn);
+	cx4m_req_arm_retry(d, qp);
 }
 
-void comp_rnr_timeout(struct mdev *d, struct mtimer *t)
+void cx4m_comp_rnr_timeout(struct mdev *d, struct mtimer *t)
 {
 	struct mqp *qp = (struct mqp *)((uint8_t *)t - offsetof(struct mqp, req.rnr_timer));
 
 	if (!qp->req.rnr_wait || qp->state != CX4_QP_STATE_RTS)
 		return;
 	qp->req.rnr_wait = false;
-	req_rewind(d, qp, qp->req.rnr_psn);
-	req_arm_retry(d, qp);
+	cx4m_req_rewind(d, qp, qp->req.rnr_psn);
+	cx4m_req_arm_retry(d, qp);
 }
 
 /* The swq entry whose PSN range holds psn, or swq_head. */
@@ -306,16 +307,16 @@ static void on_nak(struct mdev *d, struct mqp *qp, const struct roce_pkt *p, uin
 			return;
 		if (qp->rnr_retry != 7) {
 			if (!r->rnr_left) {
-				comp_error(d, qp, pos, MLX5_CQE_SYNDROME_RNR_RETRY_EXC_ERR);
+				cx4m_comp_error(d, qp, pos, MLX5_CQE_SYNDROME_RNR_RETRY_EXC_ERR);
 				return;
 			}
 			r->rnr_left--;
 		}
 		r->rnr_wait = true;
 		r->rnr_psn = p->psn;
-		mtimer_cancel(&d->timers, &r->retry_timer);
-		mtimer_arm(&d->timers, &r->rnr_timer,
-			   d->now + 1000ull * roce_rnr_timer_usec(syn & ROCE_AETH_VALUE_MASK));
+		cx4m_mtimer_cancel(&d->timers, &r->retry_timer);
+		cx4m_mtimer_arm(&d->timers, &r->rnr_timer,
+				d->now + 1000ull * roce_rnr_timer_usec(syn & ROCE_AETH_VALUE_MASK));
 		return;
 	case ROCE_AETH_NAK:
 		switch (syn & ROCE_AETH_VALUE_MASK) {
@@ -324,15 +325,15 @@ static void on_nak(struct mdev *d, struct mqp *qp, const struct roce_pkt *p, uin
 			return;
 		case ROCE_NAK_INV_REQ:
 			if (pos != r->swq_head)
-				comp_error(d, qp, pos, MLX5_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR);
+				cx4m_comp_error(d, qp, pos, MLX5_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR);
 			return;
 		case ROCE_NAK_REM_ACC_ERR:
 			if (pos != r->swq_head)
-				comp_error(d, qp, pos, MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR);
+				cx4m_comp_error(d, qp, pos, MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR);
 			return;
 		default:
 			if (pos != r->swq_head)
-				comp_error(d, qp, pos, MLX5_CQE_SYNDROME_REMOTE_OP_ERR);
+				cx4m_comp_error(d, qp, pos, MLX5_CQE_SYNDROME_REMOTE_OP_ERR);
 			return;
 		}
 	default:
@@ -351,7 +352,7 @@ static struct mwqe *comp_wqe(struct mdev *d, struct mqp *qp, uint16_t idx)
 			return NULL;
 	}
 	if (!r->cwqe_valid || r->cwqe_idx != idx) {
-		r->cwqe_valid = wqe_fetch(d, qp, idx, r->cwqe) == 0;
+		r->cwqe_valid = cx4m_wqe_fetch(d, qp, idx, r->cwqe) == 0;
 		r->cwqe_idx = idx;
 	}
 	return r->cwqe_valid ? r->cwqe : NULL;
@@ -373,15 +374,15 @@ static int scatter(struct mdev *d, struct mqp *qp, const struct mwqe *w, uint32_
 			continue;
 		}
 		take = s->len - off < len ? s->len - off : len;
-		n = mkey_xlate(d, s->lkey, qp->pd, qp->qpn, s->addr + off, take, MKEY_LW, qp->rlky,
-			       segs, MQP_MAX_SEGS);
+		n = cx4m_mkey_xlate(d, s->lkey, qp->pd, qp->qpn, s->addr + off, take, MKEY_LW,
+				    qp->rlky, segs, MQP_MAX_SEGS);
 		if (n < 0)
 			return MLX5_CQE_SYNDROME_LOCAL_PROT_ERR;
 		if (sync) {
-			if (dseg_write(segs, n, data))
+			if (cx4m_dseg_write(segs, n, data))
 				return MLX5_CQE_SYNDROME_LOCAL_PROT_ERR;
 		} else {
-			dseg_copy_batched(&d->rx_dma, segs, n, (uint8_t *)data, qp->qpn);
+			cx4m_dseg_copy_batched(&d->rx_dma, segs, n, (uint8_t *)data, qp->qpn);
 		}
 		data += take;
 		len -= take;
@@ -423,17 +424,17 @@ static void on_read_resp(struct mdev *d, struct mqp *qp, const struct roce_pkt *
 	}
 	if ((p->psn != e->last_psn && p->payload_len != qp->pmtu) ||
 	    (p->psn == e->last_psn && p->payload_len != e->resid) || p->payload_len > e->resid) {
-		comp_error(d, qp, pos, MLX5_CQE_SYNDROME_BAD_RESP_ERR);
+		cx4m_comp_error(d, qp, pos, MLX5_CQE_SYNDROME_BAD_RESP_ERR);
 		return;
 	}
 	w = comp_wqe(d, qp, e->idx);
 	if (!w) {
-		comp_error(d, qp, pos, MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR);
+		cx4m_comp_error(d, qp, pos, MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR);
 		return;
 	}
 	synd = scatter(d, qp, w, off, p->payload, p->payload_len, false);
 	if (synd) {
-		comp_error(d, qp, pos, (uint8_t)synd);
+		cx4m_comp_error(d, qp, pos, (uint8_t)synd);
 		return;
 	}
 	e->resid -= p->payload_len;
@@ -478,7 +479,7 @@ static void on_atomic_ack(struct mdev *d, struct mqp *qp, const struct roce_pkt 
 	w = comp_wqe(d, qp, e->idx);
 	synd = w ? scatter(d, qp, w, 0, buf, 8, true) : MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR;
 	if (synd) {
-		comp_error(d, qp, pos, (uint8_t)synd);
+		cx4m_comp_error(d, qp, pos, (uint8_t)synd);
 		return;
 	}
 	e->atomic_orig = orig;
@@ -489,11 +490,11 @@ static void on_atomic_ack(struct mdev *d, struct mqp *qp, const struct roce_pkt 
 	progress(d, qp);
 }
 
-void comp_rx(struct mdev *d, struct mqp *qp, const struct roce_pkt *p)
+void cx4m_comp_rx(struct mdev *d, struct mqp *qp, const struct roce_pkt *p)
 {
 	const uint8_t *aeth = roce_pkt_hdr(p, ROCE_HDR_AETH);
 
-	if (qp->st != CX4_QP_ST_RC || !qp->req.swq || !net_pkt_on_path(d, p, &qp->path) ||
+	if (qp->st != CX4_QP_ST_RC || !qp->req.swq || !cx4m_net_pkt_on_path(d, p, &qp->path) ||
 	    (qp->state != CX4_QP_STATE_RTS && qp->state != CX4_QP_STATE_SQD)) {
 		d->stats.rx_drop_qp++;
 		return;

@@ -24,19 +24,19 @@
 
 enum { ARM_NONE, ARM_NEXT, ARM_SOL };
 
-struct mcq *cq_get(struct mdev *d, uint32_t cqn)
+struct mcq *cx4m_cq_get(struct mdev *d, uint32_t cqn)
 {
-	return idtab_get(&d->cqs, cqn);
+	return cx4m_idtab_get(&d->cqs, cqn);
 }
 
-void cq_push(struct mdev *d, struct mcq *cq, const uint8_t *cqe64)
+void cx4m_cq_push(struct mdev *d, struct mcq *cq, const uint8_t *cqe64)
 {
 	if (d->ncqe_q == d->cqe_q_cap) {
 		uint32_t cap = d->cqe_q_cap ? d->cqe_q_cap * 2 : 256;
 		void *q = realloc(d->cqe_q, cap * sizeof(*d->cqe_q));
 
 		if (!q) {
-			mdev_log(d, "out of memory: CQE for CQ 0x%x lost", cq->cqn);
+			cx4m_mdev_log(d, "out of memory: CQE for CQ 0x%x lost", cq->cqn);
 			return;
 		}
 		d->cqe_q = q;
@@ -52,9 +52,9 @@ static void cq_event(struct mdev *d, struct mcq *cq)
 	cq->arm = ARM_NONE;
 	cq->mod_count = 0;
 	cq->event_pi = cq->pi;
-	mtimer_cancel(&d->timers, &cq->mod_timer);
+	cx4m_mtimer_cancel(&d->timers, &cq->mod_timer);
 	if (cq->eq)
-		eq_post_comp(d, cq->eq, cq->cqn);
+		cx4m_eq_post_comp(d, cq->eq, cq->cqn);
 }
 
 static void mod_timeout(struct mdev *d, struct mtimer *t)
@@ -77,7 +77,7 @@ static void notify(struct mdev *d, struct mcq *cq, bool solicited)
 		return;
 	}
 	if (cq->cq_period && !mtimer_armed(&cq->mod_timer))
-		mtimer_arm(&d->timers, &cq->mod_timer, d->now + cq->cq_period * 1000ull);
+		cx4m_mtimer_arm(&d->timers, &cq->mod_timer, d->now + cq->cq_period * 1000ull);
 }
 
 static void cq_error(struct mdev *d, struct mcq *cq, uint8_t synd, uint8_t status)
@@ -88,8 +88,8 @@ static void cq_error(struct mdev *d, struct mcq *cq, uint8_t synd, uint8_t statu
 	cx4_set(eqe, CX4_EQE_TYPE, CX4_EVENT_TYPE_CQ_ERROR);
 	cx4_set(eqe, CX4_EQE_CQ_ERR_CQN, cq->cqn);
 	cx4_set(eqe, CX4_EQE_CQ_ERR_SYNDROME, synd);
-	mdev_log(d, "CQ 0x%x error, syndrome %u", cq->cqn, synd);
-	eq_post_async(d, eqe);
+	cx4m_mdev_log(d, "CQ 0x%x error, syndrome %u", cq->cqn, synd);
+	cx4m_eq_post_async(d, eqe);
 }
 
 static void write_cqe(struct mdev *d, struct mcq *cq, uint8_t *cqe)
@@ -105,7 +105,7 @@ static void write_cqe(struct mdev *d, struct mcq *cq, uint8_t *cqe)
 		uint8_t rec[4];
 
 		/* Looks full: read the consumer index software published (DB record word 0). */
-		if (dma_read(d, cq->dbr, rec, sizeof(rec))) {
+		if (cx4m_dma_read(d, cq->dbr, rec, sizeof(rec))) {
 			cq_error(d, cq, CX4_CQ_ERR_SYND_ACCESS_VIOLATION,
 				 CX4_CQC_STATUS_CQ_WRITE_FAIL);
 			return;
@@ -120,13 +120,13 @@ static void write_cqe(struct mdev *d, struct mcq *cq, uint8_t *cqe)
 	if (cq->cqe_size == 128)
 		off += 64; /* a 128-byte CQE carries the CQE64 in its second half */
 	cqe[63] = (uint8_t)((cqe[63] & ~1u) | ((cq->pi >> cq->log_size) & 1));
-	p = dbuf_ptr(d, &cq->buf, off, 64, CX4_DMA_WRITE);
+	p = cx4m_dbuf_ptr(d, &cq->buf, off, 64, CX4_DMA_WRITE);
 	if (p) {
 		memcpy(p, cqe, 63);
 		atomic_thread_fence(memory_order_release);
 		((volatile uint8_t *)p)[63] = cqe[63];
-	} else if (dbuf_write(d, &cq->buf, off, cqe, 63) ||
-		   dbuf_write(d, &cq->buf, off + 63, &cqe[63], 1)) {
+	} else if (cx4m_dbuf_write(d, &cq->buf, off, cqe, 63) ||
+		   cx4m_dbuf_write(d, &cq->buf, off + 63, &cqe[63], 1)) {
 		cq_error(d, cq, CX4_CQ_ERR_SYND_ACCESS_VIOLATION, CX4_CQC_STATUS_CQ_WRITE_FAIL);
 		return;
 	}
@@ -139,7 +139,7 @@ static void write_cqe(struct mdev *d, struct mcq *cq, uint8_t *cqe)
 	notify(d, cq, sol);
 }
 
-int cq_flush(struct mdev *d)
+int cx4m_cq_flush(struct mdev *d)
 {
 	uint32_t n = d->ncqe_q;
 
@@ -158,10 +158,10 @@ int cq_flush(struct mdev *d)
 	return (int)n;
 }
 
-void cq_arm_doorbell(struct mdev *d, uint32_t uar, const uint8_t *val8)
+void cx4m_cq_arm_doorbell(struct mdev *d, uint32_t uar, const uint8_t *val8)
 {
 	uint32_t hi = cx4_be32_load(val8), cqn = cx4_be32_load(val8 + 4) & 0xffffff;
-	struct mcq *cq = cq_get(d, cqn);
+	struct mcq *cq = cx4m_cq_get(d, cqn);
 	uint32_t ci, base;
 
 	if (!cq || cq->uar != uar)
@@ -198,13 +198,13 @@ static void cq_free(struct mdev *d, struct mcq *cq)
 	for (uint32_t i = 0; i < d->ncqe_q; i++)
 		if (d->cqe_q[i].cq == cq)
 			d->cqe_q[i].cq = NULL;
-	mtimer_cancel(&d->timers, &cq->mod_timer);
+	cx4m_mtimer_cancel(&d->timers, &cq->mod_timer);
 	if (cq->eq)
 		cq->eq->refs--;
 	d->uar_used[cq->uar]--;
-	idtab_remove(&d->cqs, cq->cqn);
-	icm_table_put(d, &d->icm.cqc, cq->icm_idx);
-	dbuf_free(&cq->buf);
+	cx4m_idtab_remove(&d->cqs, cq->cqn);
+	cx4m_icm_table_put(d, &d->icm.cqc, cq->icm_idx);
+	cx4m_dbuf_free(&cq->buf);
 	free(cq);
 }
 
@@ -214,7 +214,7 @@ static int create_cq(struct mdev *d, struct mcmd *c)
 	uint32_t log_size = cx4_get(cqc, CX4_CQC_LOG_CQ_SIZE);
 	uint32_t lps = cx4_get(cqc, CX4_CQC_LOG_PAGE_SIZE), po = cx4_get(cqc, CX4_CQC_PAGE_OFFSET);
 	uint32_t uar = cx4_get(cqc, CX4_CQC_UAR_PAGE), szc = cx4_get(cqc, CX4_CQC_CQE_SZ);
-	struct meq *eq = eq_get(d, cx4_get(cqc, CX4_CQC_C_EQN));
+	struct meq *eq = cx4m_eq_get(d, cx4_get(cqc, CX4_CQC_C_EQN));
 	uint32_t cqe_size, npas, cqn;
 	struct mcq *cq;
 
@@ -234,16 +234,16 @@ static int create_cq(struct mdev *d, struct mcmd *c)
 	cq = calloc(1, sizeof(*cq));
 	if (!cq)
 		return mcmd_err(c, CX4_CMD_STAT_NO_RES_ERR, MSYND(OP(CREATE_CQ), 6));
-	if (dbuf_init(&cq->buf, c->in + CX4_CREATE_CQ_IN_PAS, npas, lps, po,
-		      (uint64_t)cqe_size << log_size)) {
+	if (cx4m_dbuf_init(&cq->buf, c->in + CX4_CREATE_CQ_IN_PAS, npas, lps, po,
+			   (uint64_t)cqe_size << log_size)) {
 		free(cq);
 		return mcmd_err(c, CX4_CMD_STAT_BAD_PARAM_ERR, MSYND(OP(CREATE_CQ), 7));
 	}
-	cqn = idtab_alloc(&d->cqs, cq);
-	if (cqn == UINT32_MAX || icm_table_get(d, &d->icm.cqc, cqn - CQN_BASE)) {
+	cqn = cx4m_idtab_alloc(&d->cqs, cq);
+	if (cqn == UINT32_MAX || cx4m_icm_table_get(d, &d->icm.cqc, cqn - CQN_BASE)) {
 		if (cqn != UINT32_MAX)
-			idtab_remove(&d->cqs, cqn);
-		dbuf_free(&cq->buf);
+			cx4m_idtab_remove(&d->cqs, cqn);
+		cx4m_dbuf_free(&cq->buf);
 		free(cq);
 		return mcmd_err(c, CX4_CMD_STAT_NO_RES_ERR, MSYND(OP(CREATE_CQ), 8));
 	}
@@ -262,15 +262,15 @@ static int create_cq(struct mdev *d, struct mcmd *c)
 	cq->cq_max_count = cx4_get(cqc, CX4_CQC_CQ_MAX_COUNT);
 	cq->period_mode = cx4_get(cqc, CX4_CQC_CQ_PERIOD_MODE);
 	cq->npas = npas;
-	mtimer_init(&cq->mod_timer, mod_timeout);
-	icm_ctx_write(d, &d->icm.cqc, cq->icm_idx, cqc, CX4_CQC_SIZE);
+	cx4m_mtimer_init(&cq->mod_timer, mod_timeout);
+	cx4m_icm_ctx_write(d, &d->icm.cqc, cq->icm_idx, cqc, CX4_CQC_SIZE);
 	cx4_set(c->out, CX4_CREATE_CQ_OUT_CQN, cqn);
 	return CX4_CMD_STAT_OK;
 }
 
 static int destroy_cq(struct mdev *d, struct mcmd *c)
 {
-	struct mcq *cq = cq_get(d, cx4_get(c->in, CX4_DESTROY_CQ_IN_CQN));
+	struct mcq *cq = cx4m_cq_get(d, cx4_get(c->in, CX4_DESTROY_CQ_IN_CQN));
 
 	if (!cq)
 		return mcmd_err(c, CX4_CMD_STAT_BAD_RES_ERR, MSYND(OP(DESTROY_CQ), 1));
@@ -286,7 +286,7 @@ static void cqc_image(struct mdev *d, struct mcq *cq, uint8_t *cqc)
 				     [ARM_NEXT] = CX4_CQC_ST_ARMED,
 				     [ARM_SOL] = CX4_CQC_ST_SOLICITED_ARMED};
 
-	if (icm_ctx_read(d, &d->icm.cqc, cq->icm_idx, cqc, CX4_CQC_SIZE))
+	if (cx4m_icm_ctx_read(d, &d->icm.cqc, cq->icm_idx, cqc, CX4_CQC_SIZE))
 		memset(cqc, 0, CX4_CQC_SIZE);
 	cx4_set(cqc, CX4_CQC_STATUS, cq->status);
 	cx4_set(cqc, CX4_CQC_ST, st[cq->arm]);
@@ -302,7 +302,7 @@ static void cqc_image(struct mdev *d, struct mcq *cq, uint8_t *cqc)
 
 static int query_cq(struct mdev *d, struct mcmd *c)
 {
-	struct mcq *cq = cq_get(d, cx4_get(c->in, CX4_QUERY_CQ_IN_CQN));
+	struct mcq *cq = cx4m_cq_get(d, cx4_get(c->in, CX4_QUERY_CQ_IN_CQN));
 
 	if (!cq)
 		return mcmd_err(c, CX4_CMD_STAT_BAD_RES_ERR, MSYND(OP(QUERY_CQ), 1));
@@ -342,34 +342,34 @@ static int resize_cq(struct mdev *d, struct mcmd *c, struct mcq *cq)
 		return mcmd_err(c, CX4_CMD_STAT_BAD_PARAM_ERR, MSYND(OP(MODIFY_CQ), 11));
 	if (cq->status != CX4_CQC_STATUS_OK)
 		return mcmd_err(c, CX4_CMD_STAT_BAD_RES_STATE_ERR, MSYND(OP(MODIFY_CQ), 12));
-	if (dma_read(d, cq->dbr, rec, sizeof(rec)))
+	if (cx4m_dma_read(d, cq->dbr, rec, sizeof(rec)))
 		return mcmd_err(c, CX4_CMD_STAT_BAD_PARAM_ERR, MSYND(OP(MODIFY_CQ), 13));
 	cq->ci_seen = cq->pi - ((cq->pi - cx4_be32_load(rec)) & 0xffffff);
 	outstanding = cq->pi - cq->ci_seen;
 	if (outstanding >= old_size || outstanding >= (1u << log_size)) {
-		mdev_log(d, "CQ 0x%x: no resize to %u entries with %u CQEs outstanding", cq->cqn,
-			 1u << log_size, outstanding);
+		cx4m_mdev_log(d, "CQ 0x%x: no resize to %u entries with %u CQEs outstanding",
+			      cq->cqn, 1u << log_size, outstanding);
 		return mcmd_err(c, CX4_CMD_STAT_BAD_SIZE_OUTS_CQES_ERR, MSYND(OP(MODIFY_CQ), 14));
 	}
-	mdev_log(d, "CQ 0x%x: resize %u -> %u entries, %u outstanding", cq->cqn, old_size,
-		 1u << log_size, outstanding);
+	cx4m_mdev_log(d, "CQ 0x%x: resize %u -> %u entries, %u outstanding", cq->cqn, old_size,
+		      1u << log_size, outstanding);
 	npas = npas_for(po, lps, (uint64_t)cq->cqe_size << log_size);
 	if ((uint64_t)CX4_MODIFY_CQ_IN_PAS + 8ull * npas > c->ilen)
 		return mcmd_err(c, CX4_CMD_STAT_BAD_INP_LEN_ERR, MSYND(OP(MODIFY_CQ), 15));
-	if (dbuf_init(&nb, c->in + CX4_MODIFY_CQ_IN_PAS, npas, lps, po,
-		      (uint64_t)cq->cqe_size << log_size))
+	if (cx4m_dbuf_init(&nb, c->in + CX4_MODIFY_CQ_IN_PAS, npas, lps, po,
+			   (uint64_t)cq->cqe_size << log_size))
 		return mcmd_err(c, CX4_CMD_STAT_BAD_PARAM_ERR, MSYND(OP(MODIFY_CQ), 16));
 	/* the RESIZE CQE ends the old ring: opcode and owner bit, nothing else */
 	off = (uint64_t)(cq->pi & (old_size - 1)) * cq->cqe_size + (cq->cqe_size == 128 ? 64 : 0);
 	cqe[63] = (uint8_t)(MLX5_CQE_RESIZE_CQ << 4 | ((cq->pi >> cq->log_size) & 1));
-	if (dbuf_write(d, &cq->buf, off, cqe, 63) ||
-	    dbuf_write(d, &cq->buf, off + 63, &cqe[63], 1)) {
-		dbuf_free(&nb);
+	if (cx4m_dbuf_write(d, &cq->buf, off, cqe, 63) ||
+	    cx4m_dbuf_write(d, &cq->buf, off + 63, &cqe[63], 1)) {
+		cx4m_dbuf_free(&nb);
 		cq_error(d, cq, CX4_CQ_ERR_SYND_ACCESS_VIOLATION, CX4_CQC_STATUS_CQ_WRITE_FAIL);
 		return mcmd_err(c, CX4_CMD_STAT_BAD_PARAM_ERR, MSYND(OP(MODIFY_CQ), 17));
 	}
 	cq->pi++;
-	dbuf_free(&cq->buf);
+	cx4m_dbuf_free(&cq->buf);
 	cq->buf = nb;
 	cq->log_size = log_size;
 	cq->npas = npas;
@@ -377,13 +377,13 @@ static int resize_cq(struct mdev *d, struct mcmd *c, struct mcq *cq)
 	cx4_set(img, CX4_CQC_LOG_CQ_SIZE, log_size);
 	cx4_set(img, CX4_CQC_LOG_PAGE_SIZE, lps);
 	cx4_set(img, CX4_CQC_PAGE_OFFSET, po);
-	icm_ctx_write(d, &d->icm.cqc, cq->icm_idx, img, sizeof(img));
+	cx4m_icm_ctx_write(d, &d->icm.cqc, cq->icm_idx, img, sizeof(img));
 	return CX4_CMD_STAT_OK;
 }
 
 static int modify_cq(struct mdev *d, struct mcmd *c)
 {
-	struct mcq *cq = cq_get(d, cx4_get(c->in, CX4_MODIFY_CQ_IN_CQN));
+	struct mcq *cq = cx4m_cq_get(d, cx4_get(c->in, CX4_MODIFY_CQ_IN_CQN));
 	const uint8_t *cqc = c->in + CX4_MODIFY_CQ_IN_CQC;
 	uint32_t sel = cx4_get(c->in, CX4_MODIFY_CQ_IN_FIELD_SELECT);
 	uint8_t img[CX4_CQC_SIZE];
@@ -399,7 +399,7 @@ static int modify_cq(struct mdev *d, struct mcmd *c)
 			      CX4_MODIFY_CQ_SEL_CQ_PERIOD_MODE | CX4_MODIFY_CQ_SEL_STATUS))
 		return mcmd_err(c, CX4_CMD_STAT_BAD_PARAM_ERR, MSYND(OP(MODIFY_CQ), 3));
 	if (sel & CX4_MODIFY_CQ_SEL_C_EQN) {
-		struct meq *eq = eq_get(d, cx4_get(cqc, CX4_CQC_C_EQN));
+		struct meq *eq = cx4m_eq_get(d, cx4_get(cqc, CX4_CQC_C_EQN));
 
 		if (!eq)
 			return mcmd_err(c, CX4_CMD_STAT_BAD_RES_ERR, MSYND(OP(MODIFY_CQ), 4));
@@ -419,7 +419,7 @@ static int modify_cq(struct mdev *d, struct mcmd *c)
 	if (sel & CX4_MODIFY_CQ_SEL_STATUS)
 		cq->status = (uint8_t)cx4_get(cqc, CX4_CQC_STATUS);
 	cqc_image(d, cq, img);
-	icm_ctx_write(d, &d->icm.cqc, cq->icm_idx, img, sizeof(img));
+	cx4m_icm_ctx_write(d, &d->icm.cqc, cq->icm_idx, img, sizeof(img));
 	return CX4_CMD_STAT_OK;
 }
 
@@ -428,18 +428,19 @@ static void free_one(void *obj, void *ctx)
 	cq_free(ctx, obj);
 }
 
-void cq_destroy_all(struct mdev *d)
+void cx4m_cq_destroy_all(struct mdev *d)
 {
 	d->ncqe_q = 0;
-	idtab_foreach(&d->cqs, free_one, d);
+	cx4m_idtab_foreach(&d->cqs, free_one, d);
 }
 
-int cq_tables_init(struct mdev *d)
+int cx4m_cq_tables_init(struct mdev *d)
 {
-	return idtab_init(&d->cqs, CQN_BASE, 1u << cx4_get(d->cap_cur[0], CX4_CAP_GEN_LOG_MAX_CQ));
+	return cx4m_idtab_init(&d->cqs, CQN_BASE,
+			       1u << cx4_get(d->cap_cur[0], CX4_CAP_GEN_LOG_MAX_CQ));
 }
 
-const struct mcmd_desc mcmd_cq[] = {
+const struct mcmd_desc cx4m_mcmd_cq[] = {
     {OP(CREATE_CQ), MCMD_INIT, CX4_CREATE_CQ_IN_SIZE, CX4_CREATE_CQ_OUT_SIZE, create_cq},
     {OP(DESTROY_CQ), MCMD_INIT, CX4_DESTROY_CQ_IN_SIZE, CX4_DESTROY_CQ_OUT_SIZE, destroy_cq},
     {OP(QUERY_CQ), MCMD_INIT, CX4_QUERY_CQ_IN_SIZE, CX4_QUERY_CQ_OUT_SIZE, query_cq},

@@ -26,7 +26,7 @@ static void set_own(uint8_t *cqe, uint8_t opcode, bool se)
 	cqe[63] = (uint8_t)(opcode << 4 | (se ? 2 : 0));
 }
 
-void cqe_req(struct mdev *d, struct mqp *qp, const struct mswqe *w, uint32_t byte_cnt)
+void cx4m_cqe_req(struct mdev *d, struct mqp *qp, const struct mswqe *w, uint32_t byte_cnt)
 {
 	uint8_t c[64] = {0};
 
@@ -36,10 +36,11 @@ void cqe_req(struct mdev *d, struct mqp *qp, const struct mswqe *w, uint32_t byt
 	c[0x3c] = (uint8_t)(w->idx >> 8);
 	c[0x3d] = (uint8_t)w->idx;
 	set_own(c, MLX5_CQE_REQ, false);
-	cq_push(d, qp->scq, c);
+	cx4m_cq_push(d, qp->scq, c);
 }
 
-void cqe_req_err(struct mdev *d, struct mqp *qp, uint16_t idx, uint8_t opcode, uint8_t syndrome)
+void cx4m_cqe_req_err(struct mdev *d, struct mqp *qp, uint16_t idx, uint8_t opcode,
+		      uint8_t syndrome)
 {
 	uint8_t c[64] = {0};
 
@@ -50,12 +51,12 @@ void cqe_req_err(struct mdev *d, struct mqp *qp, uint16_t idx, uint8_t opcode, u
 	c[0x3d] = (uint8_t)idx;
 	set_own(c, MLX5_CQE_REQ_ERR, false);
 	if (syndrome != MLX5_CQE_SYNDROME_WR_FLUSH_ERR)
-		mdev_log(d, "QP 0x%x: requester error CQE, WQE %u, syndrome 0x%02x", qp->qpn, idx,
-			 syndrome);
-	cq_push(d, qp->scq, c);
+		cx4m_mdev_log(d, "QP 0x%x: requester error CQE, WQE %u, syndrome 0x%02x", qp->qpn,
+			      idx, syndrome);
+	cx4m_cq_push(d, qp->scq, c);
 }
 
-void cqe_resp(struct mdev *d, struct mqp *qp, const struct mrecv *r)
+void cx4m_cqe_resp(struct mdev *d, struct mqp *qp, const struct mrecv *r)
 {
 	uint8_t c[64] = {0};
 	uint32_t flags = 0;
@@ -75,10 +76,10 @@ void cqe_resp(struct mdev *d, struct mqp *qp, const struct mrecv *r)
 	c[0x3c] = (uint8_t)(r->wqe_counter >> 8);
 	c[0x3d] = (uint8_t)r->wqe_counter;
 	set_own(c, r->opcode, r->solicited);
-	cq_push(d, qp->rcq, c);
+	cx4m_cq_push(d, qp->rcq, c);
 }
 
-void cqe_resp_err(struct mdev *d, struct mqp *qp, uint16_t wqe_counter, uint8_t syndrome)
+void cx4m_cqe_resp_err(struct mdev *d, struct mqp *qp, uint16_t wqe_counter, uint8_t syndrome)
 {
 	uint8_t c[64] = {0};
 
@@ -89,6 +90,7 @@ void cqe_resp_err(struct mdev *d, struct mqp *qp, uint16_t wqe_counter, uint8_t 
 	c[0x3d] = (uint8_t)wqe_counter;
 	set_own(c, MLX5_CQE_RESP_ERR, false);
 	if (syndrome != MLX5_CQE_SYNDROME_WR_FLUSH_ERR)
-		mdev_log(d, "QP 0x%x: responder error CQE, syndrome 0x%02x", qp->qpn, syndrome);
-	cq_push(d, qp->rcq, c);
+		cx4m_mdev_log(d, "QP 0x%x: responder error CQE, syndrome 0x%02x", qp->qpn,
+			      syndrome);
+	cx4m_cq_push(d, qp->rcq, c);
 }

@@ -92,11 +92,11 @@ static void ctl_request(struct mdev *d, char *req, char *rsp, size_t len)
 	if (arg)
 		*arg++ = 0;
 	if (!strcmp(req, "cable") && arg && (!strcmp(arg, "pull") || !strcmp(arg, "plug"))) {
-		mdev_log(d, "control: cable %s", !strcmp(arg, "plug") ? "plugged" : "pulled");
+		cx4m_mdev_log(d, "control: cable %s", !strcmp(arg, "plug") ? "plugged" : "pulled");
 		err = cx4_model_set_link(&d->bus, !strcmp(arg, "plug"));
 	} else if (!strcmp(req, "fail") && arg &&
 		   (!strcmp(arg, "disable") || !strcmp(arg, "firmware"))) {
-		mdev_log(d, "control: the function fails (%s)", arg);
+		cx4m_mdev_log(d, "control: the function fails (%s)", arg);
 		err = cx4_model_fail(&d->bus, !strcmp(arg, "disable") ? CX4_MODEL_FAIL_DISABLE
 								     : CX4_MODEL_FAIL_FIRMWARE);
 	} else if (!strcmp(req, "drop") && arg) {
@@ -170,7 +170,7 @@ static void *ctl_thread(void *arg)
 	return NULL;
 }
 
-int mctl_start(struct mdev *d, const char *path)
+int cx4m_mctl_start(struct mdev *d, const char *path)
 {
 	struct mctl *c;
 	int err;
@@ -212,7 +212,7 @@ fail:
 	return err;
 }
 
-void mctl_stop(struct mdev *d)
+void cx4m_mctl_stop(struct mdev *d)
 {
 	static const uint64_t one = 1;
 	struct mctl *c = d->ctl;

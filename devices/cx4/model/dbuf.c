@@ -13,8 +13,8 @@
 
 #include "model.h"
 
-int dbuf_init(struct dbuf *b, const uint8_t *pas_be, uint32_t npas, uint32_t log_page_size,
-	      uint32_t page_offset_64, uint64_t len)
+int cx4m_dbuf_init(struct dbuf *b, const uint8_t *pas_be, uint32_t npas, uint32_t log_page_size,
+		   uint32_t page_offset_64, uint64_t len)
 {
 	uint64_t span;
 
@@ -46,7 +46,7 @@ int dbuf_init(struct dbuf *b, const uint8_t *pas_be, uint32_t npas, uint32_t log
 	return 0;
 }
 
-void dbuf_free(struct dbuf *b)
+void cx4m_dbuf_free(struct dbuf *b)
 {
 	free(b->pas);
 	memset(b, 0, sizeof(*b));
@@ -59,7 +59,7 @@ static bool run_of(struct mdev *d, struct dbuf *b, uint32_t perm)
 	uint8_t *base = NULL;
 
 	for (uint32_t i = 0; done < b->offset + b->len; i++) {
-		uint8_t *p = dma_ptr(d, b->pas[i], psz, perm);
+		uint8_t *p = cx4m_dma_ptr(d, b->pas[i], psz, perm);
 
 		if (!p || (i && p != base + i * psz))
 			return false;
@@ -82,7 +82,7 @@ static void refresh(struct mdev *d, struct dbuf *b)
 		run_of(d, b, CX4_DMA_READ);
 }
 
-uint8_t *dbuf_ptr(struct mdev *d, struct dbuf *b, uint64_t off, size_t len, uint32_t perm)
+uint8_t *cx4m_dbuf_ptr(struct mdev *d, struct dbuf *b, uint64_t off, size_t len, uint32_t perm)
 {
 	uint64_t at, pg;
 
@@ -97,7 +97,7 @@ uint8_t *dbuf_ptr(struct mdev *d, struct dbuf *b, uint64_t off, size_t len, uint
 	pg = at >> b->page_shift;
 	if (((at + len - 1) >> b->page_shift) != pg)
 		return NULL;
-	return dma_ptr(d, b->pas[pg] + (at & ((1ull << b->page_shift) - 1)), len, perm);
+	return cx4m_dma_ptr(d, b->pas[pg] + (at & ((1ull << b->page_shift) - 1)), len, perm);
 }
 
 static int rw(struct mdev *d, struct dbuf *b, uint64_t off, uint8_t *p, size_t len, bool write)
@@ -108,7 +108,8 @@ static int rw(struct mdev *d, struct dbuf *b, uint64_t off, uint8_t *p, size_t l
 		uint64_t at = b->offset + off, psz = 1ull << b->page_shift;
 		uint64_t in = at & (psz - 1), take = psz - in < len ? psz - in : len;
 		uint64_t iova = b->pas[at >> b->page_shift] + in;
-		int err = write ? dma_write(d, iova, p, take) : dma_read(d, iova, p, take);
+		int err =
+		    write ? cx4m_dma_write(d, iova, p, take) : cx4m_dma_read(d, iova, p, take);
 
 		if (err)
 			return err;
@@ -119,9 +120,9 @@ static int rw(struct mdev *d, struct dbuf *b, uint64_t off, uint8_t *p, size_t l
 	return 0;
 }
 
-int dbuf_read(struct mdev *d, struct dbuf *b, uint64_t off, void *dst, size_t len)
+int cx4m_dbuf_read(struct mdev *d, struct dbuf *b, uint64_t off, void *dst, size_t len)
 {
-	uint8_t *p = dbuf_ptr(d, b, off, len, CX4_DMA_READ);
+	uint8_t *p = cx4m_dbuf_ptr(d, b, off, len, CX4_DMA_READ);
 
 	if (p) {
 		memcpy(dst, p, len);
@@ -130,9 +131,9 @@ int dbuf_read(struct mdev *d, struct dbuf *b, uint64_t off, void *dst, size_t le
 	return rw(d, b, off, dst, len, false);
 }
 
-int dbuf_write(struct mdev *d, struct dbuf *b, uint64_t off, const void *src, size_t len)
+int cx4m_dbuf_write(struct mdev *d, struct dbuf *b, uint64_t off, const void *src, size_t len)
 {
-	uint8_t *p = dbuf_ptr(d, b, off, len, CX4_DMA_WRITE);
+	uint8_t *p = cx4m_dbuf_ptr(d, b, off, len, CX4_DMA_WRITE);
 
 	if (p) {
 		memcpy(p, src, len);

@@ -25,9 +25,9 @@
 #define EQN_BASE 0x10 /* the [trace] FW's first EQ is 0x10 */
 #define EQN_MAX (256 - EQN_BASE)
 
-struct meq *eq_get(struct mdev *d, uint32_t eqn)
+struct meq *cx4m_eq_get(struct mdev *d, uint32_t eqn)
 {
-	return idtab_get(&d->eqs, eqn);
+	return cx4m_idtab_get(&d->eqs, eqn);
 }
 
 static void route_one(void *obj, void *ctx)
@@ -44,7 +44,7 @@ static void route_one(void *obj, void *ctx)
 static void reroute(struct mdev *d)
 {
 	memset(d->eq_by_type, 0, sizeof(d->eq_by_type));
-	idtab_foreach(&d->eqs, route_one, d);
+	cx4m_idtab_foreach(&d->eqs, route_one, d);
 }
 
 static void post(struct mdev *d, struct meq *eq, uint8_t *eqe)
@@ -56,20 +56,21 @@ static void post(struct mdev *d, struct meq *eq, uint8_t *eqe)
 	if (d->fatal)
 		return;
 	if (eq->pi - eq->ci >= size && !eq->oi) {
-		mdev_log(d, "EQ 0x%x overrun (pi %u ci %u)", eq->eqn, eq->pi, eq->ci);
-		bar0_health_fatal(d, CX4_HEALTH_SYND_ASYNC_EQ_OVERRUN_ERR);
+		cx4m_mdev_log(d, "EQ 0x%x overrun (pi %u ci %u)", eq->eqn, eq->pi, eq->ci);
+		cx4m_bar0_health_fatal(d, CX4_HEALTH_SYND_ASYNC_EQ_OVERRUN_ERR);
 		return;
 	}
 	eqe[CX4_EQE_OWNER_BYTE] = (uint8_t)((eq->pi >> eq->log_size) & 1);
-	p = dbuf_ptr(d, &eq->buf, off, CX4_EQE_SIZE, CX4_DMA_WRITE);
+	p = cx4m_dbuf_ptr(d, &eq->buf, off, CX4_EQE_SIZE, CX4_DMA_WRITE);
 	if (p) {
 		memcpy(p, eqe, CX4_EQE_SIZE - 1);
 		atomic_thread_fence(memory_order_release);
 		((volatile uint8_t *)p)[CX4_EQE_OWNER_BYTE] = eqe[CX4_EQE_OWNER_BYTE];
-	} else if (dbuf_write(d, &eq->buf, off, eqe, CX4_EQE_SIZE - 1) ||
-		   dbuf_write(d, &eq->buf, off + CX4_EQE_OWNER_BYTE, &eqe[CX4_EQE_OWNER_BYTE], 1)) {
+	} else if (cx4m_dbuf_write(d, &eq->buf, off, eqe, CX4_EQE_SIZE - 1) ||
+		   cx4m_dbuf_write(d, &eq->buf, off + CX4_EQE_OWNER_BYTE, &eqe[CX4_EQE_OWNER_BYTE],
+				   1)) {
 		/* An EQ the device cannot write: "EQ error" ([vfio.c] health syndromes). */
-		bar0_health_fatal(d, CX4_HEALTH_SYND_EQ_ERR);
+		cx4m_bar0_health_fatal(d, CX4_HEALTH_SYND_EQ_ERR);
 		return;
 	}
 	eq->pi++;
@@ -83,7 +84,7 @@ static void post(struct mdev *d, struct meq *eq, uint8_t *eqe)
 	}
 }
 
-int eq_fire(struct mdev *d)
+int cx4m_eq_fire(struct mdev *d)
 {
 	static const uint64_t one = 1;
 	int n = (int)d->neq_fire;
@@ -100,7 +101,7 @@ int eq_fire(struct mdev *d)
 	return n;
 }
 
-bool eq_post_async(struct mdev *d, uint8_t *eqe)
+bool cx4m_eq_post_async(struct mdev *d, uint8_t *eqe)
 {
 	uint8_t type = (uint8_t)cx4_get(eqe, CX4_EQE_TYPE);
 	struct meq *eq = type < 64 ? d->eq_by_type[type] : NULL;
@@ -111,7 +112,7 @@ bool eq_post_async(struct mdev *d, uint8_t *eqe)
 	return true;
 }
 
-void eq_post_comp(struct mdev *d, struct meq *eq, uint32_t cqn)
+void cx4m_eq_post_comp(struct mdev *d, struct meq *eq, uint32_t cqn)
 {
 	uint8_t eqe[CX4_EQE_SIZE] = {0};
 
@@ -120,48 +121,48 @@ void eq_post_comp(struct mdev *d, struct meq *eq, uint32_t cqn)
 	post(d, eq, eqe);
 }
 
-void eq_post_cmd(struct mdev *d, uint32_t slot_mask)
+void cx4m_eq_post_cmd(struct mdev *d, uint32_t slot_mask)
 {
 	uint8_t eqe[CX4_EQE_SIZE] = {0};
 
 	cx4_set(eqe, CX4_EQE_TYPE, CX4_EVENT_TYPE_CMD);
 	cx4_set(eqe, CX4_EQE_CMD_VECTOR, slot_mask);
-	eq_post_async(d, eqe);
+	cx4m_eq_post_async(d, eqe);
 }
 
-void eq_post_page_request(struct mdev *d, int32_t npages)
+void cx4m_eq_post_page_request(struct mdev *d, int32_t npages)
 {
 	uint8_t eqe[CX4_EQE_SIZE] = {0};
 
 	cx4_set(eqe, CX4_EQE_TYPE, CX4_EVENT_TYPE_PAGE_REQUEST);
 	cx4_set(eqe, CX4_EQE_PAGE_REQ_FUNC_ID, 0);
 	cx4_set(eqe, CX4_EQE_PAGE_REQ_NUM_PAGES, (uint32_t)npages);
-	eq_post_async(d, eqe);
+	cx4m_eq_post_async(d, eqe);
 }
 
-void eq_post_port_change(struct mdev *d, uint8_t sub_type)
+void cx4m_eq_post_port_change(struct mdev *d, uint8_t sub_type)
 {
 	uint8_t eqe[CX4_EQE_SIZE] = {0};
 
 	cx4_set(eqe, CX4_EQE_TYPE, CX4_EVENT_TYPE_PORT_CHANGE);
 	cx4_set(eqe, CX4_EQE_SUB_TYPE, sub_type);
 	cx4_set(eqe, CX4_EQE_PORT_NUM, 1);
-	eq_post_async(d, eqe);
+	cx4m_eq_post_async(d, eqe);
 }
 
-void eq_post_qp_event(struct mdev *d, uint8_t type, uint32_t qpn, uint8_t queue_type)
+void cx4m_eq_post_qp_event(struct mdev *d, uint8_t type, uint32_t qpn, uint8_t queue_type)
 {
 	uint8_t eqe[CX4_EQE_SIZE] = {0};
 
 	cx4_set(eqe, CX4_EQE_TYPE, type);
 	cx4_set(eqe, CX4_EQE_QP_SRQ_TYPE, queue_type);
 	cx4_set(eqe, CX4_EQE_QP_SRQ_N, qpn);
-	eq_post_async(d, eqe);
+	cx4m_eq_post_async(d, eqe);
 }
 
-void eq_doorbell(struct mdev *d, uint32_t uar, uint32_t val, bool arm)
+void cx4m_eq_doorbell(struct mdev *d, uint32_t uar, uint32_t val, bool arm)
 {
-	struct meq *eq = eq_get(d, val >> 24);
+	struct meq *eq = cx4m_eq_get(d, val >> 24);
 	uint32_t ci;
 
 	/* A doorbell for an EQ of another UAR page is not this page's to ring. */
@@ -194,7 +195,7 @@ static uint32_t npas_for(uint32_t page_offset_64, uint32_t log_page_size, uint64
 
 static void eqc_image(struct mdev *d, struct meq *eq, uint8_t *eqc)
 {
-	if (icm_ctx_read(d, &d->icm.eqc, eq->icm_idx, eqc, CX4_EQC_SIZE))
+	if (cx4m_icm_ctx_read(d, &d->icm.eqc, eq->icm_idx, eqc, CX4_EQC_SIZE))
 		memset(eqc, 0, CX4_EQC_SIZE);
 	cx4_set(eqc, CX4_EQC_ST, eq->armed ? CX4_EQC_ST_ARMED : CX4_EQC_ST_FIRED);
 	cx4_set(eqc, CX4_EQC_CONSUMER_COUNTER, eq->ci & 0xffffff);
@@ -210,9 +211,9 @@ static void eq_free(struct mdev *d, struct meq *eq)
 		}
 	}
 	d->uar_used[eq->uar]--;
-	idtab_remove(&d->eqs, eq->eqn);
-	icm_table_put(d, &d->icm.eqc, eq->icm_idx);
-	dbuf_free(&eq->buf);
+	cx4m_idtab_remove(&d->eqs, eq->eqn);
+	cx4m_icm_table_put(d, &d->icm.eqc, eq->icm_idx);
+	cx4m_dbuf_free(&eq->buf);
 	free(eq);
 }
 
@@ -241,22 +242,22 @@ static int create_eq(struct mdev *d, struct mcmd *c)
 	eq = calloc(1, sizeof(*eq));
 	if (!eq)
 		return mcmd_err(c, CX4_CMD_STAT_NO_RES_ERR, MSYND(OP(CREATE_EQ), 6));
-	if (dbuf_init(&eq->buf, c->in + CX4_CREATE_EQ_IN_PAS, npas, lps, po,
-		      (uint64_t)CX4_EQE_SIZE << log_size)) {
+	if (cx4m_dbuf_init(&eq->buf, c->in + CX4_CREATE_EQ_IN_PAS, npas, lps, po,
+			   (uint64_t)CX4_EQE_SIZE << log_size)) {
 		free(eq);
 		return mcmd_err(c, CX4_CMD_STAT_BAD_PARAM_ERR, MSYND(OP(CREATE_EQ), 7));
 	}
-	eqn = idtab_alloc(&d->eqs, eq);
+	eqn = cx4m_idtab_alloc(&d->eqs, eq);
 	if (eqn == UINT32_MAX) {
-		dbuf_free(&eq->buf);
+		cx4m_dbuf_free(&eq->buf);
 		free(eq);
 		return mcmd_err(c, CX4_CMD_STAT_NO_RES_ERR, MSYND(OP(CREATE_EQ), 8));
 	}
 	eq->eqn = eqn;
 	eq->icm_idx = eqn - EQN_BASE;
-	if (icm_table_get(d, &d->icm.eqc, eq->icm_idx)) {
-		idtab_remove(&d->eqs, eqn);
-		dbuf_free(&eq->buf);
+	if (cx4m_icm_table_get(d, &d->icm.eqc, eq->icm_idx)) {
+		cx4m_idtab_remove(&d->eqs, eqn);
+		cx4m_dbuf_free(&eq->buf);
 		free(eq);
 		return mcmd_err(c, CX4_CMD_STAT_NO_RES_ERR, MSYND(OP(CREATE_EQ), 9));
 	}
@@ -269,19 +270,19 @@ static int create_eq(struct mdev *d, struct mcmd *c)
 	d->uar_used[uar]++;
 	/* Armed if created so (eqc.st); Linux and rdma-core arm it with a doorbell after. */
 	eq->armed = cx4_get(eqc, CX4_EQC_ST) == CX4_EQC_ST_ARMED;
-	icm_ctx_write(d, &d->icm.eqc, eq->icm_idx, eqc, CX4_EQC_SIZE);
+	cx4m_icm_ctx_write(d, &d->icm.eqc, eq->icm_idx, eqc, CX4_EQC_SIZE);
 	reroute(d);
 	cx4_set(c->out, CX4_CREATE_EQ_OUT_EQ_NUMBER, eqn);
 	/* Pages the pool still wants: tell the new page-request EQ. */
 	if (d->icm.request && ((eq->mask >> CX4_EVENT_TYPE_PAGE_REQUEST) & 1) &&
 	    d->eq_by_type[CX4_EVENT_TYPE_PAGE_REQUEST] == eq)
-		eq_post_page_request(d, d->icm.request);
+		cx4m_eq_post_page_request(d, d->icm.request);
 	return CX4_CMD_STAT_OK;
 }
 
 static int destroy_eq(struct mdev *d, struct mcmd *c)
 {
-	struct meq *eq = eq_get(d, cx4_get(c->in, CX4_DESTROY_EQ_IN_EQ_NUMBER));
+	struct meq *eq = cx4m_eq_get(d, cx4_get(c->in, CX4_DESTROY_EQ_IN_EQ_NUMBER));
 
 	if (!eq)
 		return mcmd_err(c, CX4_CMD_STAT_BAD_RES_ERR, MSYND(OP(DESTROY_EQ), 1));
@@ -294,7 +295,7 @@ static int destroy_eq(struct mdev *d, struct mcmd *c)
 
 static int query_eq(struct mdev *d, struct mcmd *c)
 {
-	struct meq *eq = eq_get(d, cx4_get(c->in, CX4_QUERY_EQ_IN_EQ_NUMBER));
+	struct meq *eq = cx4m_eq_get(d, cx4_get(c->in, CX4_QUERY_EQ_IN_EQ_NUMBER));
 
 	if (!eq)
 		return mcmd_err(c, CX4_CMD_STAT_BAD_RES_ERR, MSYND(OP(QUERY_EQ), 1));
@@ -310,21 +311,21 @@ static void free_one(void *obj, void *ctx)
 	eq_free(ctx, obj);
 }
 
-void eq_destroy_all(struct mdev *d)
+void cx4m_eq_destroy_all(struct mdev *d)
 {
-	idtab_foreach(&d->eqs, free_one, d);
+	cx4m_idtab_foreach(&d->eqs, free_one, d);
 	memset(d->eq_by_type, 0, sizeof(d->eq_by_type));
 	d->neq_fire = 0;
 }
 
-const struct mcmd_desc mcmd_eq[] = {
+const struct mcmd_desc cx4m_mcmd_eq[] = {
     {OP(CREATE_EQ), MCMD_INIT, CX4_CREATE_EQ_IN_SIZE, CX4_CREATE_EQ_OUT_SIZE, create_eq},
     {OP(DESTROY_EQ), MCMD_INIT, CX4_DESTROY_EQ_IN_SIZE, CX4_DESTROY_EQ_OUT_SIZE, destroy_eq},
     {OP(QUERY_EQ), MCMD_INIT, CX4_QUERY_EQ_IN_SIZE, CX4_QUERY_EQ_OUT_SIZE, query_eq},
     {0},
 };
 
-int eq_tables_init(struct mdev *d)
+int cx4m_eq_tables_init(struct mdev *d)
 {
-	return idtab_init(&d->eqs, EQN_BASE, EQN_MAX);
+	return cx4m_idtab_init(&d->eqs, EQN_BASE, EQN_MAX);
 }

@@ -85,7 +85,7 @@ static void hash_del(struct icm *m, uint32_t idx)
 	}
 }
 
-int icm_give(struct mdev *d, uint64_t iova)
+int cx4m_icm_give(struct mdev *d, uint64_t iova)
 {
 	struct icm *m = &d->icm;
 	uint32_t idx, k;
@@ -128,7 +128,7 @@ int icm_give(struct mdev *d, uint64_t iova)
 	return 0;
 }
 
-uint32_t icm_take(struct mdev *d, uint64_t *iova, uint32_t n)
+uint32_t cx4m_icm_take(struct mdev *d, uint64_t *iova, uint32_t n)
 {
 	struct icm *m = &d->icm;
 	uint32_t got = 0;
@@ -145,45 +145,45 @@ uint32_t icm_take(struct mdev *d, uint64_t *iova, uint32_t n)
 	return got;
 }
 
-uint8_t *icm_page_ptr(struct mdev *d, int32_t pg)
+uint8_t *cx4m_icm_page_ptr(struct mdev *d, int32_t pg)
 {
-	return dma_ptr(d, d->icm.page[pg].iova, CX4_ADAPTER_PAGE_SIZE,
-		       CX4_DMA_READ | CX4_DMA_WRITE);
+	return cx4m_dma_ptr(d, d->icm.page[pg].iova, CX4_ADAPTER_PAGE_SIZE,
+			    CX4_DMA_READ | CX4_DMA_WRITE);
 }
 
-int icm_page_rw(struct mdev *d, int32_t pg, uint32_t off, void *buf, size_t len, bool write)
+int cx4m_icm_page_rw(struct mdev *d, int32_t pg, uint32_t off, void *buf, size_t len, bool write)
 {
 	uint64_t iova = d->icm.page[pg].iova + off;
-	int err = write ? dma_write(d, iova, buf, len) : dma_read(d, iova, buf, len);
+	int err = write ? cx4m_dma_write(d, iova, buf, len) : cx4m_dma_read(d, iova, buf, len);
 
 	/* Firmware memory that faults: "ICM fetch PCI error" ([vfio.c] health syndromes). */
 	if (err)
-		bar0_health_fatal(d, CX4_HEALTH_SYND_FETCH_PCI_ERR);
+		cx4m_bar0_health_fatal(d, CX4_HEALTH_SYND_FETCH_PCI_ERR);
 	return err;
 }
 
-int32_t icm_alloc_page(struct mdev *d)
+int32_t cx4m_icm_alloc_page(struct mdev *d)
 {
 	static const uint8_t zero[CX4_ADAPTER_PAGE_SIZE];
 	struct icm *m = &d->icm;
 	uint32_t idx;
 
 	if (!m->nfree) {
-		icm_balance(d);
+		cx4m_icm_balance(d);
 		return -1;
 	}
 	idx = m->free[--m->nfree];
 	m->page[idx].state = ICM_USED;
-	if (icm_page_rw(d, (int32_t)idx, 0, (void *)zero, sizeof(zero), true)) {
+	if (cx4m_icm_page_rw(d, (int32_t)idx, 0, (void *)zero, sizeof(zero), true)) {
 		m->page[idx].state = ICM_FREE;
 		m->free[m->nfree++] = idx;
 		return -1;
 	}
-	icm_balance(d);
+	cx4m_icm_balance(d);
 	return (int32_t)idx;
 }
 
-void icm_free_page(struct mdev *d, int32_t pg)
+void cx4m_icm_free_page(struct mdev *d, int32_t pg)
 {
 	struct icm *m = &d->icm;
 
@@ -226,14 +226,14 @@ static int table_grow(struct icm_table *t, uint32_t need)
 	return 0;
 }
 
-int icm_table_get(struct mdev *d, struct icm_table *t, uint32_t idx)
+int cx4m_icm_table_get(struct mdev *d, struct icm_table *t, uint32_t idx)
 {
 	uint32_t ch = (uint32_t)(((uint64_t)idx * t->obj_size) >> CX4_ADAPTER_PAGE_SHIFT);
 
 	if (ch >= t->nchunks && table_grow(t, ch + 1))
 		return -ENOMEM;
 	if (t->chunk[ch] < 0) {
-		int32_t pg = icm_alloc_page(d);
+		int32_t pg = cx4m_icm_alloc_page(d);
 
 		if (pg < 0)
 			return -ENOMEM;
@@ -243,7 +243,7 @@ int icm_table_get(struct mdev *d, struct icm_table *t, uint32_t idx)
 	return 0;
 }
 
-void icm_table_put(struct mdev *d, struct icm_table *t, uint32_t idx)
+void cx4m_icm_table_put(struct mdev *d, struct icm_table *t, uint32_t idx)
 {
 	uint32_t ch = (uint32_t)(((uint64_t)idx * t->obj_size) >> CX4_ADAPTER_PAGE_SHIFT);
 
@@ -251,9 +251,9 @@ void icm_table_put(struct mdev *d, struct icm_table *t, uint32_t idx)
 		return;
 	/* Chunk 0 of each table is an init page: it stays until teardown. */
 	if (--t->ref[ch] == 0 && ch) {
-		icm_free_page(d, t->chunk[ch]);
+		cx4m_icm_free_page(d, t->chunk[ch]);
 		t->chunk[ch] = -1;
-		icm_balance(d);
+		cx4m_icm_balance(d);
 	}
 }
 
@@ -265,23 +265,24 @@ static int ctx_rw(struct mdev *d, struct icm_table *t, uint32_t idx, void *ctx, 
 
 	if (len > t->obj_size || ch >= t->nchunks || t->chunk[ch] < 0)
 		return -EINVAL;
-	return icm_page_rw(d, t->chunk[ch], (uint32_t)(at & (CX4_ADAPTER_PAGE_SIZE - 1)), ctx, len,
-			   write);
+	return cx4m_icm_page_rw(d, t->chunk[ch], (uint32_t)(at & (CX4_ADAPTER_PAGE_SIZE - 1)), ctx,
+				len, write);
 }
 
-int icm_ctx_write(struct mdev *d, struct icm_table *t, uint32_t idx, const void *ctx, size_t len)
+int cx4m_icm_ctx_write(struct mdev *d, struct icm_table *t, uint32_t idx, const void *ctx,
+		       size_t len)
 {
 	return ctx_rw(d, t, idx, (void *)ctx, len, true);
 }
 
-int icm_ctx_read(struct mdev *d, struct icm_table *t, uint32_t idx, void *ctx, size_t len)
+int cx4m_icm_ctx_read(struct mdev *d, struct icm_table *t, uint32_t idx, void *ctx, size_t len)
 {
 	return ctx_rw(d, t, idx, ctx, len, false);
 }
 
 /* ---- stages -------------------------------------------------------------------------------- */
 
-int icm_boot(struct mdev *d)
+int cx4m_icm_boot(struct mdev *d)
 {
 	struct icm *m = &d->icm;
 
@@ -290,29 +291,29 @@ int icm_boot(struct mdev *d)
 	if (m->nfree < m->boot_need)
 		return -ENOMEM;
 	for (int i = 0; i < ICM_BOOT_NUM; i++) {
-		m->boot_page[i] = icm_alloc_page(d);
+		m->boot_page[i] = cx4m_icm_alloc_page(d);
 		if (m->boot_page[i] < 0) {
 			for (int j = 0; j < i; j++)
-				icm_free_page(d, m->boot_page[j]);
+				cx4m_icm_free_page(d, m->boot_page[j]);
 			return -EFAULT;
 		}
 	}
 	/* The current capabilities start as the firmware defaults. */
 	for (unsigned int type = 0; type < 16; type++) {
-		int slot = caps_boot_slot(type);
+		int slot = cx4m_caps_boot_slot(type);
 
 		if (slot < 0)
 			continue;
-		caps_cur_default(d, type, d->cap_cur[slot]);
-		if (icm_page_rw(d, m->boot_page[ICM_BOOT_CAP_GEN + slot], 0, d->cap_cur[slot],
-				CX4_HCA_CAP_SIZE, true))
+		cx4m_caps_cur_default(d, type, d->cap_cur[slot]);
+		if (cx4m_icm_page_rw(d, m->boot_page[ICM_BOOT_CAP_GEN + slot], 0, d->cap_cur[slot],
+				     CX4_HCA_CAP_SIZE, true))
 			return -EFAULT;
 	}
 	m->boot_done = true;
 	return 0;
 }
 
-int icm_init_hca(struct mdev *d)
+int cx4m_icm_init_hca(struct mdev *d)
 {
 	struct icm *m = &d->icm;
 	struct icm_table *t[] = {&m->qpc, &m->cqc, &m->eqc, &m->mkc, &m->srqc};
@@ -326,7 +327,7 @@ int icm_init_hca(struct mdev *d)
 	for (uint32_t i = 0; i < m->nfree && !d->fatal; i++) {
 		static const uint8_t z[64];
 
-		icm_page_rw(d, (int32_t)m->free[i], 0, (void *)z, sizeof(z), true);
+		cx4m_icm_page_rw(d, (int32_t)m->free[i], 0, (void *)z, sizeof(z), true);
 	}
 	if (d->fatal)
 		return -EFAULT;
@@ -338,7 +339,7 @@ int icm_init_hca(struct mdev *d)
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
 		if (table_grow(t[i], 16))
 			return -ENOMEM;
-		t[i]->chunk[0] = icm_alloc_page(d);
+		t[i]->chunk[0] = cx4m_icm_alloc_page(d);
 		if (t[i]->chunk[0] < 0)
 			return -EFAULT;
 		reserved++;
@@ -358,7 +359,7 @@ static void table_drop(struct icm_table *t)
 	t->nchunks = 0;
 }
 
-void icm_teardown(struct mdev *d)
+void cx4m_icm_teardown(struct mdev *d)
 {
 	struct icm *m = &d->icm;
 
@@ -381,11 +382,11 @@ void icm_teardown(struct mdev *d)
 	m->request = 0;
 }
 
-void icm_free(struct mdev *d)
+void cx4m_icm_free(struct mdev *d)
 {
 	struct icm *m = &d->icm;
 
-	icm_teardown(d);
+	cx4m_icm_teardown(d);
 	free(m->page);
 	free(m->free);
 	free(m->empty);
@@ -395,16 +396,16 @@ void icm_free(struct mdev *d)
 	m->npages = m->cap = m->nfree = m->nempty = m->hash_size = m->ngiven = 0;
 }
 
-void icm_reset(struct mdev *d)
+void cx4m_icm_reset(struct mdev *d)
 {
 	uint32_t boot = d->icm.boot_need, init = d->icm.init_need;
 
-	icm_free(d);
+	cx4m_icm_free(d);
 	d->icm.boot_need = boot;
 	d->icm.init_need = init;
 }
 
-int32_t icm_query(struct mdev *d, unsigned int op_mod)
+int32_t cx4m_icm_query(struct mdev *d, unsigned int op_mod)
 {
 	struct icm *m = &d->icm;
 
@@ -422,7 +423,7 @@ int32_t icm_query(struct mdev *d, unsigned int op_mod)
 	}
 }
 
-void icm_balance(struct mdev *d)
+void cx4m_icm_balance(struct mdev *d)
 {
 	struct icm *m = &d->icm;
 
@@ -430,9 +431,9 @@ void icm_balance(struct mdev *d)
 		return;
 	if (m->nfree < LOW_WATER && m->request <= 0) {
 		m->request = REQ_CHUNK;
-		eq_post_page_request(d, REQ_CHUNK);
+		cx4m_eq_post_page_request(d, REQ_CHUNK);
 	} else if (m->nfree > HIGH_WATER && m->request == 0) {
 		m->request = -(int32_t)(m->nfree - KEEP_FREE);
-		eq_post_page_request(d, m->request);
+		cx4m_eq_post_page_request(d, m->request);
 	}
 }

@@ -13,7 +13,7 @@
 #define L2_BITS 10
 #define L2_SIZE (1u << L2_BITS)
 
-int idtab_init(struct idtab *t, uint32_t base, uint32_t max)
+int cx4m_idtab_init(struct idtab *t, uint32_t base, uint32_t max)
 {
 	t->base = base;
 	t->max = max;
@@ -23,7 +23,7 @@ int idtab_init(struct idtab *t, uint32_t base, uint32_t max)
 	return t->l1 ? 0 : -ENOMEM;
 }
 
-void idtab_free(struct idtab *t)
+void cx4m_idtab_free(struct idtab *t)
 {
 	if (!t->l1)
 		return;
@@ -47,7 +47,7 @@ static void **slot(const struct idtab *t, uint32_t i, bool create)
 	return &(*l1)[i & (L2_SIZE - 1)];
 }
 
-uint32_t idtab_alloc(struct idtab *t, void *p)
+uint32_t cx4m_idtab_alloc(struct idtab *t, void *p)
 {
 	if (t->count >= t->max)
 		return UINT32_MAX;
@@ -67,7 +67,7 @@ uint32_t idtab_alloc(struct idtab *t, void *p)
 	return UINT32_MAX;
 }
 
-void *idtab_get(const struct idtab *t, uint32_t id)
+void *cx4m_idtab_get(const struct idtab *t, uint32_t id)
 {
 	void **s;
 
@@ -77,7 +77,7 @@ void *idtab_get(const struct idtab *t, uint32_t id)
 	return s ? *s : NULL;
 }
 
-void idtab_remove(struct idtab *t, uint32_t id)
+void cx4m_idtab_remove(struct idtab *t, uint32_t id)
 {
 	void **s;
 
@@ -90,7 +90,7 @@ void idtab_remove(struct idtab *t, uint32_t id)
 	}
 }
 
-void idtab_foreach(struct idtab *t, void (*fn)(void *obj, void *ctx), void *ctx)
+void cx4m_idtab_foreach(struct idtab *t, void (*fn)(void *obj, void *ctx), void *ctx)
 {
 	if (!t->l1)
 		return;

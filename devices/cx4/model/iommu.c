@@ -40,7 +40,7 @@ static size_t find_idx(const struct iommu *io, uint64_t iova)
 	return lo;
 }
 
-int iommu_add(struct iommu *io, const struct cx4_dma_map *m)
+int cx4m_iommu_add(struct iommu *io, const struct cx4_dma_map *m)
 {
 	struct iommu_map e = {.iova = m->iova, .len = m->len, .perm = m->perm};
 	size_t i;
@@ -91,7 +91,7 @@ int iommu_add(struct iommu *io, const struct cx4_dma_map *m)
 }
 
 /* Unmap whole mappings covering exactly [iova, iova + len). */
-int iommu_del(struct iommu *io, uint64_t iova, uint64_t len)
+int cx4m_iommu_del(struct iommu *io, uint64_t iova, uint64_t len)
 {
 	size_t i = find_idx(io, iova), j;
 	uint64_t at = iova;
@@ -114,7 +114,7 @@ int iommu_del(struct iommu *io, uint64_t iova, uint64_t len)
 	return 0;
 }
 
-void iommu_clear(struct iommu *io)
+void cx4m_iommu_clear(struct iommu *io)
 {
 	for (size_t i = 0; i < io->n; i++)
 		if (io->m[i].host)
@@ -125,8 +125,8 @@ void iommu_clear(struct iommu *io)
 	io->gen++;
 }
 
-int iommu_xlate(const struct iommu *io, uint64_t iova, uint64_t len, uint32_t perm,
-		struct dseg *seg, int max)
+int cx4m_iommu_xlate(const struct iommu *io, uint64_t iova, uint64_t len, uint32_t perm,
+		     struct dseg *seg, int max)
 {
 	size_t i = find_idx(io, iova);
 	int n = 0;
@@ -186,7 +186,7 @@ static int remote_rw(pid_t pid, uint64_t va, void *local, uint64_t len, bool wri
 	return 0;
 }
 
-int dseg_read(const struct dseg *s, int n, void *dst)
+int cx4m_dseg_read(const struct dseg *s, int n, void *dst)
 {
 	uint8_t *p = dst;
 
@@ -200,7 +200,7 @@ int dseg_read(const struct dseg *s, int n, void *dst)
 	return 0;
 }
 
-int dseg_write(const struct dseg *s, int n, const void *src)
+int cx4m_dseg_write(const struct dseg *s, int n, const void *src)
 {
 	const uint8_t *p = src;
 
@@ -224,20 +224,21 @@ static int dma_rw(struct mdev *d, uint64_t iova, void *buf, size_t len, bool wri
 	while (len) {
 		struct dseg s[DMA_SYNC_SEGS];
 		size_t step = len > (64u << 10) ? (64u << 10) : len;
-		int n = iommu_xlate(&d->iommu, iova, step, write ? CX4_DMA_WRITE : CX4_DMA_READ, s,
-				    DMA_SYNC_SEGS);
+		int n = cx4m_iommu_xlate(&d->iommu, iova, step,
+					 write ? CX4_DMA_WRITE : CX4_DMA_READ, s, DMA_SYNC_SEGS);
 
 		if (n == -E2BIG) {
 			step = 4096 - (iova & 0xfff);
 			if (step > len)
 				step = len;
-			n = iommu_xlate(&d->iommu, iova, step, write ? CX4_DMA_WRITE : CX4_DMA_READ,
-					s, DMA_SYNC_SEGS);
+			n = cx4m_iommu_xlate(&d->iommu, iova, step,
+					     write ? CX4_DMA_WRITE : CX4_DMA_READ, s,
+					     DMA_SYNC_SEGS);
 		}
-		if (n < 0 || (write ? dseg_write(s, n, p) : dseg_read(s, n, p))) {
+		if (n < 0 || (write ? cx4m_dseg_write(s, n, p) : cx4m_dseg_read(s, n, p))) {
 			d->stats.dma_faults++;
-			mdev_log(d, "DMA fault: %s of %zu bytes at IOVA 0x%llx",
-				 write ? "write" : "read", step, (unsigned long long)iova);
+			cx4m_mdev_log(d, "DMA fault: %s of %zu bytes at IOVA 0x%llx",
+				      write ? "write" : "read", step, (unsigned long long)iova);
 			return n == -EACCES ? -EACCES : -EFAULT;
 		}
 		iova += step;
@@ -247,29 +248,29 @@ static int dma_rw(struct mdev *d, uint64_t iova, void *buf, size_t len, bool wri
 	return 0;
 }
 
-int dma_read(struct mdev *d, uint64_t iova, void *dst, size_t len)
+int cx4m_dma_read(struct mdev *d, uint64_t iova, void *dst, size_t len)
 {
 	return dma_rw(d, iova, dst, len, false);
 }
 
-int dma_write(struct mdev *d, uint64_t iova, const void *src, size_t len)
+int cx4m_dma_write(struct mdev *d, uint64_t iova, const void *src, size_t len)
 {
 	return dma_rw(d, iova, (void *)src, len, true);
 }
 
-uint8_t *dma_ptr(struct mdev *d, uint64_t iova, size_t len, uint32_t perm)
+uint8_t *cx4m_dma_ptr(struct mdev *d, uint64_t iova, size_t len, uint32_t perm)
 {
 	struct dseg s;
 
-	if (iommu_xlate(&d->iommu, iova, len, perm, &s, 1) != 1 || !s.host)
+	if (cx4m_iommu_xlate(&d->iommu, iova, len, perm, &s, 1) != 1 || !s.host)
 		return NULL;
 	return s.host;
 }
 
 /* ---- batches ---------------------------------------------------------------------------- */
 
-int dmab_add(struct dma_batch *b, pid_t pid, uint64_t va, uint8_t *local, uint32_t len,
-	     uint64_t tag)
+int cx4m_dmab_add(struct dma_batch *b, pid_t pid, uint64_t va, uint8_t *local, uint32_t len,
+		  uint64_t tag)
 {
 	if (b->n && b->op[b->n - 1].pid == pid && b->op[b->n - 1].tag == tag &&
 	    b->op[b->n - 1].va + b->op[b->n - 1].len == va &&
@@ -292,8 +293,8 @@ int dmab_add(struct dma_batch *b, pid_t pid, uint64_t va, uint8_t *local, uint32
 	return 0;
 }
 
-void dseg_copy_batched(struct dma_batch *b, const struct dseg *s, int n, uint8_t *local,
-		       uint64_t tag)
+void cx4m_dseg_copy_batched(struct dma_batch *b, const struct dseg *s, int n, uint8_t *local,
+			    uint64_t tag)
 {
 	for (int i = 0; i < n; i++) {
 		if (s[i].host) {
@@ -309,7 +310,8 @@ void dseg_copy_batched(struct dma_batch *b, const struct dseg *s, int n, uint8_t
 						 ? (1u << 30)
 						 : (uint32_t)(s[i].len - off);
 
-				if (dmab_add(b, s[i].pid, s[i].va + off, local + off, k, tag)) {
+				if (cx4m_dmab_add(b, s[i].pid, s[i].va + off, local + off, k,
+						  tag)) {
 					/* Out of memory: do it now, synchronously. */
 					remote_rw(s[i].pid, s[i].va + off, local + off, k,
 						  b->write);
@@ -340,7 +342,7 @@ static int run_single(struct dma_batch *b, int a, int e, void (*fault)(void *, u
 	return bad;
 }
 
-int dmab_flush(struct dma_batch *b, void (*fault)(void *ctx, uint64_t tag), void *ctx)
+int cx4m_dmab_flush(struct dma_batch *b, void (*fault)(void *ctx, uint64_t tag), void *ctx)
 {
 	struct iovec l[BATCH_IOV], r[BATCH_IOV];
 	int bad = 0, i = 0;
@@ -378,7 +380,7 @@ int dmab_flush(struct dma_batch *b, void (*fault)(void *ctx, uint64_t tag), void
 	return bad;
 }
 
-void dmab_free(struct dma_batch *b)
+void cx4m_dmab_free(struct dma_batch *b)
 {
 	free(b->op);
 	b->op = NULL;

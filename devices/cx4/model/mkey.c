@@ -28,27 +28,27 @@
 #define MKEY_BASE 2
 #define MTT_PER_PAGE (CX4_ADAPTER_PAGE_SIZE / 8)
 
-int mkey_tables_init(struct mdev *d)
+int cx4m_mkey_tables_init(struct mdev *d)
 {
 	uint32_t n = 1u << cx4_get(d->cap_cur[0], CX4_CAP_GEN_LOG_MAX_MKEY);
 
-	return idtab_init(&d->mkeys, MKEY_BASE, n - MKEY_BASE);
+	return cx4m_idtab_init(&d->mkeys, MKEY_BASE, n - MKEY_BASE);
 }
 
-struct mmkey *mkey_get(struct mdev *d, uint32_t index)
+struct mmkey *cx4m_mkey_get(struct mdev *d, uint32_t index)
 {
-	return idtab_get(&d->mkeys, index);
+	return cx4m_idtab_get(&d->mkeys, index);
 }
 
 static void mkey_free(struct mdev *d, struct mmkey *m)
 {
 	for (uint32_t i = 0; i < m->nmtt_pages; i++)
-		icm_free_page(d, m->mtt_page[i]);
+		cx4m_icm_free_page(d, m->mtt_page[i]);
 	free(m->mtt_page);
 	free(m->klm);
-	idtab_remove(&d->mkeys, m->index);
-	icm_table_put(d, &d->icm.mkc, m->icm_idx);
-	icm_balance(d);
+	cx4m_idtab_remove(&d->mkeys, m->index);
+	cx4m_icm_table_put(d, &d->icm.mkc, m->icm_idx);
+	cx4m_icm_balance(d);
 	free(m);
 }
 
@@ -76,7 +76,7 @@ static int create_mkey(struct mdev *d, struct mcmd *c)
 	     !cx4_get(mkc, CX4_MKC_TRANSLATIONS_OCTWORD_SIZE) ||
 	     cx4_get(mkc, CX4_MKC_TRANSLATIONS_OCTWORD_SIZE) > 256))
 		return mcmd_err(c, CX4_CMD_STAT_BAD_PARAM_ERR, MSYND(OP(CREATE_MKEY), 15));
-	if (!idtab_get(&d->pds, pd))
+	if (!cx4m_idtab_get(&d->pds, pd))
 		return mcmd_err(c, CX4_CMD_STAT_BAD_RES_ERR, MSYND(OP(CREATE_MKEY), 2));
 	if (cx4_get(mkc, CX4_MKC_BSF_EN))
 		return mcmd_err(c, CX4_CMD_STAT_BAD_PARAM_ERR, MSYND(OP(CREATE_MKEY), 3));
@@ -106,15 +106,15 @@ static int create_mkey(struct mdev *d, struct mcmd *c)
 	m = calloc(1, sizeof(*m));
 	if (!m)
 		return mcmd_err(c, CX4_CMD_STAT_NO_RES_ERR, MSYND(OP(CREATE_MKEY), 9));
-	index = idtab_alloc(&d->mkeys, m);
+	index = cx4m_idtab_alloc(&d->mkeys, m);
 	if (index == UINT32_MAX) {
 		free(m);
 		return mcmd_err(c, CX4_CMD_STAT_NO_RES_ERR, MSYND(OP(CREATE_MKEY), 10));
 	}
 	m->index = index;
 	m->icm_idx = index - MKEY_BASE;
-	if (icm_table_get(d, &d->icm.mkc, m->icm_idx)) {
-		idtab_remove(&d->mkeys, index);
+	if (cx4m_icm_table_get(d, &d->icm.mkc, m->icm_idx)) {
+		cx4m_idtab_remove(&d->mkeys, index);
 		free(m);
 		return mcmd_err(c, CX4_CMD_STAT_NO_RES_ERR, MSYND(OP(CREATE_MKEY), 11));
 	}
@@ -155,7 +155,7 @@ static int create_mkey(struct mdev *d, struct mcmd *c)
 		for (uint32_t i = 0; i < m->nmtt_pages; i++) {
 			uint32_t k = need - i * MTT_PER_PAGE;
 
-			m->mtt_page[i] = icm_alloc_page(d);
+			m->mtt_page[i] = cx4m_icm_alloc_page(d);
 			if (m->mtt_page[i] < 0) {
 				m->nmtt_pages = i;
 				mkey_free(d, m);
@@ -164,10 +164,10 @@ static int create_mkey(struct mdev *d, struct mcmd *c)
 			}
 			if (k > MTT_PER_PAGE)
 				k = MTT_PER_PAGE;
-			if (icm_page_rw(d, m->mtt_page[i], 0,
-					(void *)(c->in + CX4_CREATE_MKEY_IN_KLM_PAS_MTT +
-						 8ull * i * MTT_PER_PAGE),
-					8 * k, true)) {
+			if (cx4m_icm_page_rw(d, m->mtt_page[i], 0,
+					     (void *)(c->in + CX4_CREATE_MKEY_IN_KLM_PAS_MTT +
+						      8ull * i * MTT_PER_PAGE),
+					     8 * k, true)) {
 				m->nmtt_pages = i + 1;
 				mkey_free(d, m);
 				return mcmd_err(c, CX4_CMD_STAT_INT_ERR,
@@ -175,14 +175,14 @@ static int create_mkey(struct mdev *d, struct mcmd *c)
 			}
 		}
 	}
-	icm_ctx_write(d, &d->icm.mkc, m->icm_idx, mkc, CX4_MKC_SIZE);
+	cx4m_icm_ctx_write(d, &d->icm.mkc, m->icm_idx, mkc, CX4_MKC_SIZE);
 	cx4_set(c->out, CX4_CREATE_MKEY_OUT_MKEY_INDEX, index);
 	return CX4_CMD_STAT_OK;
 }
 
 static int destroy_mkey(struct mdev *d, struct mcmd *c)
 {
-	struct mmkey *m = idtab_get(&d->mkeys, cx4_get(c->in, CX4_DESTROY_MKEY_IN_MKEY_INDEX));
+	struct mmkey *m = cx4m_idtab_get(&d->mkeys, cx4_get(c->in, CX4_DESTROY_MKEY_IN_MKEY_INDEX));
 
 	if (!m)
 		return mcmd_err(c, CX4_CMD_STAT_BAD_RES_ERR, MSYND(OP(DESTROY_MKEY), 1));
@@ -192,11 +192,12 @@ static int destroy_mkey(struct mdev *d, struct mcmd *c)
 
 static int query_mkey(struct mdev *d, struct mcmd *c)
 {
-	struct mmkey *m = idtab_get(&d->mkeys, cx4_get(c->in, CX4_QUERY_MKEY_IN_MKEY_INDEX));
+	struct mmkey *m = cx4m_idtab_get(&d->mkeys, cx4_get(c->in, CX4_QUERY_MKEY_IN_MKEY_INDEX));
 
 	if (!m)
 		return mcmd_err(c, CX4_CMD_STAT_BAD_RES_ERR, MSYND(OP(QUERY_MKEY), 1));
-	if (icm_ctx_read(d, &d->icm.mkc, m->icm_idx, c->out + CX4_QUERY_MKEY_OUT_MKC, CX4_MKC_SIZE))
+	if (cx4m_icm_ctx_read(d, &d->icm.mkc, m->icm_idx, c->out + CX4_QUERY_MKEY_OUT_MKC,
+			      CX4_MKC_SIZE))
 		return mcmd_err(c, CX4_CMD_STAT_INT_ERR, MSYND(OP(QUERY_MKEY), 2));
 	return CX4_CMD_STAT_OK;
 }
@@ -206,9 +207,9 @@ static void free_one(void *obj, void *ctx)
 	mkey_free(ctx, obj);
 }
 
-void mkey_destroy_all(struct mdev *d)
+void cx4m_mkey_destroy_all(struct mdev *d)
 {
-	idtab_foreach(&d->mkeys, free_one, d);
+	cx4m_idtab_foreach(&d->mkeys, free_one, d);
 }
 
 /* ---- translation ----------------------------------------------------------------------------- */
@@ -217,7 +218,7 @@ static int add_segs(struct mdev *d, uint64_t iova, uint64_t len, uint32_t perm, 
 		    int n, int max)
 {
 	struct dseg tmp[8];
-	int k = iommu_xlate(&d->iommu, iova, len, perm, tmp, 8);
+	int k = cx4m_iommu_xlate(&d->iommu, iova, len, perm, tmp, 8);
 
 	if (k < 0)
 		return k == -E2BIG ? MKEY_ESEGS : MKEY_EDMA;
@@ -282,7 +283,7 @@ static int xlate_klm(struct mdev *d, struct mmkey *m, uint64_t va, uint64_t len,
 			continue;
 		}
 		take = k->bcount - off < len ? k->bcount - off : len;
-		t = idtab_get(&d->mkeys, k->mkey >> 8);
+		t = cx4m_idtab_get(&d->mkeys, k->mkey >> 8);
 		/* one level of indirection: an entry names a region of the window's PD */
 		if (t && t->access_mode == CX4_MKC_ACCESS_MODE_KLMS)
 			return MKEY_EKEY;
@@ -322,8 +323,8 @@ static int xlate(struct mdev *d, struct mmkey *m, uint64_t va, uint64_t len, uns
 
 		if (pg >= m->nmtt)
 			return MKEY_EBOUNDS;
-		if (icm_page_rw(d, m->mtt_page[pg / MTT_PER_PAGE],
-				(uint32_t)(pg % MTT_PER_PAGE) * 8, e, 8, false))
+		if (cx4m_icm_page_rw(d, m->mtt_page[pg / MTT_PER_PAGE],
+				     (uint32_t)(pg % MTT_PER_PAGE) * 8, e, 8, false))
 			return MKEY_EDMA;
 		ent = cx4_be64_load(e);
 		if (((perm & CX4_DMA_READ) && !(ent & CX4_MTT_READ)) ||
@@ -338,8 +339,8 @@ static int xlate(struct mdev *d, struct mmkey *m, uint64_t va, uint64_t len, uns
 	return n;
 }
 
-int mkey_xlate(struct mdev *d, uint32_t key, uint32_t pd, uint32_t qpn, uint64_t va, uint64_t len,
-	       unsigned int access, bool rlky, struct dseg *segs, int max)
+int cx4m_mkey_xlate(struct mdev *d, uint32_t key, uint32_t pd, uint32_t qpn, uint64_t va,
+		    uint64_t len, unsigned int access, bool rlky, struct dseg *segs, int max)
 {
 	uint32_t perm = ((access & (MKEY_LR | MKEY_RR | MKEY_A)) ? CX4_DMA_READ : 0) |
 			((access & (MKEY_LW | MKEY_RW | MKEY_A)) ? CX4_DMA_WRITE : 0);
@@ -354,30 +355,30 @@ int mkey_xlate(struct mdev *d, uint32_t key, uint32_t pd, uint32_t qpn, uint64_t
 			return MKEY_EKEY;
 		return add_segs(d, va, len, perm, segs, 0, max);
 	}
-	m = idtab_get(&d->mkeys, key >> 8);
+	m = cx4m_idtab_get(&d->mkeys, key >> 8);
 	err = key_ok(m, key, pd, qpn, va, len, access);
 	if (err)
 		return err;
 	return xlate(d, m, va, len, access, segs, 0, max);
 }
 
-int mkey_check(struct mdev *d, uint32_t key, uint32_t pd, uint32_t qpn, uint64_t va, uint64_t len,
-	       unsigned int access)
+int cx4m_mkey_check(struct mdev *d, uint32_t key, uint32_t pd, uint32_t qpn, uint64_t va,
+		    uint64_t len, unsigned int access)
 {
 	if (!len)
 		return MKEY_OK;
 	if (key == 0)
 		return MKEY_EKEY;
-	return key_ok(idtab_get(&d->mkeys, key >> 8), key, pd, qpn, va, len, access);
+	return key_ok(cx4m_idtab_get(&d->mkeys, key >> 8), key, pd, qpn, va, len, access);
 }
 
 /*
  * SEND_WITH_INV ([IBTA] 10.6.7.2.x, o10-37): the key names a valid window (or key) that allows
  * remote invalidation, of the QP's PD, and a type 2 window must be bound to this QP.
  */
-int mkey_remote_invalidate(struct mdev *d, uint32_t key, uint32_t pd, uint32_t qpn)
+int cx4m_mkey_remote_invalidate(struct mdev *d, uint32_t key, uint32_t pd, uint32_t qpn)
 {
-	struct mmkey *m = idtab_get(&d->mkeys, key >> 8);
+	struct mmkey *m = cx4m_idtab_get(&d->mkeys, key >> 8);
 
 	if (!m || m->key != (key & 0xff) || m->free_state || !m->en_rinval || key == 0)
 		return MKEY_EKEY;
@@ -386,15 +387,15 @@ int mkey_remote_invalidate(struct mdev *d, uint32_t key, uint32_t pd, uint32_t q
 	if (m->qpn != CX4_MKEY_QPN_ANY && m->qpn != qpn)
 		return MKEY_EKEY;
 	m->free_state = true;
-	mkey_sync_icm(d, m);
+	cx4m_mkey_sync_icm(d, m);
 	return MKEY_OK;
 }
 
-void mkey_sync_icm(struct mdev *d, struct mmkey *m)
+void cx4m_mkey_sync_icm(struct mdev *d, struct mmkey *m)
 {
 	uint8_t mkc[CX4_MKC_SIZE];
 
-	if (icm_ctx_read(d, &d->icm.mkc, m->icm_idx, mkc, sizeof(mkc)))
+	if (cx4m_icm_ctx_read(d, &d->icm.mkc, m->icm_idx, mkc, sizeof(mkc)))
 		return;
 	cx4_set(mkc, CX4_MKC_FREE, m->free_state);
 	cx4_set(mkc, CX4_MKC_MKEY_7_0, m->key);
@@ -408,10 +409,10 @@ void mkey_sync_icm(struct mdev *d, struct mmkey *m)
 	cx4_set(mkc, CX4_MKC_EN_RINVAL, m->en_rinval);
 	cx4_set64(mkc, CX4_MKC_START_ADDR, m->start);
 	cx4_set64(mkc, CX4_MKC_LEN, m->len);
-	icm_ctx_write(d, &d->icm.mkc, m->icm_idx, mkc, sizeof(mkc));
+	cx4m_icm_ctx_write(d, &d->icm.mkc, m->icm_idx, mkc, sizeof(mkc));
 }
 
-const struct mcmd_desc mcmd_mkey[] = {
+const struct mcmd_desc cx4m_mcmd_mkey[] = {
     {OP(CREATE_MKEY), MCMD_INIT, CX4_CREATE_MKEY_IN_SIZE, CX4_CREATE_MKEY_OUT_SIZE, create_mkey},
     {OP(DESTROY_MKEY), MCMD_INIT, CX4_DESTROY_MKEY_IN_SIZE, CX4_DESTROY_MKEY_OUT_SIZE,
      destroy_mkey},

@@ -51,7 +51,7 @@ static const struct mprofile profiles[] = {
 	},
 };
 
-void mdev_log(struct mdev *d, const char *fmt, ...)
+void cx4m_mdev_log(struct mdev *d, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -70,50 +70,50 @@ void mdev_log(struct mdev *d, const char *fmt, ...)
 
 static void free_tables(struct mdev *d)
 {
-	idtab_free(&d->pds);
-	idtab_free(&d->tds);
-	idtab_free(&d->eqs);
-	idtab_free(&d->cqs);
-	idtab_free(&d->mkeys);
-	idtab_free(&d->qps);
-	idtab_free(&d->srqs);
+	cx4m_idtab_free(&d->pds);
+	cx4m_idtab_free(&d->tds);
+	cx4m_idtab_free(&d->eqs);
+	cx4m_idtab_free(&d->cqs);
+	cx4m_idtab_free(&d->mkeys);
+	cx4m_idtab_free(&d->qps);
+	cx4m_idtab_free(&d->srqs);
 }
 
 /* INIT_HCA: the object tables, sized from the current capabilities; the port comes up. */
-int mdev_init_hca(struct mdev *d)
+int cx4m_mdev_init_hca(struct mdev *d)
 {
 	const uint8_t *cap = d->cap_cur[0];
 
 	free_tables(d);
-	if (idtab_init(&d->pds, 1, 1u << cx4_get(cap, CX4_CAP_GEN_LOG_MAX_PD)) ||
-	    idtab_init(&d->tds, 1, 1u << cx4_get(cap, CX4_CAP_GEN_LOG_MAX_TRANSPORT_DOMAIN)) ||
-	    eq_tables_init(d) || cq_tables_init(d) || mkey_tables_init(d) || qp_tables_init(d) ||
-	    srq_tables_init(d)) {
+	if (cx4m_idtab_init(&d->pds, 1, 1u << cx4_get(cap, CX4_CAP_GEN_LOG_MAX_PD)) ||
+	    cx4m_idtab_init(&d->tds, 1, 1u << cx4_get(cap, CX4_CAP_GEN_LOG_MAX_TRANSPORT_DOMAIN)) ||
+	    cx4m_eq_tables_init(d) || cx4m_cq_tables_init(d) || cx4m_mkey_tables_init(d) ||
+	    cx4m_qp_tables_init(d) || cx4m_srq_tables_init(d)) {
 		free_tables(d);
 		return -ENOMEM;
 	}
-	net_gids_clear(d);
+	cx4m_net_gids_clear(d);
 	d->roce_tbl_size = cx4_get(d->cap_cur[2], CX4_CAP_ROCE_ADDRESS_TABLE_SIZE);
 	if (d->roce_tbl_size > 256)
 		d->roce_tbl_size = 256;
 	d->hca = MHCA_INIT;
-	vport_init(d);
-	port_update(d);
+	cx4m_vport_init(d);
+	cx4m_port_update(d);
 	return 0;
 }
 
-void mdev_destroy_objects(struct mdev *d)
+void cx4m_mdev_destroy_objects(struct mdev *d)
 {
 	if (d->qps.l1)
-		qp_destroy_all(d);
+		cx4m_qp_destroy_all(d);
 	if (d->srqs.l1)
-		srq_destroy_all(d);
+		cx4m_srq_destroy_all(d);
 	if (d->cqs.l1)
-		cq_destroy_all(d);
+		cx4m_cq_destroy_all(d);
 	if (d->mkeys.l1)
-		mkey_destroy_all(d);
+		cx4m_mkey_destroy_all(d);
 	if (d->eqs.l1)
-		eq_destroy_all(d);
+		cx4m_eq_destroy_all(d);
 	free_tables(d);
 	for (uint32_t u = 0; u < MDEV_UAR_PAGES; u++)
 		d->uar_used[u] = 0;
@@ -127,14 +127,14 @@ void mdev_destroy_objects(struct mdev *d)
 		d->hca = MHCA_ENABLED;
 	d->port_oper = CX4_PORT_STATUS_DOWN;
 	memset(d->nic_vport_ctx, 0, sizeof(d->nic_vport_ctx));
-	net_gids_clear(d);
+	cx4m_net_gids_clear(d);
 }
 
-void mdev_reset_state(struct mdev *d)
+void cx4m_mdev_reset_state(struct mdev *d)
 {
-	mdev_destroy_objects(d);
-	icm_reset(d);
-	cmdif_reset(d);
+	cx4m_mdev_destroy_objects(d);
+	cx4m_icm_reset(d);
+	cx4m_cmdif_reset(d);
 	d->hca = MHCA_DISABLED;
 	d->issi = 0;
 	d->host_endianness = 0;
@@ -143,7 +143,7 @@ void mdev_reset_state(struct mdev *d)
 	d->port_mtu = d->cfg.mtu;
 	memset(d->cap_cur, 0, sizeof(d->cap_cur));
 	d->vport_cnt_base = d->stats; /* a reset function's counters start from 0 */
-	bar0_reset(d);
+	cx4m_bar0_reset(d);
 }
 
 /* ---- the engine --------------------------------------------------------------------------- */
@@ -158,18 +158,18 @@ static void lock_dev(struct mdev *d)
 static void rx_fault(void *ctx, uint64_t tag)
 {
 	struct mdev *d = ctx;
-	struct mqp *qp = qp_get(d, (uint32_t)tag);
+	struct mqp *qp = cx4m_qp_get(d, (uint32_t)tag);
 
 	/* A responder write that the IOMMU / the remote process refused: the QP is broken. */
 	d->stats.dma_faults++;
 	if (qp)
-		qp_to_error(d, qp, CX4_EVENT_TYPE_WQ_CATAS_ERROR);
+		cx4m_qp_to_error(d, qp, CX4_EVENT_TYPE_WQ_CATAS_ERROR);
 }
 
-void mdev_flush_rx_dma(struct mdev *d)
+void cx4m_mdev_flush_rx_dma(struct mdev *d)
 {
 	if (d->rx_dma.n)
-		dmab_flush(&d->rx_dma, rx_fault, d);
+		cx4m_dmab_flush(&d->rx_dma, rx_fault, d);
 }
 
 /*
@@ -189,7 +189,7 @@ static int run_active(struct mdev *d)
 		struct mqp *next = qp->active_next;
 		int w;
 
-		if (!net_tx_free_slots(d)) {
+		if (!cx4m_net_tx_free_slots(d)) {
 			struct mqp *last = qp;
 
 			/* qp and those after it stay on the list (on_active), first in line */
@@ -203,7 +203,7 @@ static int run_active(struct mdev *d)
 		}
 		qp->on_active = false;
 		qp->active_next = NULL;
-		w = req_run(d, qp, 64) + resp_read_run(d, qp, 64);
+		w = cx4m_req_run(d, qp, 64) + cx4m_resp_read_run(d, qp, 64);
 		work += w;
 		qp = next;
 	}
@@ -229,37 +229,37 @@ static int pass(struct mdev *d)
 	while (atomic_load_explicit(&d->lock_waiters, memory_order_relaxed))
 		sched_yield();
 	pthread_mutex_lock(&d->lock);
-	d->now = mdev_now_ns();
-	work = progress = bar0_poll(d);
+	d->now = cx4m_mdev_now_ns();
+	work = progress = cx4m_bar0_poll(d);
 	if (d->hca == MHCA_INIT) {
 		/* what the doorbells asked for leaves first (latency of a request) ... */
 		work += run_active(d);
-		work += net_tx_flush(d);
-		progress += cq_flush(d);
+		work += cx4m_net_tx_flush(d);
+		progress += cx4m_cq_flush(d);
 	}
 	/*
 	 * Commands see what the doorbells stored before them did, as the firmware of a card
 	 * that finished the sends long before the command arrived (a CQ resize counts their
 	 * CQEs as outstanding).
 	 */
-	work += cmdif_run(d);
+	work += cx4m_cmdif_run(d);
 	if (d->hca == MHCA_INIT) {
 		/* ... then what came in, its data written before anything reports it */
-		work += net_rx(d);
-		mdev_flush_rx_dma(d);
+		work += cx4m_net_rx(d);
+		cx4m_mdev_flush_rx_dma(d);
 	}
-	work += mtimer_run(d, &d->timers, d->now);
+	work += cx4m_mtimer_run(d, &d->timers, d->now);
 	/* responses, retransmissions and acknowledgements the packets and timers asked for */
 	work += run_active(d);
-	mdev_flush_rx_dma(d);
+	cx4m_mdev_flush_rx_dma(d);
 	d->net.scratch_used = 0;
-	net_rx_done(d);
-	progress += cq_flush(d);
-	work += resp_send_acks(d);
-	work += net_tx_flush(d);
+	cx4m_net_rx_done(d);
+	progress += cx4m_cq_flush(d);
+	work += cx4m_resp_send_acks(d);
+	work += cx4m_net_tx_flush(d);
 	/* completions of packets just sent (UC, UD) */
-	progress += cq_flush(d);
-	eq_fire(d);
+	progress += cx4m_cq_flush(d);
+	cx4m_eq_fire(d);
 	pthread_mutex_unlock(&d->lock);
 	if (progress)
 		wake_waiters(d);
@@ -272,10 +272,10 @@ static void set_timerfd(struct mdev *d)
 	struct itimerspec its = {0};
 
 	pthread_mutex_lock(&d->lock);
-	next = mtimer_next(&d->timers);
+	next = cx4m_mtimer_next(&d->timers);
 	pthread_mutex_unlock(&d->lock);
 	/* the same deadline as last time, not yet passed: the timerfd is still set to it */
-	if (next == d->timerfd_armed && (next == UINT64_MAX || next > mdev_now_ns()))
+	if (next == d->timerfd_armed && (next == UINT64_MAX || next > cx4m_mdev_now_ns()))
 		return;
 	d->timerfd_armed = next;
 	if (next != UINT64_MAX) {
@@ -297,8 +297,8 @@ static void *engine(void *arg)
 		int err = pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
 
 		if (err)
-			mdev_log(d, "engine: SCHED_FIFO %u: %s (normal scheduling)",
-				 d->cfg.rt_priority, strerror(err));
+			cx4m_mdev_log(d, "engine: SCHED_FIFO %u: %s (normal scheduling)",
+				      d->cfg.rt_priority, strerror(err));
 	}
 
 	while (!atomic_load(&d->stop)) {
@@ -311,8 +311,8 @@ static void *engine(void *arg)
 			continue;
 		}
 		if (!idle_since)
-			idle_since = mdev_now_ns();
-		if (mdev_now_ns() - idle_since < spin_ns) {
+			idle_since = cx4m_mdev_now_ns();
+		if (cx4m_mdev_now_ns() - idle_since < spin_ns) {
 			/*
 			 * Poll, but let other runnable threads (the application's own polling loop,
 			 * the peer device) have the CPU at once: on a machine with fewer cores than
@@ -323,19 +323,19 @@ static void *engine(void *arg)
 		}
 		/* Going to sleep: say so, then look once more (a store may have raced us). */
 		atomic_store(&d->kick_page->sleeping, 1);
-		net_sleeping(d, true);
+		cx4m_net_sleeping(d, true);
 		d->net.sock_look_now = true;
 		atomic_thread_fence(memory_order_seq_cst);
 		if (pass(d) || atomic_load(&d->stop)) {
 			atomic_store(&d->kick_page->sleeping, 0);
-			net_sleeping(d, false);
+			cx4m_net_sleeping(d, false);
 			idle_since = 0;
 			continue;
 		}
 		set_timerfd(d);
 		n = epoll_wait(d->epfd, ev, 4, -1);
 		atomic_store(&d->kick_page->sleeping, 0);
-		net_sleeping(d, false);
+		cx4m_net_sleeping(d, false);
 		for (int i = 0; i < n; i++)
 			if (ev[i].data.fd == d->bus.kick.efd || ev[i].data.fd == d->timerfd)
 				while (read(ev[i].data.fd, &v, sizeof(v)) > 0)
@@ -356,7 +356,7 @@ static int op_dma_map(struct cx4_bus *bus, const struct cx4_dma_map *map)
 	if (!map)
 		return -EINVAL;
 	lock_dev(d);
-	err = iommu_add(&d->iommu, map);
+	err = cx4m_iommu_add(&d->iommu, map);
 	pthread_mutex_unlock(&d->lock);
 	return err;
 }
@@ -368,8 +368,8 @@ static int op_dma_unmap(struct cx4_bus *bus, uint64_t iova, uint64_t len)
 
 	lock_dev(d);
 	/* packets still queued may point into the range: give them their own copy first */
-	net_tx_materialize(d);
-	err = iommu_del(&d->iommu, iova, len);
+	cx4m_net_tx_materialize(d);
+	err = cx4m_iommu_del(&d->iommu, iova, len);
 	pthread_mutex_unlock(&d->lock);
 	return err;
 }
@@ -379,8 +379,8 @@ static int op_reset(struct cx4_bus *bus)
 	struct mdev *d = mdev_of(bus);
 
 	lock_dev(d);
-	d->now = mdev_now_ns();
-	mdev_reset_state(d);
+	d->now = cx4m_mdev_now_ns();
+	cx4m_mdev_reset_state(d);
 	pthread_mutex_unlock(&d->lock);
 	cx4_kick(&d->bus.kick);
 	return 0;
@@ -388,7 +388,7 @@ static int op_reset(struct cx4_bus *bus)
 
 static void mdev_free(struct mdev *d)
 {
-	mctl_stop(d);
+	cx4m_mctl_stop(d);
 	if (d->thread_started) {
 		static const uint64_t one = 1;
 		ssize_t r;
@@ -398,12 +398,12 @@ static void mdev_free(struct mdev *d)
 		(void)r;
 		pthread_join(d->thread, NULL);
 	}
-	mdev_destroy_objects(d);
-	icm_free(d);
-	net_close(d);
-	iommu_clear(&d->iommu);
-	mtimer_heap_free(&d->timers);
-	dmab_free(&d->rx_dma);
+	cx4m_mdev_destroy_objects(d);
+	cx4m_icm_free(d);
+	cx4m_net_close(d);
+	cx4m_iommu_clear(&d->iommu);
+	cx4m_mtimer_heap_free(&d->timers);
+	cx4m_dmab_free(&d->rx_dma);
 	free(d->cqe_q);
 	free(d->uar_used);
 	for (unsigned int i = 0; i < d->nvec; i++)
@@ -499,7 +499,7 @@ int cx4_model_open(const struct cx4_model_config *cfg, struct cx4_bus **busp)
 		d->cfg.src_ports = 8;
 	d->icm.boot_need = d->cfg.boot_pages > ICM_BOOT_NUM ? d->cfg.boot_pages : ICM_BOOT_NUM;
 	d->icm.init_need = d->cfg.init_pages > 5 ? d->cfg.init_pages : (d->cfg.init_pages ? 5 : 48);
-	/* the caller's strings are used only here, by net_open */
+	/* the caller's strings are used only here, by cx4m_net_open */
 	d->cfg.pcap_path = NULL;
 	d->cfg.cable_dir = NULL;
 	d->log = cfg->log;
@@ -517,8 +517,8 @@ int cx4_model_open(const struct cx4_model_config *cfg, struct cx4_bus **busp)
 		d->irq_fd[i] = d->bus.irq_fd[i] = -1;
 	d->link_cable = true;
 	pthread_mutex_init(&d->lock, NULL);
-	mtimer_init(&d->boot_timer, bar0_boot_done);
-	mtimer_init(&d->health_timer, bar0_health_tick);
+	cx4m_mtimer_init(&d->boot_timer, cx4m_bar0_boot_done);
+	cx4m_mtimer_init(&d->health_timer, cx4m_bar0_health_tick);
 	d->rx_dma.write = true;
 
 	d->uar_used = calloc(MDEV_UAR_PAGES, sizeof(*d->uar_used));
@@ -543,7 +543,7 @@ int cx4_model_open(const struct cx4_model_config *cfg, struct cx4_bus **busp)
 		d->bus.irq_fd[i] = d->irq_fd[i];
 	}
 	if (!err)
-		err = net_open(d, cfg->pcap_path, cfg->cable_dir);
+		err = cx4m_net_open(d, cfg->pcap_path, cfg->cable_dir);
 	if (!err) {
 		d->epfd = epoll_create1(EPOLL_CLOEXEC);
 		d->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
@@ -573,8 +573,8 @@ int cx4_model_open(const struct cx4_model_config *cfg, struct cx4_bus **busp)
 	d->bus.bar0_fd_offset = 0;
 	d->bus.num_vectors = d->nvec;
 	d->bus.backend = d;
-	d->now = mdev_now_ns();
-	mdev_reset_state(d);
+	d->now = cx4m_mdev_now_ns();
+	cx4m_mdev_reset_state(d);
 	if (pthread_create(&d->thread, NULL, engine, d)) {
 		mdev_free(d);
 		return -EAGAIN;
@@ -583,10 +583,10 @@ int cx4_model_open(const struct cx4_model_config *cfg, struct cx4_bus **busp)
 	/* a name for ps -L and for tests that ask how long the engine waited for a CPU */
 	pthread_setname_np(d->thread, "cx4-engine");
 	if (cfg->ctl_path) {
-		err = mctl_start(d, cfg->ctl_path);
+		err = cx4m_mctl_start(d, cfg->ctl_path);
 		if (err) {
-			mdev_log(d, "cannot serve the control socket %s: %s", cfg->ctl_path,
-				 strerror(-err));
+			cx4m_mdev_log(d, "cannot serve the control socket %s: %s", cfg->ctl_path,
+				      strerror(-err));
 			mdev_free(d);
 			return err;
 		}
@@ -607,8 +607,8 @@ int cx4_model_set_link(struct cx4_bus *bus, bool up)
 	d = mdev_of(bus);
 	lock_dev(d);
 	d->link_cable = up;
-	port_update(d);
-	eq_fire(d);
+	cx4m_port_update(d);
+	cx4m_eq_fire(d);
 	pthread_mutex_unlock(&d->lock);
 	return 0;
 }
@@ -623,9 +623,9 @@ int cx4_model_fail(struct cx4_bus *bus, enum cx4_model_failure how)
 	d = mdev_of(bus);
 	lock_dev(d);
 	if (how == CX4_MODEL_FAIL_DISABLE)
-		bar0_nic_disable(d);
+		cx4m_bar0_nic_disable(d);
 	else
-		bar0_health_fatal(d, CX4_HEALTH_SYND_FW_ERR);
+		cx4m_bar0_health_fatal(d, CX4_HEALTH_SYND_FW_ERR);
 	pthread_mutex_unlock(&d->lock);
 	cx4_kick(&d->bus.kick);
 	return 0;
@@ -667,7 +667,7 @@ int cx4_model_rx_fault(struct cx4_bus *bus, const struct cx4_model_fault *rule)
 		return -EINVAL;
 	d = mdev_of(bus);
 	lock_dev(d);
-	err = net_set_fault(d, rule);
+	err = cx4m_net_set_fault(d, rule);
 	pthread_mutex_unlock(&d->lock);
 	return err;
 }

@@ -56,7 +56,7 @@ struct mmkey;
 #define MDEV_LOG_CMDQ_STRIDE 6 /* 64 bytes each */
 
 /* ---- time --------------------------------------------------------------------------------- */
-uint64_t mdev_now_ns(void);
+uint64_t cx4m_mdev_now_ns(void);
 /*
  * While the cable carries the traffic, the sockets (UDP, UDP/IPv6, the raw socket of RoCE v1)
  * are looked at once per this many ns of passes (and always before the engine sleeps, when
@@ -77,18 +77,18 @@ struct mtimer_heap {
 	int n, cap;
 };
 
-void mtimer_init(struct mtimer *t, void (*fn)(struct mdev *, struct mtimer *));
-int mtimer_arm(struct mtimer_heap *hp, struct mtimer *t, uint64_t when);
-void mtimer_cancel(struct mtimer_heap *hp, struct mtimer *t);
+void cx4m_mtimer_init(struct mtimer *t, void (*fn)(struct mdev *, struct mtimer *));
+int cx4m_mtimer_arm(struct mtimer_heap *hp, struct mtimer *t, uint64_t when);
+void cx4m_mtimer_cancel(struct mtimer_heap *hp, struct mtimer *t);
 static inline bool mtimer_armed(const struct mtimer *t)
 {
 	return t->idx >= 0;
 }
 /* Earliest deadline, or UINT64_MAX. */
-uint64_t mtimer_next(const struct mtimer_heap *hp);
+uint64_t cx4m_mtimer_next(const struct mtimer_heap *hp);
 /* Fire every timer due at `now`; returns how many fired. */
-int mtimer_run(struct mdev *d, struct mtimer_heap *hp, uint64_t now);
-void mtimer_heap_free(struct mtimer_heap *hp);
+int cx4m_mtimer_run(struct mdev *d, struct mtimer_heap *hp, uint64_t now);
+void cx4m_mtimer_heap_free(struct mtimer_heap *hp);
 
 /* ---- object number tables (idtab.c) ------------------------------------------------------ */
 /* Two-level table of object pointers by number, numbers in [base, base + max). */
@@ -97,14 +97,14 @@ struct idtab {
 	uint32_t base, max, next, count;
 };
 
-int idtab_init(struct idtab *t, uint32_t base, uint32_t max);
-void idtab_free(struct idtab *t);
+int cx4m_idtab_init(struct idtab *t, uint32_t base, uint32_t max);
+void cx4m_idtab_free(struct idtab *t);
 /* Allocate a free number and store p there; returns the number, or UINT32_MAX when full. */
-uint32_t idtab_alloc(struct idtab *t, void *p);
-void *idtab_get(const struct idtab *t, uint32_t id);
-void idtab_remove(struct idtab *t, uint32_t id);
+uint32_t cx4m_idtab_alloc(struct idtab *t, void *p);
+void *cx4m_idtab_get(const struct idtab *t, uint32_t id);
+void cx4m_idtab_remove(struct idtab *t, uint32_t id);
 /* Call fn on every object (removal of the current one allowed). */
-void idtab_foreach(struct idtab *t, void (*fn)(void *obj, void *ctx), void *ctx);
+void cx4m_idtab_foreach(struct idtab *t, void (*fn)(void *obj, void *ctx), void *ctx);
 
 /* ---- IOMMU and DMA (iommu.c) ------------------------------------------------------------- */
 struct iommu_map {
@@ -129,25 +129,25 @@ struct dseg {
 	uint64_t len;
 };
 
-int iommu_add(struct iommu *io, const struct cx4_dma_map *m);
-int iommu_del(struct iommu *io, uint64_t iova, uint64_t len);
-void iommu_clear(struct iommu *io);
+int cx4m_iommu_add(struct iommu *io, const struct cx4_dma_map *m);
+int cx4m_iommu_del(struct iommu *io, uint64_t iova, uint64_t len);
+void cx4m_iommu_clear(struct iommu *io);
 /*
  * Translate [iova, iova + len) with permission perm into at most max segments (adjacent
  * pieces merged). Returns the number of segments, -EFAULT if part of the range is not mapped,
  * -EACCES if the mapping lacks perm, -E2BIG if more than max segments are needed.
  */
-int iommu_xlate(const struct iommu *io, uint64_t iova, uint64_t len, uint32_t perm,
-		struct dseg *seg, int max);
+int cx4m_iommu_xlate(const struct iommu *io, uint64_t iova, uint64_t len, uint32_t perm,
+		     struct dseg *seg, int max);
 
 /* Synchronous device reads/writes of host memory by IOVA: 0 or -EFAULT/-EACCES. */
-int dma_read(struct mdev *d, uint64_t iova, void *dst, size_t len);
-int dma_write(struct mdev *d, uint64_t iova, const void *src, size_t len);
+int cx4m_dma_read(struct mdev *d, uint64_t iova, void *dst, size_t len);
+int cx4m_dma_write(struct mdev *d, uint64_t iova, const void *src, size_t len);
 /* Our pointer to [iova, +len) when it is one fd-backed piece with perm; NULL otherwise. */
-uint8_t *dma_ptr(struct mdev *d, uint64_t iova, size_t len, uint32_t perm);
+uint8_t *cx4m_dma_ptr(struct mdev *d, uint64_t iova, size_t len, uint32_t perm);
 /* Copy between our memory and a segment list (pid segments through process_vm_*). */
-int dseg_read(const struct dseg *s, int n, void *dst);
-int dseg_write(const struct dseg *s, int n, const void *src);
+int cx4m_dseg_read(const struct dseg *s, int n, void *dst);
+int cx4m_dseg_write(const struct dseg *s, int n, const void *src);
 
 /*
  * Batched remote-process copies: many (pid, va) <-> local pieces moved with one
@@ -168,18 +168,18 @@ struct dma_batch {
 	bool write; /* true: local -> remote */
 };
 
-int dmab_add(struct dma_batch *b, pid_t pid, uint64_t va, uint8_t *local, uint32_t len,
-	     uint64_t tag);
+int cx4m_dmab_add(struct dma_batch *b, pid_t pid, uint64_t va, uint8_t *local, uint32_t len,
+		  uint64_t tag);
 /* Run all ops; returns the number of faulting ops (each reported to fault()). */
-int dmab_flush(struct dma_batch *b, void (*fault)(void *ctx, uint64_t tag), void *ctx);
-void dmab_free(struct dma_batch *b);
+int cx4m_dmab_flush(struct dma_batch *b, void (*fault)(void *ctx, uint64_t tag), void *ctx);
+void cx4m_dmab_free(struct dma_batch *b);
 
 /*
  * A device-side read or write of a list of segments: fd-backed pieces are copied at once,
  * pid-backed ones go to the batch (the caller flushes it before the data is needed/visible).
  */
-void dseg_copy_batched(struct dma_batch *b, const struct dseg *s, int n, uint8_t *local,
-		       uint64_t tag);
+void cx4m_dseg_copy_batched(struct dma_batch *b, const struct dseg *s, int n, uint8_t *local,
+			    uint64_t tag);
 
 /* ---- queue buffers described by PAS lists (dbuf.c) ---------------------------------------- */
 struct dbuf {
@@ -195,14 +195,14 @@ struct dbuf {
 };
 
 /* Build from a PAS array (big-endian, as in the command); 0, -EINVAL or -ENOMEM. */
-int dbuf_init(struct dbuf *b, const uint8_t *pas_be, uint32_t npas, uint32_t log_page_size,
-	      uint32_t page_offset_64, uint64_t len);
-void dbuf_free(struct dbuf *b);
+int cx4m_dbuf_init(struct dbuf *b, const uint8_t *pas_be, uint32_t npas, uint32_t log_page_size,
+		   uint32_t page_offset_64, uint64_t len);
+void cx4m_dbuf_free(struct dbuf *b);
 /* Pointer to [off, off+len) (len may not cross the buffer end), or NULL if not directly
- * addressable (then use dbuf_read/dbuf_write). */
-uint8_t *dbuf_ptr(struct mdev *d, struct dbuf *b, uint64_t off, size_t len, uint32_t perm);
-int dbuf_read(struct mdev *d, struct dbuf *b, uint64_t off, void *dst, size_t len);
-int dbuf_write(struct mdev *d, struct dbuf *b, uint64_t off, const void *src, size_t len);
+ * addressable (then use cx4m_dbuf_read/cx4m_dbuf_write). */
+uint8_t *cx4m_dbuf_ptr(struct mdev *d, struct dbuf *b, uint64_t off, size_t len, uint32_t perm);
+int cx4m_dbuf_read(struct mdev *d, struct dbuf *b, uint64_t off, void *dst, size_t len);
+int cx4m_dbuf_write(struct mdev *d, struct dbuf *b, uint64_t off, const void *src, size_t len);
 
 /* ---- ICM: the pages the driver gives to the firmware (icm.c) ------------------------------ */
 enum { ICM_EMPTY, ICM_FREE, ICM_USED };
@@ -250,44 +250,45 @@ struct icm {
 };
 
 /* Give one page (MANAGE_PAGES give): 0, -EEXIST (already ours), -EINVAL, -ENOMEM. */
-int icm_give(struct mdev *d, uint64_t iova);
+int cx4m_icm_give(struct mdev *d, uint64_t iova);
 /* Take up to n free pages back; fills iova[]; returns how many. */
-uint32_t icm_take(struct mdev *d, uint64_t *iova, uint32_t n);
+uint32_t cx4m_icm_take(struct mdev *d, uint64_t *iova, uint32_t n);
 /* Allocate one zeroed page for firmware data; -1 when none is free or it faulted. */
-int32_t icm_alloc_page(struct mdev *d);
-void icm_free_page(struct mdev *d, int32_t pg);
+int32_t cx4m_icm_alloc_page(struct mdev *d);
+void cx4m_icm_free_page(struct mdev *d, int32_t pg);
 /* Back the context of object `idx` in table t (allocating a page); 0 or -ENOMEM. */
-int icm_table_get(struct mdev *d, struct icm_table *t, uint32_t idx);
-void icm_table_put(struct mdev *d, struct icm_table *t, uint32_t idx);
-int icm_ctx_write(struct mdev *d, struct icm_table *t, uint32_t idx, const void *ctx, size_t len);
-int icm_ctx_read(struct mdev *d, struct icm_table *t, uint32_t idx, void *ctx, size_t len);
+int cx4m_icm_table_get(struct mdev *d, struct icm_table *t, uint32_t idx);
+void cx4m_icm_table_put(struct mdev *d, struct icm_table *t, uint32_t idx);
+int cx4m_icm_ctx_write(struct mdev *d, struct icm_table *t, uint32_t idx, const void *ctx,
+		       size_t len);
+int cx4m_icm_ctx_read(struct mdev *d, struct icm_table *t, uint32_t idx, void *ctx, size_t len);
 /* Access firmware data in page pg; a DMA fault here is fatal for the firmware. */
-int icm_page_rw(struct mdev *d, int32_t pg, uint32_t off, void *buf, size_t len, bool write);
-uint8_t *icm_page_ptr(struct mdev *d, int32_t pg);
+int cx4m_icm_page_rw(struct mdev *d, int32_t pg, uint32_t off, void *buf, size_t len, bool write);
+uint8_t *cx4m_icm_page_ptr(struct mdev *d, int32_t pg);
 /* Take the boot pages (caps, RoCE table) once enough pages were given; 0 or -ENOMEM. */
-int icm_boot(struct mdev *d);
+int cx4m_icm_boot(struct mdev *d);
 /* Take the init pages at INIT_HCA; 0 or -ENOMEM / -EFAULT. */
-int icm_init_hca(struct mdev *d);
+int cx4m_icm_init_hca(struct mdev *d);
 /* TEARDOWN_HCA: firmware data is dropped, every page becomes free (returnable). */
-void icm_teardown(struct mdev *d);
+void cx4m_icm_teardown(struct mdev *d);
 /* Reset: forget the pages altogether. */
-void icm_reset(struct mdev *d);
-void icm_free(struct mdev *d);
+void cx4m_icm_reset(struct mdev *d);
+void cx4m_icm_free(struct mdev *d);
 /* Ask the driver for pages when the pool runs low, offer pages back when it holds many. */
-void icm_balance(struct mdev *d);
+void cx4m_icm_balance(struct mdev *d);
 /* QUERY_PAGES answer for a stage (op_mod). */
-int32_t icm_query(struct mdev *d, unsigned int op_mod);
+int32_t cx4m_icm_query(struct mdev *d, unsigned int op_mod);
 
 /* ---- capabilities (caps.c) ---------------------------------------------------------------- */
 /* Fill the maximum capability page of `type` for the profile; -1 if the type is unsupported. */
-int caps_max(const struct mdev *d, unsigned int type, uint8_t *page);
+int cx4m_caps_max(const struct mdev *d, unsigned int type, uint8_t *page);
 /* Default current values (what QUERY_HCA_CAP cur answers before any SET_HCA_CAP). */
-int caps_cur_default(const struct mdev *d, unsigned int type, uint8_t *page);
+int cx4m_caps_cur_default(const struct mdev *d, unsigned int type, uint8_t *page);
 /* Validate a SET_HCA_CAP page against max and cur; 0 or a command status (with syndrome). */
-int caps_set_check(const struct mdev *d, unsigned int type, const uint8_t *cur, const uint8_t *in,
-		   uint8_t *out_new, uint32_t *synd);
+int cx4m_caps_set_check(const struct mdev *d, unsigned int type, const uint8_t *cur,
+			const uint8_t *in, uint8_t *out_new, uint32_t *synd);
 /* The boot-page index holding the current caps of a type, -1 if none. */
-int caps_boot_slot(unsigned int type);
+int cx4m_caps_boot_slot(unsigned int type);
 
 /* ---- commands (cmdif.c and cmd_*.c) ------------------------------------------------------ */
 struct mcmd {
@@ -318,8 +319,8 @@ struct mcmd_desc {
 };
 
 /* Per-area command tables, each terminated by opcode 0. */
-extern const struct mcmd_desc mcmd_hca[], mcmd_res[], mcmd_eq[], mcmd_cq[], mcmd_mkey[], mcmd_qp[],
-    mcmd_srq[], mcmd_vport[];
+extern const struct mcmd_desc cx4m_mcmd_hca[], cx4m_mcmd_res[], cx4m_mcmd_eq[], cx4m_mcmd_cq[],
+    cx4m_mcmd_mkey[], cx4m_mcmd_qp[], cx4m_mcmd_srq[], cx4m_mcmd_vport[];
 
 /* Fail a command with a status and a syndrome that names the check (docs/cx4-model.md). */
 static inline int mcmd_err(struct mcmd *c, int status, uint32_t synd)
@@ -329,8 +330,8 @@ static inline int mcmd_err(struct mcmd *c, int status, uint32_t synd)
 }
 
 /* Look at the doorbell bits and run the commands; returns the number executed. */
-int cmdif_run(struct mdev *d);
-void cmdif_reset(struct mdev *d);
+int cx4m_cmdif_run(struct mdev *d);
+void cx4m_cmdif_reset(struct mdev *d);
 
 /* ---- event queues (eq.c) ------------------------------------------------------------------ */
 struct meq {
@@ -351,19 +352,19 @@ struct meq {
 
 /* Post an EQE (64 bytes, type/data filled, owner set here) to the EQ subscribed to its type
  * (lowest EQN); false when no EQ is. */
-bool eq_post_async(struct mdev *d, uint8_t *eqe);
+bool cx4m_eq_post_async(struct mdev *d, uint8_t *eqe);
 /* Post a completion event for cqn to eq. */
-void eq_post_comp(struct mdev *d, struct meq *eq, uint32_t cqn);
-void eq_doorbell(struct mdev *d, uint32_t uar, uint32_t val, bool arm);
+void cx4m_eq_post_comp(struct mdev *d, struct meq *eq, uint32_t cqn);
+void cx4m_eq_doorbell(struct mdev *d, uint32_t uar, uint32_t val, bool arm);
 /* Deliver owed interrupts (end of pass). */
-int eq_fire(struct mdev *d);
-struct meq *eq_get(struct mdev *d, uint32_t eqn);
-void eq_destroy_all(struct mdev *d);
+int cx4m_eq_fire(struct mdev *d);
+struct meq *cx4m_eq_get(struct mdev *d, uint32_t eqn);
+void cx4m_eq_destroy_all(struct mdev *d);
 /* QP/SRQ affiliated events (COMM_EST, WQ errors, SRQ limit...). */
-void eq_post_qp_event(struct mdev *d, uint8_t type, uint32_t qpn, uint8_t queue_type);
-void eq_post_cmd(struct mdev *d, uint32_t slot_mask);
-void eq_post_page_request(struct mdev *d, int32_t npages);
-void eq_post_port_change(struct mdev *d, uint8_t sub_type);
+void cx4m_eq_post_qp_event(struct mdev *d, uint8_t type, uint32_t qpn, uint8_t queue_type);
+void cx4m_eq_post_cmd(struct mdev *d, uint32_t slot_mask);
+void cx4m_eq_post_page_request(struct mdev *d, int32_t npages);
+void cx4m_eq_post_port_change(struct mdev *d, uint8_t sub_type);
 
 /* ---- completion queues (cq.c) -------------------------------------------------------------- */
 struct mcq {
@@ -390,13 +391,13 @@ struct mcq {
 	uint32_t icm_idx;
 };
 
-struct mcq *cq_get(struct mdev *d, uint32_t cqn);
+struct mcq *cx4m_cq_get(struct mdev *d, uint32_t cqn);
 /* Queue a CQE (written at the end of the pass, after the data it reports). */
-void cq_push(struct mdev *d, struct mcq *cq, const uint8_t *cqe64);
+void cx4m_cq_push(struct mdev *d, struct mcq *cq, const uint8_t *cqe64);
 /* Write queued CQEs; returns how many. */
-int cq_flush(struct mdev *d);
-void cq_arm_doorbell(struct mdev *d, uint32_t uar, const uint8_t *val8);
-void cq_destroy_all(struct mdev *d);
+int cx4m_cq_flush(struct mdev *d);
+void cx4m_cq_arm_doorbell(struct mdev *d, uint32_t uar, const uint8_t *val8);
+void cx4m_cq_destroy_all(struct mdev *d);
 
 /* ---- memory keys (mkey.c) ------------------------------------------------------------------ */
 /* One entry of a KLM key: byte_count bytes at address va of key mkey. */
@@ -450,22 +451,23 @@ enum mkey_err {
  * Translate [va, va + len) of key `key` for `qp` needing `access`: fills segs (host pointers
  * or pid/va pieces), returns the number of segments or an mkey_err.
  */
-int mkey_xlate(struct mdev *d, uint32_t key, uint32_t pd, uint32_t qpn, uint64_t va, uint64_t len,
-	       unsigned int access, bool rlky, struct dseg *segs, int max);
-/* The checks of mkey_xlate without the translation (a whole RDMA range at its first packet). */
-int mkey_check(struct mdev *d, uint32_t key, uint32_t pd, uint32_t qpn, uint64_t va, uint64_t len,
-	       unsigned int access);
+int cx4m_mkey_xlate(struct mdev *d, uint32_t key, uint32_t pd, uint32_t qpn, uint64_t va,
+		    uint64_t len, unsigned int access, bool rlky, struct dseg *segs, int max);
+/* The checks of cx4m_mkey_xlate without the translation (a whole RDMA range at its first packet).
+ */
+int cx4m_mkey_check(struct mdev *d, uint32_t key, uint32_t pd, uint32_t qpn, uint64_t va,
+		    uint64_t len, unsigned int access);
 /* A peer's SEND_WITH_INV for `qp`: 0 (the key is free now) or an mkey_err. */
-int mkey_remote_invalidate(struct mdev *d, uint32_t key, uint32_t pd, uint32_t qpn);
-struct mmkey *mkey_get(struct mdev *d, uint32_t index);
+int cx4m_mkey_remote_invalidate(struct mdev *d, uint32_t key, uint32_t pd, uint32_t qpn);
+struct mmkey *cx4m_mkey_get(struct mdev *d, uint32_t index);
 /* The mkc image kept in ICM, refreshed from the live fields (after a UMR). */
-void mkey_sync_icm(struct mdev *d, struct mmkey *m);
-void mkey_destroy_all(struct mdev *d);
+void cx4m_mkey_sync_icm(struct mdev *d, struct mmkey *m);
+void cx4m_mkey_destroy_all(struct mdev *d);
 
 /* ---- UMR WQEs (umr.c) ------------------------------------------------------------------------ */
 struct mwqe;
 /* Execute a UMR WQE of `qp`: 0, or the CQE syndrome it fails with. */
-int umr_exec(struct mdev *d, struct mqp *qp, const struct mwqe *w);
+int cx4m_umr_exec(struct mdev *d, struct mqp *qp, const struct mwqe *w);
 
 /* ---- shared receive queues (srq.c) --------------------------------------------------------- */
 struct msrq {
@@ -485,10 +487,10 @@ struct msrq {
 	uint32_t icm_idx;
 };
 
-struct msrq *srq_get(struct mdev *d, uint32_t srqn);
+struct msrq *cx4m_srq_get(struct mdev *d, uint32_t srqn);
 /* Take the next WQE: copies it to wqe (stride bytes), returns its index or -1 if empty. */
-int srq_pop(struct mdev *d, struct msrq *s, uint8_t *wqe, uint32_t max);
-void srq_destroy_all(struct mdev *d);
+int cx4m_srq_pop(struct mdev *d, struct msrq *s, uint8_t *wqe, uint32_t max);
+void cx4m_srq_destroy_all(struct mdev *d);
 
 /* ---- QPs (qp.c: commands and state; req.c/comp.c/resp.c: transport) ---------------------- */
 #define MQP_MAX_SGE 64	 /* data segments a WQE can hold (1 KB WQE) */
@@ -685,8 +687,8 @@ struct mqp {
 	uint8_t qpc[CX4_QPC_SIZE];
 };
 
-struct mqp *qp_get(struct mdev *d, uint32_t qpn);
-void qp_destroy_all(struct mdev *d);
+struct mqp *cx4m_qp_get(struct mdev *d, uint32_t qpn);
+void cx4m_qp_destroy_all(struct mdev *d);
 /*
  * Datagram QPs: UD, and the GSI QP (QP1, [PRM] "QP1/GSI": service type 0x8), which is UD on
  * the wire with the well-known number 1 and Q_Key 0x80010000 ([IBTA] 13.4.6.1).
@@ -701,9 +703,9 @@ static inline uint32_t mqp_wire_qpn(const struct mqp *qp)
 	return qp->st == CX4_QP_ST_QP1 ? 1 : qp->qpn;
 }
 /* Move a QP to ERR (flushing its queues) and post an affiliated event if `event` != 0xff. */
-void qp_to_error(struct mdev *d, struct mqp *qp, uint8_t event);
-void qp_activate(struct mdev *d, struct mqp *qp);
-void qp_sq_doorbell(struct mdev *d, uint32_t uar, const uint8_t *val8);
+void cx4m_qp_to_error(struct mdev *d, struct mqp *qp, uint8_t event);
+void cx4m_qp_activate(struct mdev *d, struct mqp *qp);
+void cx4m_qp_sq_doorbell(struct mdev *d, uint32_t uar, const uint8_t *val8);
 
 /* WQEs the device executes itself, without a packet (a NOP; a UMR changes a memory key). */
 static inline bool wqe_local(uint8_t opcode)
@@ -712,34 +714,35 @@ static inline bool wqe_local(uint8_t opcode)
 }
 
 /* Fetch and parse the WQE at WQEBB counter `idx`; 0 or a CQE error syndrome. */
-int wqe_fetch(struct mdev *d, struct mqp *qp, uint16_t idx, struct mwqe *w);
+int cx4m_wqe_fetch(struct mdev *d, struct mqp *qp, uint16_t idx, struct mwqe *w);
 /* Opcode and size of the WQE at idx (flushing WQEs never started); -1 if unreadable. */
-int wqe_opcode(struct mdev *d, struct mqp *qp, uint16_t idx, uint8_t *nbb);
+int cx4m_wqe_opcode(struct mdev *d, struct mqp *qp, uint16_t idx, uint8_t *nbb);
 
 /* Requester (req.c), completer (comp.c), responder (resp.c). */
-int req_run(struct mdev *d, struct mqp *qp, unsigned int budget);
-void comp_rx(struct mdev *d, struct mqp *qp, const struct roce_pkt *p);
-void comp_retry_timeout(struct mdev *d, struct mtimer *t);
-void comp_rnr_timeout(struct mdev *d, struct mtimer *t);
-void comp_flush_sq(struct mdev *d, struct mqp *qp);
+int cx4m_req_run(struct mdev *d, struct mqp *qp, unsigned int budget);
+void cx4m_comp_rx(struct mdev *d, struct mqp *qp, const struct roce_pkt *p);
+void cx4m_comp_retry_timeout(struct mdev *d, struct mtimer *t);
+void cx4m_comp_rnr_timeout(struct mdev *d, struct mtimer *t);
+void cx4m_comp_flush_sq(struct mdev *d, struct mqp *qp);
 /* Retire completed WQEs in order (CQEs for the signalled ones). */
-void comp_retire(struct mdev *d, struct mqp *qp);
+void cx4m_comp_retire(struct mdev *d, struct mqp *qp);
 /* WQE at swq position pos failed locally / remotely: its error CQE, then the QP to ERR. */
-void comp_error(struct mdev *d, struct mqp *qp, uint32_t pos, uint8_t syndrome);
+void cx4m_comp_error(struct mdev *d, struct mqp *qp, uint32_t pos, uint8_t syndrome);
 /* A UC/UD WQE's last packet left: it is complete. */
-void comp_sent(struct mdev *d, struct mqp *qp, uint32_t pos);
+void cx4m_comp_sent(struct mdev *d, struct mqp *qp, uint32_t pos);
 /* Requester transmit window and timers. */
-void req_arm_retry(struct mdev *d, struct mqp *qp);
+void cx4m_req_arm_retry(struct mdev *d, struct mqp *qp);
 /* Go back and send again from psn (NAK, timeout, RNR). */
-void req_rewind(struct mdev *d, struct mqp *qp, uint32_t psn);
-void resp_rx(struct mdev *d, struct mqp *qp, const struct roce_pkt *p);
-int resp_send_acks(struct mdev *d);
-int resp_read_run(struct mdev *d, struct mqp *qp, unsigned int budget);
-void resp_flush_rq(struct mdev *d, struct mqp *qp);
+void cx4m_req_rewind(struct mdev *d, struct mqp *qp, uint32_t psn);
+void cx4m_resp_rx(struct mdev *d, struct mqp *qp, const struct roce_pkt *p);
+int cx4m_resp_send_acks(struct mdev *d);
+int cx4m_resp_read_run(struct mdev *d, struct mqp *qp, unsigned int budget);
+void cx4m_resp_flush_rq(struct mdev *d, struct mqp *qp);
 
 /* Build CQEs (cqe.c). */
-void cqe_req(struct mdev *d, struct mqp *qp, const struct mswqe *w, uint32_t byte_cnt);
-void cqe_req_err(struct mdev *d, struct mqp *qp, uint16_t idx, uint8_t opcode, uint8_t syndrome);
+void cx4m_cqe_req(struct mdev *d, struct mqp *qp, const struct mswqe *w, uint32_t byte_cnt);
+void cx4m_cqe_req_err(struct mdev *d, struct mqp *qp, uint16_t idx, uint8_t opcode,
+		      uint8_t syndrome);
 struct mrecv {
 	uint8_t opcode; /* MLX5_CQE_RESP_* */
 	uint32_t byte_cnt;
@@ -749,8 +752,8 @@ struct mrecv {
 	bool solicited;
 	uint16_t wqe_counter;
 };
-void cqe_resp(struct mdev *d, struct mqp *qp, const struct mrecv *r);
-void cqe_resp_err(struct mdev *d, struct mqp *qp, uint16_t wqe_counter, uint8_t syndrome);
+void cx4m_cqe_resp(struct mdev *d, struct mqp *qp, const struct mrecv *r);
+void cx4m_cqe_resp_err(struct mdev *d, struct mqp *qp, uint16_t wqe_counter, uint8_t syndrome);
 
 /* ---- the wire (net.c) ---------------------------------------------------------------------- */
 #define NET_TX_SLOTS 256
@@ -875,73 +878,73 @@ struct mnet {
 	uint8_t *slab;
 };
 
-int net_open(struct mdev *d, const char *pcap_path, const char *cable_dir);
+int cx4m_net_open(struct mdev *d, const char *pcap_path, const char *cable_dir);
 /* Copy the payload of queued packets that still points into host memory into their own
  * buffers (before an IOMMU unmap). */
-void net_tx_materialize(struct mdev *d);
-void net_close(struct mdev *d);
+void cx4m_net_tx_materialize(struct mdev *d);
+void cx4m_net_close(struct mdev *d);
 /* A free transmit slot (NULL when the queue is full: try again next pass). */
-struct txpkt *net_tx_get(struct mdev *d);
+struct txpkt *cx4m_net_tx_get(struct mdev *d);
 /* Headers for the slot, to dst (IPv4: from source-port socket sock); the payload is added
- * with net_tx_payload. */
-int net_tx_hdr(struct mdev *d, struct txpkt *t, const struct roce_tx_hdr *h, uint32_t plen,
-	       const struct mpath *dst, uint16_t sock);
+ * with cx4m_net_tx_payload. */
+int cx4m_net_tx_hdr(struct mdev *d, struct txpkt *t, const struct roce_tx_hdr *h, uint32_t plen,
+		    const struct mpath *dst, uint16_t sock);
 /* Add translated payload pieces (fd pieces by reference, pid pieces read into the bounce). */
-int net_tx_payload(struct mdev *d, struct txpkt *t, const struct dseg *s, int n,
-		   uint32_t bounce_off);
+int cx4m_net_tx_payload(struct mdev *d, struct txpkt *t, const struct dseg *s, int n,
+			uint32_t bounce_off);
 /* Add payload bytes of ours (inline data, atomic results) by copy. */
-void net_tx_copy(struct txpkt *t, const void *src, uint32_t len, uint32_t bounce_off);
-void net_tx_commit(struct mdev *d, struct txpkt *t);
+void cx4m_net_tx_copy(struct txpkt *t, const void *src, uint32_t len, uint32_t bounce_off);
+void cx4m_net_tx_commit(struct mdev *d, struct txpkt *t);
 /* Memory that lives until the end of the pass (pending DMA may point into it). */
-uint8_t *net_scratch(struct mdev *d, size_t len);
-unsigned int net_tx_free_slots(const struct mdev *d);
+uint8_t *cx4m_net_scratch(struct mdev *d, size_t len);
+unsigned int cx4m_net_tx_free_slots(const struct mdev *d);
 /* Send what is queued; returns packets sent. */
-int net_tx_flush(struct mdev *d);
+int cx4m_net_tx_flush(struct mdev *d);
 /* Receive and dispatch a batch; returns packets received. */
-int net_rx(struct mdev *d);
+int cx4m_net_rx(struct mdev *d);
 /* Install a receive fault rule (NULL: clear all); 0 or -errno. */
-int net_set_fault(struct mdev *d, const struct cx4_model_fault *f);
+int cx4m_net_set_fault(struct mdev *d, const struct cx4_model_fault *f);
 /* Give back what this pass received (no DMA points into it any more). */
-void net_rx_done(struct mdev *d);
+void cx4m_net_rx_done(struct mdev *d);
 /* The engine is about to sleep (true) or woke (false). */
-void net_sleeping(struct mdev *d, bool sleeping);
+void cx4m_net_sleeping(struct mdev *d, bool sleeping);
 
 /* cable.c: 0 or -errno; dir NULL = no cable */
-int cable_open(struct mdev *d, const char *dir);
-void cable_close(struct mdev *d);
+int cx4m_cable_open(struct mdev *d, const char *dir);
+void cx4m_cable_close(struct mdev *d);
 /* The other end's address once joined (looked for at most every 100 ms), else 0. */
-uint32_t cable_peer(struct mdev *d);
+uint32_t cx4m_cable_peer(struct mdev *d);
 /* Queue one Ethernet frame (pieces, len bytes) for the other end: 0, -EAGAIN (full, the
  * other end wakes us when it has room) or -EINVAL. */
-int cable_put(struct mdev *d, const struct iovec *iov, int iovcnt, uint32_t len);
-/* Make what cable_put queued visible to the other end (and wake it if it sleeps). */
-void cable_publish(struct mdev *d);
-/* The next received frame (valid until cable_rx_done) or NULL. */
-const uint8_t *cable_next(struct mdev *d, size_t *len);
-void cable_rx_done(struct mdev *d);
-void cable_sleeping(struct mdev *d, bool sleeping);
-void cable_drain_wake(struct mdev *d);
+int cx4m_cable_put(struct mdev *d, const struct iovec *iov, int iovcnt, uint32_t len);
+/* Make what cx4m_cable_put queued visible to the other end (and wake it if it sleeps). */
+void cx4m_cable_publish(struct mdev *d);
+/* The next received frame (valid until cx4m_cable_rx_done) or NULL. */
+const uint8_t *cx4m_cable_next(struct mdev *d, size_t *len);
+void cx4m_cable_rx_done(struct mdev *d);
+void cx4m_cable_sleeping(struct mdev *d, bool sleeping);
+void cx4m_cable_drain_wake(struct mdev *d);
 
 /* Pick the source-port socket for a QP (per-QP entropy; docs/cx4-model.md, "The wire"). */
-uint16_t net_sport_for(struct mdev *d, uint32_t qpn, uint16_t want, bool av, int *sock);
+uint16_t cx4m_net_sport_for(struct mdev *d, uint32_t qpn, uint16_t want, bool av, int *sock);
 
 /* The network type of a valid GID table entry (its roce_version and l3_type). */
-uint8_t net_type_of(const struct mroce_addr *a);
+uint8_t cx4m_net_type_of(const struct mroce_addr *a);
 /* Whether a GID can be the far end of a packet of network type net: RoCE v2 over IPv4 talks
  * to IPv4-mapped GIDs only, over IPv6 to no such GID, RoCE v1 to any. */
-bool net_rgid_ok(uint8_t net, const uint8_t rgid[16]);
+bool cx4m_net_rgid_ok(uint8_t net, const uint8_t rgid[16]);
 /* A received packet comes from the far end of path and to its source GID (rxe check_addr). */
-bool net_pkt_on_path(const struct mdev *d, const struct roce_pkt *p, const struct mpath *path);
+bool cx4m_net_pkt_on_path(const struct mdev *d, const struct roce_pkt *p, const struct mpath *path);
 /* Whether the port has a medium for RoCE v1 frames (a cable, or an Ethernet net device). */
-bool net_has_ethernet(const struct mdev *d);
+bool cx4m_net_has_ethernet(const struct mdev *d);
 /*
  * SET_ROCE_ADDRESS: make a the table's entry idx, if the port's media can carry it (IPv6:
  * the sockets of its address are opened, those of the entry it replaces closed). 0, or
  * -errno when no medium carries it (the entry is left as it was).
  */
-int net_gid_set(struct mdev *d, uint32_t idx, const struct mroce_addr *a);
+int cx4m_net_gid_set(struct mdev *d, uint32_t idx, const struct mroce_addr *a);
 /* Every entry invalid (INIT_HCA, teardown, reset). */
-void net_gids_clear(struct mdev *d);
+void cx4m_net_gids_clear(struct mdev *d);
 
 /* ---- the device ---------------------------------------------------------------------------- */
 struct mprofile {
@@ -1012,7 +1015,8 @@ struct mdev {
 	uint16_t issi;
 	uint8_t host_endianness;
 	bool teardown;
-	uint8_t cap_cur[3][CX4_HCA_CAP_SIZE]; /* cache of the ICM copies, by caps_boot_slot() */
+	uint8_t cap_cur[3]
+		       [CX4_HCA_CAP_SIZE]; /* cache of the ICM copies, by cx4m_caps_boot_slot() */
 	struct icm icm;
 
 	/* objects */
@@ -1058,24 +1062,24 @@ static inline struct mdev *mdev_of(struct cx4_bus *bus)
 }
 
 /* Log a device-side event (cfg.log), prefixed with the device name. */
-void mdev_log(struct mdev *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void cx4m_mdev_log(struct mdev *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* BAR0 (bar0.c) */
-void bar0_reset(struct mdev *d);
+void cx4m_bar0_reset(struct mdev *d);
 /* Drain the posted-write rings of page 0 and the active UAR pages; returns writes seen. */
-int bar0_poll(struct mdev *d);
-void bar0_set_timer(struct mdev *d);
-void bar0_health_fatal(struct mdev *d, uint8_t synd);
+int cx4m_bar0_poll(struct mdev *d);
+void cx4m_bar0_set_timer(struct mdev *d);
+void cx4m_bar0_health_fatal(struct mdev *d, uint8_t synd);
 /* The function stops for good: nic_interface "disabled", every object forgotten. */
-void bar0_nic_disable(struct mdev *d);
+void cx4m_bar0_nic_disable(struct mdev *d);
 
 /* ctl.c: the control socket (cx4_model_config.ctl_path) */
 struct mctl;
-int mctl_start(struct mdev *d, const char *path);
-void mctl_stop(struct mdev *d);
-void bar0_health_tick(struct mdev *d, struct mtimer *t);
-void bar0_boot_done(struct mdev *d, struct mtimer *t);
-void bar0_uar_activate(struct mdev *d, uint32_t uar, bool on);
+int cx4m_mctl_start(struct mdev *d, const char *path);
+void cx4m_mctl_stop(struct mdev *d);
+void cx4m_bar0_health_tick(struct mdev *d, struct mtimer *t);
+void cx4m_bar0_boot_done(struct mdev *d, struct mtimer *t);
+void cx4m_bar0_uar_activate(struct mdev *d, uint32_t uar, bool on);
 static inline uint32_t bar0_rd32(const struct mdev *d, uint32_t off)
 {
 	return cx4_be32_load(d->bar0 + off);
@@ -1086,28 +1090,28 @@ static inline void bar0_wr32(struct mdev *d, uint32_t off, uint32_t v)
 }
 
 /* Object tables, created at INIT_HCA (sized from the current capabilities). */
-int eq_tables_init(struct mdev *d);
-int cq_tables_init(struct mdev *d);
-int mkey_tables_init(struct mdev *d);
-int qp_tables_init(struct mdev *d);
-int srq_tables_init(struct mdev *d);
-int mdev_init_hca(struct mdev *d);
+int cx4m_eq_tables_init(struct mdev *d);
+int cx4m_cq_tables_init(struct mdev *d);
+int cx4m_mkey_tables_init(struct mdev *d);
+int cx4m_qp_tables_init(struct mdev *d);
+int cx4m_srq_tables_init(struct mdev *d);
+int cx4m_mdev_init_hca(struct mdev *d);
 
 /* The port (vport.c). */
-void vport_init(struct mdev *d);
-void port_update(struct mdev *d);
-bool vport_roce_enabled(const struct mdev *d);
+void cx4m_vport_init(struct mdev *d);
+void cx4m_port_update(struct mdev *d);
+bool cx4m_vport_roce_enabled(const struct mdev *d);
 
 /* A packet whose payload could not be read (DMA fault); swq_pos -1 for responses. */
-void qp_tx_fault(struct mdev *d, struct mqp *qp, int32_t swq_pos);
+void cx4m_qp_tx_fault(struct mdev *d, struct mqp *qp, int32_t swq_pos);
 
 /* Run the responder's pending DMA writes now (before memory they point to is reused). */
-void mdev_flush_rx_dma(struct mdev *d);
+void cx4m_mdev_flush_rx_dma(struct mdev *d);
 
 /* Whole-device reset (FLR, nic_interface SW reset, close). */
-void mdev_reset_state(struct mdev *d);
+void cx4m_mdev_reset_state(struct mdev *d);
 /* Destroy every object (TEARDOWN_HCA, reset). */
-void mdev_destroy_objects(struct mdev *d);
+void cx4m_mdev_destroy_objects(struct mdev *d);
 
 /* Syndromes: a stable 32-bit code per failed check, (opcode << 16) | check number. */
 #define MSYND(op, n) (((uint32_t)(op) << 16) | (uint32_t)(n))

@@ -10,7 +10,7 @@
  *   RoCE v2 over IPv4                the kernel's UDP sockets (below)
  *   RoCE v2 over IPv6                the UDP socket bound to the source address
  * and a packet none of them carries is dropped (the GID table lists no such entry unless a
- * medium carries it: net_gid_set refuses it).
+ * medium carries it: cx4m_net_gid_set refuses it).
  *
  * RoCE v2 over IPv4 through UDP (IBTA Annex A17):
  *
@@ -71,14 +71,14 @@ static int open_tx(struct mdev *d, uint16_t port)
 
 /* ---- the GID table and the media that carry it -------------------------------------------- */
 
-uint8_t net_type_of(const struct mroce_addr *a)
+uint8_t cx4m_net_type_of(const struct mroce_addr *a)
 {
 	if (a->version == CX4_ROCE_VERSION_1)
 		return ROCE_NET_GRH;
 	return a->l3_type == CX4_ROCE_L3_TYPE_IPV4 ? ROCE_NET_IPV4 : ROCE_NET_IPV6;
 }
 
-bool net_rgid_ok(uint8_t net, const uint8_t rgid[16])
+bool cx4m_net_rgid_ok(uint8_t net, const uint8_t rgid[16])
 {
 	switch (net) {
 	case ROCE_NET_IPV4:
@@ -90,7 +90,7 @@ bool net_rgid_ok(uint8_t net, const uint8_t rgid[16])
 	}
 }
 
-bool net_has_ethernet(const struct mdev *d)
+bool cx4m_net_has_ethernet(const struct mdev *d)
 {
 	return d->net.cable.rx || d->net.raw.fd >= 0;
 }
@@ -117,7 +117,7 @@ static void raw_open(struct mdev *d)
 		return;
 	err = roce_packet_port_open(&d->net.raw, d->cfg.netdev, ROCE_ETHERTYPE_ROCE);
 	if (err)
-		mdev_log(d, "RoCE v1 on %s: %s (RoCE v2 only)", d->cfg.netdev, strerror(-err));
+		cx4m_mdev_log(d, "RoCE v1 on %s: %s (RoCE v2 only)", d->cfg.netdev, strerror(-err));
 }
 
 static bool is_link_local(const uint8_t gid[16])
@@ -260,7 +260,7 @@ static int gid_carried(struct mdev *d, const struct mroce_addr *a)
 
 	switch (a->net) {
 	case ROCE_NET_GRH:
-		return net_has_ethernet(d) ? 0 : -EPROTONOSUPPORT;
+		return cx4m_net_has_ethernet(d) ? 0 : -EPROTONOSUPPORT;
 	case ROCE_NET_IPV4:
 		if (!roce_gid_is_v4mapped(a->gid) || memcmp(a->gid + 12, &d->cfg.ipv4, 4))
 			return -EADDRNOTAVAIL;
@@ -273,7 +273,7 @@ static int gid_carried(struct mdev *d, const struct mroce_addr *a)
 	}
 }
 
-int net_gid_set(struct mdev *d, uint32_t idx, const struct mroce_addr *a)
+int cx4m_net_gid_set(struct mdev *d, uint32_t idx, const struct mroce_addr *a)
 {
 	struct mroce_addr *old = &d->roce[idx];
 	int err = 0;
@@ -287,7 +287,7 @@ int net_gid_set(struct mdev *d, uint32_t idx, const struct mroce_addr *a)
 	return 0;
 }
 
-void net_gids_clear(struct mdev *d)
+void cx4m_net_gids_clear(struct mdev *d)
 {
 	for (uint32_t i = 0; i < sizeof(d->roce) / sizeof(d->roce[0]); i++)
 		if (d->roce[i].valid && d->roce[i].net == ROCE_NET_IPV6)
@@ -296,7 +296,7 @@ void net_gids_clear(struct mdev *d)
 	own_rebuild(d);
 }
 
-bool net_pkt_on_path(const struct mdev *d, const struct roce_pkt *p, const struct mpath *path)
+bool cx4m_net_pkt_on_path(const struct mdev *d, const struct roce_pkt *p, const struct mpath *path)
 {
 	const struct mroce_addr *s = &d->roce[path->sgid_index];
 
@@ -308,7 +308,7 @@ bool net_pkt_on_path(const struct mdev *d, const struct roce_pkt *p, const struc
 	return !memcmp(p->addr.sgid, path->rgid, 16) && !memcmp(p->addr.dgid, s->gid, 16);
 }
 
-int net_open(struct mdev *d, const char *pcap_path, const char *cable_dir)
+int cx4m_net_open(struct mdev *d, const char *pcap_path, const char *cable_dir)
 {
 	struct mnet *n = &d->net;
 	struct roce_udp_port_opts o = {.rcvbuf = 8 << 20, .sndbuf = 4 << 20, .gro = true};
@@ -321,7 +321,7 @@ int net_open(struct mdev *d, const char *pcap_path, const char *cable_dir)
 	for (unsigned int i = 0; i < NET_MAX_UDP6; i++)
 		n->udp6[i].rx.fd = n->udp6[i].tx.fd = -1;
 	n->blocked_sock = -1;
-	err = cable_open(d, cable_dir);
+	err = cx4m_cable_open(d, cable_dir);
 	if (err)
 		return err;
 	n->loop.buf = malloc(NET_LOOP_SIZE);
@@ -363,11 +363,11 @@ int net_open(struct mdev *d, const char *pcap_path, const char *cable_dir)
 	return 0;
 }
 
-void net_close(struct mdev *d)
+void cx4m_net_close(struct mdev *d)
 {
 	struct mnet *n = &d->net;
 
-	cable_close(d);
+	cx4m_cable_close(d);
 	roce_packet_port_close(&n->raw);
 	for (unsigned int i = 0; i < NET_MAX_UDP6; i++) {
 		roce_udp_port_close(&n->udp6[i].rx);
@@ -384,7 +384,7 @@ void net_close(struct mdev *d)
 	if (n->pcap)
 		roce_pcap_close(n->pcap);
 	n->pcap = NULL;
-	dmab_free(&n->tx_dma);
+	cx4m_dmab_free(&n->tx_dma);
 	for (unsigned int i = 0; i < CX4_MODEL_FAULT_RULES; i++) {
 		free(n->held[i].buf);
 		n->held[i].buf = NULL;
@@ -401,7 +401,7 @@ void net_close(struct mdev *d)
 	n->slab = NULL;
 }
 
-uint16_t net_sport_for(struct mdev *d, uint32_t qpn, uint16_t want, bool av, int *sock)
+uint16_t cx4m_net_sport_for(struct mdev *d, uint32_t qpn, uint16_t want, bool av, int *sock)
 {
 	struct mnet *n = &d->net;
 
@@ -420,7 +420,8 @@ uint16_t net_sport_for(struct mdev *d, uint32_t qpn, uint16_t want, bool av, int
 			*sock = s;
 			return want;
 		}
-		mdev_log(d, "QP 0x%x: UDP source port %u unavailable, using the pool", qpn, want);
+		cx4m_mdev_log(d, "QP 0x%x: UDP source port %u unavailable, using the pool", qpn,
+			      want);
 	}
 	/* rxe picks 0xC000 + hash_32(qpn, 14); we pick one of our sockets by the same idea */
 	*sock = (int)(((qpn * 2654435761u) >> 16) %
@@ -428,7 +429,7 @@ uint16_t net_sport_for(struct mdev *d, uint32_t qpn, uint16_t want, bool av, int
 	return n->tx[*sock].port;
 }
 
-uint8_t *net_scratch(struct mdev *d, size_t len)
+uint8_t *cx4m_net_scratch(struct mdev *d, size_t len)
 {
 	struct mnet *n = &d->net;
 	uint8_t *p;
@@ -437,7 +438,7 @@ uint8_t *net_scratch(struct mdev *d, size_t len)
 		return NULL;
 	if (n->scratch_used + len > NET_SCRATCH) {
 		/* full: the writes that point into it must land before it is reused */
-		mdev_flush_rx_dma(d);
+		cx4m_mdev_flush_rx_dma(d);
 		n->scratch_used = 0;
 	}
 	p = n->scratch + n->scratch_used;
@@ -448,16 +449,16 @@ uint8_t *net_scratch(struct mdev *d, size_t len)
 /* ---- transmit ----------------------------------------------------------------------------------
  */
 
-unsigned int net_tx_free_slots(const struct mdev *d)
+unsigned int cx4m_net_tx_free_slots(const struct mdev *d)
 {
 	return NET_TX_SLOTS - (d->net.tx_tail - d->net.tx_head);
 }
 
-struct txpkt *net_tx_get(struct mdev *d)
+struct txpkt *cx4m_net_tx_get(struct mdev *d)
 {
 	struct txpkt *t;
 
-	if (!net_tx_free_slots(d))
+	if (!cx4m_net_tx_free_slots(d))
 		return NULL;
 	t = &d->net.tx_slot[d->net.tx_tail % NET_TX_SLOTS];
 	t->qp = NULL;
@@ -471,8 +472,8 @@ struct txpkt *net_tx_get(struct mdev *d)
 	return t;
 }
 
-int net_tx_hdr(struct mdev *d, struct txpkt *t, const struct roce_tx_hdr *h, uint32_t plen,
-	       const struct mpath *dst, uint16_t sock)
+int cx4m_net_tx_hdr(struct mdev *d, struct txpkt *t, const struct roce_tx_hdr *h, uint32_t plen,
+		    const struct mpath *dst, uint16_t sock)
 {
 	int hl = roce_write_hdrs(t->hdr, sizeof(t->hdr), h, plen);
 
@@ -522,7 +523,7 @@ static void append_bounce(struct txpkt *t, uint32_t off, uint32_t len)
 	t->iov[t->iovcnt++] = (struct iovec){.iov_base = t->bounce + off, .iov_len = len};
 }
 
-int net_tx_payload(struct mdev *d, struct txpkt *t, const struct dseg *s, int n, uint32_t off)
+int cx4m_net_tx_payload(struct mdev *d, struct txpkt *t, const struct dseg *s, int n, uint32_t off)
 {
 	uint64_t tag = d->net.tx_tail;
 
@@ -537,7 +538,8 @@ int net_tx_payload(struct mdev *d, struct txpkt *t, const struct dseg *s, int n,
 			if (s[i].host)
 				memcpy(t->bounce + off, s[i].host, s[i].len);
 			else
-				dseg_copy_batched(&d->net.tx_dma, &s[i], 1, t->bounce + off, tag);
+				cx4m_dseg_copy_batched(&d->net.tx_dma, &s[i], 1, t->bounce + off,
+						       tag);
 			append_bounce(t, off, (uint32_t)s[i].len);
 		}
 		off += (uint32_t)s[i].len;
@@ -546,20 +548,20 @@ int net_tx_payload(struct mdev *d, struct txpkt *t, const struct dseg *s, int n,
 	return 0;
 }
 
-void net_tx_copy(struct txpkt *t, const void *src, uint32_t len, uint32_t off)
+void cx4m_net_tx_copy(struct txpkt *t, const void *src, uint32_t len, uint32_t off)
 {
 	memcpy(t->bounce + off, src, len);
 	append_bounce(t, off, len);
 	t->plen += len;
 }
 
-void net_tx_commit(struct mdev *d, struct txpkt *t)
+void cx4m_net_tx_commit(struct mdev *d, struct txpkt *t)
 {
 	(void)t;
 	d->net.tx_tail++;
 }
 
-void net_tx_materialize(struct mdev *d)
+void cx4m_net_tx_materialize(struct mdev *d)
 {
 	struct mnet *n = &d->net;
 
@@ -595,7 +597,7 @@ static uint8_t route_of(struct mdev *d, struct txpkt *t)
 
 	if (t->route != NET_ROUTE_UNKNOWN)
 		return t->route;
-	if (!s->valid || !net_rgid_ok(s->net, t->dst.rgid))
+	if (!s->valid || !cx4m_net_rgid_ok(s->net, t->dst.rgid))
 		t->route = NET_ROUTE_DROP;
 	else if (is_own(d, s->net, t->dst.rgid))
 		t->route = NET_ROUTE_SELF;
@@ -751,7 +753,7 @@ static void tx_done(struct mdev *d, struct txpkt *t, uint16_t ip_id)
 	}
 	/* UC/UD: a WQE is complete once its last packet has left */
 	if (t->qp && t->last && t->swq_pos >= 0 && t->qp->st != CX4_QP_ST_RC)
-		comp_sent(d, t->qp, (uint32_t)t->swq_pos);
+		cx4m_comp_sent(d, t->qp, (uint32_t)t->swq_pos);
 }
 
 /* ---- the device's loopback: a ring of frames to ourselves ----------------------------------- */
@@ -791,7 +793,7 @@ static int loop_put(struct mdev *d, const struct iovec *v, int n, uint32_t len)
 	return 0;
 }
 
-/* The next frame to ourselves (valid until net_rx_done), or NULL. */
+/* The next frame to ourselves (valid until cx4m_net_rx_done), or NULL. */
 static const uint8_t *loop_next(struct mdev *d, size_t *len)
 {
 	struct mloop *l = &d->net.loop;
@@ -847,7 +849,7 @@ static int tx_frames(struct mdev *d, uint8_t r, bool *full)
 		}
 		vn = frame_iov(t, v);
 		err = r == NET_ROUTE_SELF ? loop_put(d, v, vn, t->l2len + pkt_len(t))
-					  : cable_put(d, v, vn, t->l2len + pkt_len(t));
+					  : cx4m_cable_put(d, v, vn, t->l2len + pkt_len(t));
 		if (err == -EAGAIN) {
 			*full = true;
 			/* the loopback ring is given back at the end of this pass: run another
@@ -857,9 +859,9 @@ static int tx_frames(struct mdev *d, uint8_t r, bool *full)
 			break;
 		}
 		if (err)
-			mdev_log(d, "%s: %u-byte frame not sent: %s",
-				 r == NET_ROUTE_SELF ? "loopback" : "cable", t->l2len + pkt_len(t),
-				 strerror(-err));
+			cx4m_mdev_log(d, "%s: %u-byte frame not sent: %s",
+				      r == NET_ROUTE_SELF ? "loopback" : "cable",
+				      t->l2len + pkt_len(t), strerror(-err));
 		else {
 			tx_done(d, t, 0);
 			sent++;
@@ -867,12 +869,12 @@ static int tx_frames(struct mdev *d, uint8_t r, bool *full)
 		n->tx_head++;
 	}
 	if (r == NET_ROUTE_CABLE)
-		cable_publish(d);
+		cx4m_cable_publish(d);
 	if (np) {
 		int k = roce_packet_send(&n->raw, ptx, np);
 
 		if (k < 0) {
-			mdev_log(d, "RoCE v1 send: %s (%u frames dropped)", strerror(-k), np);
+			cx4m_mdev_log(d, "RoCE v1 send: %s (%u frames dropped)", strerror(-k), np);
 			k = (int)np;
 		} else {
 			for (int i = 0; i < k; i++)
@@ -973,8 +975,8 @@ static int tx_udp(struct mdev *d, uint8_t route, bool *full)
 	r = roce_udp_send(udp_sock(n, route, sock), tx, k);
 	if (r < 0) {
 		/* EMSGSIZE (over the link MTU) or no route: the network drops it */
-		mdev_log(d, "send%s: %s (%u packets dropped)",
-			 route == NET_ROUTE_UDP6 ? " (IPv6)" : "", strerror(-r), grp[0].n);
+		cx4m_mdev_log(d, "send%s: %s (%u packets dropped)",
+			      route == NET_ROUTE_UDP6 ? " (IPv6)" : "", strerror(-r), grp[0].n);
 		n->tx_head += grp[0].n;
 		return 0;
 	}
@@ -994,7 +996,7 @@ static int tx_udp(struct mdev *d, uint8_t route, bool *full)
 	return sent;
 }
 
-int net_tx_flush(struct mdev *d)
+int cx4m_net_tx_flush(struct mdev *d)
 {
 	struct mnet *n = &d->net;
 	int sent = 0;
@@ -1004,8 +1006,8 @@ int net_tx_flush(struct mdev *d)
 		return 0;
 	}
 	if (n->tx_dma.n)
-		dmab_flush(&n->tx_dma, tx_fault, d);
-	if (d->port_oper != CX4_PORT_STATUS_UP || !vport_roce_enabled(d)) {
+		cx4m_dmab_flush(&n->tx_dma, tx_fault, d);
+	if (d->port_oper != CX4_PORT_STATUS_UP || !cx4m_vport_roce_enabled(d)) {
 		/* no link (or RoCE off): what would go out is lost, as on a card with its cable
 		 * pulled; reliable connections find out by their retry counters */
 		d->stats.tx_dropped += n->tx_tail - n->tx_head;
@@ -1013,7 +1015,7 @@ int net_tx_flush(struct mdev *d)
 		set_epollout(d, -1);
 		return 0;
 	}
-	cable_peer(d); /* join an end that appeared, let go of one that left */
+	cx4m_cable_peer(d); /* join an end that appeared, let go of one that left */
 	while (n->tx_head != n->tx_tail) {
 		struct txpkt *t = &n->tx_slot[n->tx_head % NET_TX_SLOTS];
 		bool full = false;
@@ -1022,14 +1024,14 @@ int net_tx_flush(struct mdev *d)
 		if (t->faulted) {
 			n->tx_head++;
 			if (t->qp)
-				qp_tx_fault(d, t->qp, t->swq_pos);
+				cx4m_qp_tx_fault(d, t->qp, t->swq_pos);
 			continue;
 		}
 		switch (route_of(d, t)) {
 		case NET_ROUTE_DROP:
 			d->stats.tx_dropped++;
-			mdev_log(d, "packet to a destination no medium reaches (GID entry %u)",
-				 t->dst.sgid_index);
+			cx4m_mdev_log(d, "packet to a destination no medium reaches (GID entry %u)",
+				      t->dst.sgid_index);
 			n->tx_head++;
 			continue;
 		case NET_ROUTE_UDP4:
@@ -1069,7 +1071,7 @@ static bool opcode_fits_qp(uint8_t opcode, uint8_t st)
 
 /* ---- receive-side impairment (cx4_model_rx_fault) ------------------------------------------- */
 
-int net_set_fault(struct mdev *d, const struct cx4_model_fault *f)
+int cx4m_net_set_fault(struct mdev *d, const struct cx4_model_fault *f)
 {
 	struct mnet *n = &d->net;
 
@@ -1159,7 +1161,7 @@ static void fault_release(struct mdev *d, bool all)
 		 * The responder's writes point into the packet until the end of the pass: deliver
 		 * from memory that lives that long, so the slot can take the next packet at once.
 		 */
-		copy = net_scratch(d, h->len);
+		copy = cx4m_net_scratch(d, h->len);
 		if (!copy)
 			continue;
 		memcpy(copy, h->buf, h->len);
@@ -1226,15 +1228,16 @@ static void rx_deliver(struct mdev *d, const uint8_t *buf, size_t len,
 			return;
 		}
 		d->stats.rx_drop_icrc++;
-		mdev_log(d, "rx: dropped %s: %s", addr ? "datagram" : "frame", roce_strerror(err));
+		cx4m_mdev_log(d, "rx: dropped %s: %s", addr ? "datagram" : "frame",
+			      roce_strerror(err));
 		return;
 	}
 	/* for one of our GIDs, of the type it arrived as */
 	roce_addr_dgid(&pkt.addr, dgid);
 	/* QP1 is the GSI QP's wherever its context lives ([IBTA] 13.4.6.1) */
-	qp = pkt.dqpn == 1 ? d->gsi : qp_get(d, pkt.dqpn);
+	qp = pkt.dqpn == 1 ? d->gsi : cx4m_qp_get(d, pkt.dqpn);
 	if (!is_own(d, pkt.addr.net, dgid) || !qp || !opcode_fits_qp(pkt.opcode, qp->st) ||
-	    !vport_roce_enabled(d) || d->port_oper != CX4_PORT_STATUS_UP) {
+	    !cx4m_vport_roce_enabled(d) || d->port_oper != CX4_PORT_STATUS_UP) {
 		d->stats.rx_drop_qp++;
 		return;
 	}
@@ -1256,9 +1259,9 @@ static void rx_deliver(struct mdev *d, const uint8_t *buf, size_t len,
 		return;
 	for (int k = 0; k < (act == CX4_MODEL_FAULT_DUP ? 2 : 1); k++) {
 		if (pkt.info->flags & ROCE_F_REQ)
-			resp_rx(d, qp, &pkt);
+			cx4m_resp_rx(d, qp, &pkt);
 		else
-			comp_rx(d, qp, &pkt);
+			cx4m_comp_rx(d, qp, &pkt);
 	}
 	if (act == CX4_MODEL_FAULT_DUP)
 		d->stats.rx_fault_duplicated++;
@@ -1273,8 +1276,8 @@ static int rx_frames(struct mdev *d)
 	size_t len;
 	int got = 0;
 
-	cable_peer(d); /* join an end that appeared, let go of one that left */
-	while (got < CABLE_RX_BATCH && (buf = cable_next(d, &len))) {
+	cx4m_cable_peer(d); /* join an end that appeared, let go of one that left */
+	while (got < CABLE_RX_BATCH && (buf = cx4m_cable_next(d, &len))) {
 		rx_one(d, buf, len, NULL);
 		got++;
 	}
@@ -1350,7 +1353,7 @@ static int rx_raw(struct mdev *d, unsigned int *used)
 	return got;
 }
 
-int net_rx(struct mdev *d)
+int cx4m_net_rx(struct mdev *d)
 {
 	struct mnet *n = &d->net;
 	unsigned int used = 0, nsrc = 2 + NET_MAX_UDP6;
@@ -1388,15 +1391,15 @@ int net_rx(struct mdev *d)
 	return got + framed;
 }
 
-void net_rx_done(struct mdev *d)
+void cx4m_net_rx_done(struct mdev *d)
 {
-	cable_rx_done(d);
+	cx4m_cable_rx_done(d);
 	d->net.loop.cons = d->net.loop.rx;
 }
 
-void net_sleeping(struct mdev *d, bool sleeping)
+void cx4m_net_sleeping(struct mdev *d, bool sleeping)
 {
-	cable_sleeping(d, sleeping);
+	cx4m_cable_sleeping(d, sleeping);
 	if (!sleeping)
-		cable_drain_wake(d);
+		cx4m_cable_drain_wake(d);
 }

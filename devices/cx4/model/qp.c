@@ -23,17 +23,18 @@
 #define OP(x) CX4_CMD_OP_##x
 #define QPN_BASE 0x100
 
-int qp_tables_init(struct mdev *d)
+int cx4m_qp_tables_init(struct mdev *d)
 {
-	return idtab_init(&d->qps, QPN_BASE, 1u << cx4_get(d->cap_cur[0], CX4_CAP_GEN_LOG_MAX_QP));
+	return cx4m_idtab_init(&d->qps, QPN_BASE,
+			       1u << cx4_get(d->cap_cur[0], CX4_CAP_GEN_LOG_MAX_QP));
 }
 
-struct mqp *qp_get(struct mdev *d, uint32_t qpn)
+struct mqp *cx4m_qp_get(struct mdev *d, uint32_t qpn)
 {
-	return idtab_get(&d->qps, qpn);
+	return cx4m_idtab_get(&d->qps, qpn);
 }
 
-void qp_activate(struct mdev *d, struct mqp *qp)
+void cx4m_qp_activate(struct mdev *d, struct mqp *qp)
 {
 	if (qp->on_active)
 		return;
@@ -69,14 +70,14 @@ static void unlink_lists(struct mdev *d, struct mqp *qp)
 	qp->on_ack = false;
 }
 
-void qp_sq_doorbell(struct mdev *d, uint32_t uar, const uint8_t *val8)
+void cx4m_qp_sq_doorbell(struct mdev *d, uint32_t uar, const uint8_t *val8)
 {
-	struct mqp *qp = qp_get(d, cx4_be32_load(val8 + 4) >> 8);
+	struct mqp *qp = cx4m_qp_get(d, cx4_be32_load(val8 + 4) >> 8);
 
 	/* the doorbell of a QP bound to another UAR page is not this page's to ring */
 	if (!qp || qp->uar != uar || qp->no_sq)
 		return;
-	qp_activate(d, qp);
+	cx4m_qp_activate(d, qp);
 }
 
 /* ---- transport state --------------------------------------------------------------------------
@@ -88,15 +89,15 @@ static void reset_transport(struct mdev *d, struct mqp *qp)
 	uint32_t swq_size = qp->req.swq_size;
 	struct mwqe *cur = qp->req.cur, *cwqe = qp->req.cwqe;
 
-	mtimer_cancel(&d->timers, &qp->req.retry_timer);
-	mtimer_cancel(&d->timers, &qp->req.rnr_timer);
+	cx4m_mtimer_cancel(&d->timers, &qp->req.retry_timer);
+	cx4m_mtimer_cancel(&d->timers, &qp->req.rnr_timer);
 	memset(&qp->req, 0, sizeof(qp->req));
 	qp->req.swq = swq;
 	qp->req.swq_size = swq_size;
 	qp->req.cur = cur;
 	qp->req.cwqe = cwqe;
-	mtimer_init(&qp->req.retry_timer, comp_retry_timeout);
-	mtimer_init(&qp->req.rnr_timer, comp_rnr_timeout);
+	cx4m_mtimer_init(&qp->req.retry_timer, cx4m_comp_retry_timeout);
+	cx4m_mtimer_init(&qp->req.rnr_timer, cx4m_comp_rnr_timeout);
 	memset(&qp->resp, 0, sizeof(qp->resp));
 	/* packets still queued for this QP stay valid but are no longer attributed to it */
 	for (uint32_t i = d->net.tx_head; i != d->net.tx_tail; i++)
@@ -104,30 +105,31 @@ static void reset_transport(struct mdev *d, struct mqp *qp)
 			d->net.tx_slot[i % NET_TX_SLOTS].qp = NULL;
 }
 
-void qp_to_error(struct mdev *d, struct mqp *qp, uint8_t event)
+void cx4m_qp_to_error(struct mdev *d, struct mqp *qp, uint8_t event)
 {
 	if (qp->state == CX4_QP_STATE_ERR || qp->state == CX4_QP_STATE_RST)
 		return;
 	qp->state = CX4_QP_STATE_ERR;
 	if (event != 0xff)
-		eq_post_qp_event(d, event, qp->qpn, CX4_EVENT_QUEUE_TYPE_QP);
+		cx4m_eq_post_qp_event(d, event, qp->qpn, CX4_EVENT_QUEUE_TYPE_QP);
 	if (qp->srq)
-		eq_post_qp_event(d, CX4_EVENT_TYPE_SRQ_LAST_WQE, qp->qpn, CX4_EVENT_QUEUE_TYPE_QP);
-	comp_flush_sq(d, qp);
-	resp_flush_rq(d, qp);
-	mtimer_cancel(&d->timers, &qp->req.retry_timer);
-	mtimer_cancel(&d->timers, &qp->req.rnr_timer);
-	qp_activate(d, qp); /* later doorbells: flush */
+		cx4m_eq_post_qp_event(d, CX4_EVENT_TYPE_SRQ_LAST_WQE, qp->qpn,
+				      CX4_EVENT_QUEUE_TYPE_QP);
+	cx4m_comp_flush_sq(d, qp);
+	cx4m_resp_flush_rq(d, qp);
+	cx4m_mtimer_cancel(&d->timers, &qp->req.retry_timer);
+	cx4m_mtimer_cancel(&d->timers, &qp->req.rnr_timer);
+	cx4m_qp_activate(d, qp); /* later doorbells: flush */
 }
 
-void qp_tx_fault(struct mdev *d, struct mqp *qp, int32_t swq_pos)
+void cx4m_qp_tx_fault(struct mdev *d, struct mqp *qp, int32_t swq_pos)
 {
 	/* the payload of a packet could not be read: a local protection error (requester) or a
 	 * catastrophic error of the work queue (responder's READ data) */
 	qp->req.dma_fault = true;
 	if (swq_pos >= 0 && qp->state != CX4_QP_STATE_ERR)
-		comp_error(d, qp, (uint32_t)swq_pos, MLX5_CQE_SYNDROME_LOCAL_PROT_ERR);
-	qp_to_error(d, qp, CX4_EVENT_TYPE_WQ_CATAS_ERROR);
+		cx4m_comp_error(d, qp, (uint32_t)swq_pos, MLX5_CQE_SYNDROME_LOCAL_PROT_ERR);
+	cx4m_qp_to_error(d, qp, CX4_EVENT_TYPE_WQ_CATAS_ERROR);
 }
 
 /* ---- context fields ------------------------------------------------------------------------- */
@@ -145,7 +147,7 @@ static uint32_t apply_path(struct mdev *d, struct mqp *qp, const uint8_t *qpc)
 
 	if (sgid >= d->roce_tbl_size || !d->roce[sgid].valid)
 		return 2;
-	if (!net_rgid_ok(d->roce[sgid].net, ads + CX4_ADS_RGID_RIP_OFF))
+	if (!cx4m_net_rgid_ok(d->roce[sgid].net, ads + CX4_ADS_RGID_RIP_OFF))
 		return 1; /* RoCE v2 over IPv4 talks to ::ffff:a.b.c.d, over IPv6 to others */
 	if (port > 1)
 		return 3;
@@ -164,7 +166,7 @@ static uint32_t apply_path(struct mdev *d, struct mqp *qp, const uint8_t *qpc)
 	qp->path.rmac[3] = (uint8_t)(ml >> 16);
 	qp->path.rmac[4] = (uint8_t)(ml >> 8);
 	qp->path.rmac[5] = (uint8_t)ml;
-	qp->sport = net_sport_for(d, qp->qpn, qp->path.udp_sport, false, &qp->sock);
+	qp->sport = cx4m_net_sport_for(d, qp->qpn, qp->path.udp_sport, false, &qp->sock);
 	return 0;
 }
 
@@ -183,7 +185,7 @@ static void save_qpc(struct mdev *d, struct mqp *qp, const uint8_t *qpc, uint32_
 			if (qpc[i])
 				qp->qpc[i] = qpc[i];
 	}
-	icm_ctx_write(d, &d->icm.qpc, qp->icm_idx, qp->qpc, CX4_QPC_SIZE);
+	cx4m_icm_ctx_write(d, &d->icm.qpc, qp->icm_idx, qp->qpc, CX4_QPC_SIZE);
 }
 
 /* ---- CREATE_QP --------------------------------------------------------------------------------
@@ -202,9 +204,9 @@ static void qp_free(struct mdev *d, struct mqp *qp)
 	d->uar_used[qp->uar]--;
 	if (d->gsi == qp)
 		d->gsi = NULL;
-	idtab_remove(&d->qps, qp->qpn);
-	icm_table_put(d, &d->icm.qpc, qp->icm_idx);
-	dbuf_free(&qp->buf);
+	cx4m_idtab_remove(&d->qps, qp->qpn);
+	cx4m_icm_table_put(d, &d->icm.qpc, qp->icm_idx);
+	cx4m_dbuf_free(&qp->buf);
 	free(qp->req.swq);
 	free(qp->req.cur);
 	free(qp->req.cwqe);
@@ -221,8 +223,8 @@ static int create_qp(struct mdev *d, struct mcmd *c)
 		 lstr = cx4_get(qpc, CX4_QPC_LOG_RQ_STRIDE);
 	uint32_t lsq = cx4_get(qpc, CX4_QPC_LOG_SQ_SIZE), no_sq = cx4_get(qpc, CX4_QPC_NO_SQ);
 	uint32_t lps = cx4_get(qpc, CX4_QPC_LOG_PAGE_SIZE), po = cx4_get(qpc, CX4_QPC_PAGE_OFFSET);
-	struct mcq *scq = cq_get(d, cx4_get(qpc, CX4_QPC_CQN_SND));
-	struct mcq *rcq = cq_get(d, cx4_get(qpc, CX4_QPC_CQN_RCV));
+	struct mcq *scq = cx4m_cq_get(d, cx4_get(qpc, CX4_QPC_CQN_SND));
+	struct mcq *rcq = cx4m_cq_get(d, cx4_get(qpc, CX4_QPC_CQN_RCV));
 	struct msrq *srq = NULL;
 	uint64_t rq_bytes = 0, sq_bytes = 0, psz, bytes;
 	uint32_t npas, qpn;
@@ -240,7 +242,7 @@ static int create_qp(struct mdev *d, struct mcmd *c)
 		return mcmd_err(c, CX4_CMD_STAT_BAD_RES_STATE_ERR, MSYND(OP(CREATE_QP), 16));
 	if (cx4_get(c->in, CX4_CREATE_QP_IN_OPT_PARAM_MASK))
 		return mcmd_err(c, CX4_CMD_STAT_BAD_PARAM_ERR, MSYND(OP(CREATE_QP), 2));
-	if (!idtab_get(&d->pds, pd))
+	if (!cx4m_idtab_get(&d->pds, pd))
 		return mcmd_err(c, CX4_CMD_STAT_BAD_RES_ERR, MSYND(OP(CREATE_QP), 3));
 	if (uar >= MDEV_UAR_PAGES || !d->uar_used[uar])
 		return mcmd_err(c, CX4_CMD_STAT_BAD_RES_ERR, MSYND(OP(CREATE_QP), 4));
@@ -258,7 +260,7 @@ static int create_qp(struct mdev *d, struct mcmd *c)
 		rq_bytes = (uint64_t)(16u << lstr) << lrq;
 		break;
 	case CX4_QP_RQ_TYPE_SRQ:
-		srq = srq_get(d, cx4_get(qpc, CX4_QPC_SRQN_RMPN_XRQN));
+		srq = cx4m_srq_get(d, cx4_get(qpc, CX4_QPC_SRQN_RMPN_XRQN));
 		if (!srq)
 			return mcmd_err(c, CX4_CMD_STAT_BAD_RES_ERR, MSYND(OP(CREATE_QP), 8));
 		break;
@@ -280,7 +282,7 @@ static int create_qp(struct mdev *d, struct mcmd *c)
 	qp = calloc(1, sizeof(*qp));
 	if (!qp)
 		return mcmd_err(c, CX4_CMD_STAT_NO_RES_ERR, MSYND(OP(CREATE_QP), 12));
-	if (npas && dbuf_init(&qp->buf, c->in + CX4_CREATE_QP_IN_PAS, npas, lps, po, bytes)) {
+	if (npas && cx4m_dbuf_init(&qp->buf, c->in + CX4_CREATE_QP_IN_PAS, npas, lps, po, bytes)) {
 		free(qp);
 		return mcmd_err(c, CX4_CMD_STAT_BAD_PARAM_ERR, MSYND(OP(CREATE_QP), 13));
 	}
@@ -291,18 +293,18 @@ static int create_qp(struct mdev *d, struct mcmd *c)
 		if (!qp->req.swq || !qp->req.cur) {
 			free(qp->req.swq);
 			free(qp->req.cur);
-			dbuf_free(&qp->buf);
+			cx4m_dbuf_free(&qp->buf);
 			free(qp);
 			return mcmd_err(c, CX4_CMD_STAT_NO_RES_ERR, MSYND(OP(CREATE_QP), 14));
 		}
 	}
-	qpn = idtab_alloc(&d->qps, qp);
-	if (qpn == UINT32_MAX || icm_table_get(d, &d->icm.qpc, qpn - QPN_BASE)) {
+	qpn = cx4m_idtab_alloc(&d->qps, qp);
+	if (qpn == UINT32_MAX || cx4m_icm_table_get(d, &d->icm.qpc, qpn - QPN_BASE)) {
 		if (qpn != UINT32_MAX)
-			idtab_remove(&d->qps, qpn);
+			cx4m_idtab_remove(&d->qps, qpn);
 		free(qp->req.swq);
 		free(qp->req.cur);
-		dbuf_free(&qp->buf);
+		cx4m_dbuf_free(&qp->buf);
 		free(qp);
 		return mcmd_err(c, CX4_CMD_STAT_NO_RES_ERR, MSYND(OP(CREATE_QP), 15));
 	}
@@ -337,8 +339,8 @@ static int create_qp(struct mdev *d, struct mcmd *c)
 	qp->pmtu = 1024;
 	qp->sock = 0;
 	qp->sport = d->net.ntx ? d->net.tx[0].port : 0;
-	mtimer_init(&qp->req.retry_timer, comp_retry_timeout);
-	mtimer_init(&qp->req.rnr_timer, comp_rnr_timeout);
+	cx4m_mtimer_init(&qp->req.retry_timer, cx4m_comp_retry_timeout);
+	cx4m_mtimer_init(&qp->req.rnr_timer, cx4m_comp_rnr_timeout);
 	save_qpc(d, qp, qpc, 0, OP(CREATE_QP));
 	cx4_set(qp->qpc, CX4_QPC_STATE, CX4_QP_STATE_RST);
 	cx4_set(c->out, CX4_CREATE_QP_OUT_QPN, qpn);
@@ -370,7 +372,7 @@ static const struct trans trans[] = {
 
 static int modify_qp(struct mdev *d, struct mcmd *c)
 {
-	struct mqp *qp = qp_get(d, cx4_get(c->in, CX4_MODIFY_QP_IN_QPN));
+	struct mqp *qp = cx4m_qp_get(d, cx4_get(c->in, CX4_MODIFY_QP_IN_QPN));
 	const uint8_t *qpc = c->in + CX4_MODIFY_QP_IN_QPC;
 	const uint8_t *ads = qpc + CX4_QPC_PRIMARY_ADDRESS_PATH;
 	const struct trans *t = NULL;
@@ -396,9 +398,9 @@ static int modify_qp(struct mdev *d, struct mcmd *c)
 	case OP(2ERR_QP):
 		if (qp->state == CX4_QP_STATE_RST) {
 			qp->state = CX4_QP_STATE_ERR;
-			qp_activate(d, qp);
+			cx4m_qp_activate(d, qp);
 		} else {
-			qp_to_error(d, qp, 0xff);
+			cx4m_qp_to_error(d, qp, 0xff);
 		}
 		break;
 	case OP(2RST_QP):
@@ -497,7 +499,7 @@ static int modify_qp(struct mdev *d, struct mcmd *c)
 		save_qpc(d, qp, qpc, mask, c->opcode);
 	/* WQEs posted before RTS start now */
 	if (qp->state == CX4_QP_STATE_RTS && !qp->no_sq)
-		qp_activate(d, qp);
+		cx4m_qp_activate(d, qp);
 	return CX4_CMD_STAT_OK;
 }
 
@@ -505,12 +507,12 @@ static int modify_qp(struct mdev *d, struct mcmd *c)
 
 static int query_qp(struct mdev *d, struct mcmd *c)
 {
-	struct mqp *qp = qp_get(d, cx4_get(c->in, CX4_QUERY_QP_IN_QPN));
+	struct mqp *qp = cx4m_qp_get(d, cx4_get(c->in, CX4_QUERY_QP_IN_QPN));
 	uint8_t *qpc = c->out + CX4_QUERY_QP_OUT_QPC;
 
 	if (!qp)
 		return mcmd_err(c, CX4_CMD_STAT_BAD_RES_ERR, MSYND(OP(QUERY_QP), 1));
-	if (icm_ctx_read(d, &d->icm.qpc, qp->icm_idx, qpc, CX4_QPC_SIZE))
+	if (cx4m_icm_ctx_read(d, &d->icm.qpc, qp->icm_idx, qpc, CX4_QPC_SIZE))
 		return mcmd_err(c, CX4_CMD_STAT_INT_ERR, MSYND(OP(QUERY_QP), 2));
 	/* the live values of what the device keeps moving */
 	cx4_set(qpc, CX4_QPC_STATE, qp->state);
@@ -538,7 +540,7 @@ static int query_qp(struct mdev *d, struct mcmd *c)
 
 static int destroy_qp(struct mdev *d, struct mcmd *c)
 {
-	struct mqp *qp = qp_get(d, cx4_get(c->in, CX4_QP_NOCTX_IN_QPN));
+	struct mqp *qp = cx4m_qp_get(d, cx4_get(c->in, CX4_QP_NOCTX_IN_QPN));
 
 	if (!qp)
 		return mcmd_err(c, CX4_CMD_STAT_BAD_RES_ERR, MSYND(OP(DESTROY_QP), 1));
@@ -551,13 +553,13 @@ static void free_one(void *obj, void *ctx)
 	qp_free(ctx, obj);
 }
 
-void qp_destroy_all(struct mdev *d)
+void cx4m_qp_destroy_all(struct mdev *d)
 {
-	idtab_foreach(&d->qps, free_one, d);
+	cx4m_idtab_foreach(&d->qps, free_one, d);
 }
 
 #define MQ() (CX4_MODIFY_QP_IN_QPC + CX4_QPC_SIZE)
-const struct mcmd_desc mcmd_qp[] = {
+const struct mcmd_desc cx4m_mcmd_qp[] = {
     {OP(CREATE_QP), MCMD_INIT, CX4_CREATE_QP_IN_SIZE, CX4_CREATE_QP_OUT_SIZE, create_qp},
     {OP(RST2INIT_QP), MCMD_INIT, MQ(), CX4_MODIFY_QP_OUT_SIZE, modify_qp},
     {OP(INIT2INIT_QP), MCMD_INIT, MQ(), CX4_MODIFY_QP_OUT_SIZE, modify_qp},

@@ -65,13 +65,13 @@ static int gather(struct mdev *d, struct mqp *qp, const struct mwqe *w, uint32_t
 		}
 		take = s->len - off < len ? s->len - off : len;
 		if (s->inl) {
-			net_tx_copy(t, s->inl + off, take, boff);
+			cx4m_net_tx_copy(t, s->inl + off, take, boff);
 		} else {
-			n = mkey_xlate(d, s->lkey, qp->pd, qp->qpn, s->addr + off, take, MKEY_LR,
-				       qp->rlky, segs, MQP_MAX_SEGS);
+			n = cx4m_mkey_xlate(d, s->lkey, qp->pd, qp->qpn, s->addr + off, take,
+					    MKEY_LR, qp->rlky, segs, MQP_MAX_SEGS);
 			if (n < 0)
 				return mkey_synd(n);
-			if (net_tx_payload(d, t, segs, n, boff))
+			if (cx4m_net_tx_payload(d, t, segs, n, boff))
 				return MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR;
 		}
 		boff += take;
@@ -90,7 +90,7 @@ static bool read_pi(struct mdev *d, struct mqp *qp)
 {
 	uint8_t rec[4];
 
-	if (dma_read(d, qp->dbr + 4, rec, sizeof(rec)))
+	if (cx4m_dma_read(d, qp->dbr + 4, rec, sizeof(rec)))
 		return false;
 	qp->req.pi = (uint16_t)cx4_be32_load(rec);
 	return true;
@@ -103,7 +103,7 @@ static int load_cur(struct mdev *d, struct mqp *qp, uint16_t idx)
 
 	if (qp->req.cur_valid && qp->req.cur_idx == idx)
 		return 0;
-	synd = wqe_fetch(d, qp, idx, qp->req.cur);
+	synd = cx4m_wqe_fetch(d, qp, idx, qp->req.cur);
 	qp->req.cur_valid = !synd;
 	qp->req.cur_idx = idx;
 	return synd;
@@ -148,14 +148,14 @@ static int start_new(struct mdev *d, struct mqp *qp)
 	r->next = (uint16_t)(r->next + e->nbb);
 	r->cur_started = false;
 	if (synd) {
-		comp_error(d, qp, r->pos, (uint8_t)synd);
+		cx4m_comp_error(d, qp, r->pos, (uint8_t)synd);
 		return 0;
 	}
 	switch (w->opcode) {
 	case MLX5_OPCODE_UMR:
-		synd = umr_exec(d, qp, w);
+		synd = cx4m_umr_exec(d, qp, w);
 		if (synd) {
-			comp_error(d, qp, r->pos, (uint8_t)synd);
+			cx4m_comp_error(d, qp, r->pos, (uint8_t)synd);
 			return 0;
 		}
 		/* done, in order, without a packet */
@@ -263,7 +263,7 @@ static void sent_upto(struct mqp *qp, uint32_t end)
 static int emit(struct mdev *d, struct mqp *qp, uint32_t pos, const struct mwqe *w,
 		struct roce_tx_hdr *h, uint32_t off, uint32_t plen, bool last, bool payload)
 {
-	struct txpkt *t = net_tx_get(d);
+	struct txpkt *t = cx4m_net_tx_get(d);
 	const struct mpath *dst;
 	uint32_t dqpn;
 	int synd, sock = qp->sock;
@@ -276,8 +276,8 @@ static int emit(struct mdev *d, struct mqp *qp, uint32_t pos, const struct mwqe 
 	/* a UD address vector names its RoCE v2 UDP source port in rlid (rdma-core mlx5
 	 * create_ah); ports outside the RoCE range (roce_cap) fall back to the QP's */
 	if (mqp_datagram(qp) && w->av.udp_sport >= 0xc000)
-		net_sport_for(d, qp->qpn, w->av.udp_sport, true, &sock);
-	if (net_tx_hdr(d, t, h, payload ? plen : 0, dst, (uint16_t)sock))
+		cx4m_net_sport_for(d, qp->qpn, w->av.udp_sport, true, &sock);
+	if (cx4m_net_tx_hdr(d, t, h, payload ? plen : 0, dst, (uint16_t)sock))
 		return MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR;
 	if (payload && plen) {
 		synd = gather(d, qp, w, off, plen, t);
@@ -287,7 +287,7 @@ static int emit(struct mdev *d, struct mqp *qp, uint32_t pos, const struct mwqe 
 	t->qp = qp;
 	t->swq_pos = (int32_t)pos;
 	t->last = last;
-	net_tx_commit(d, t);
+	cx4m_net_tx_commit(d, t);
 	sent_upto(qp, psn_add(h->psn, 1));
 	return 0;
 }
@@ -304,7 +304,7 @@ static int send_entry(struct mdev *d, struct mqp *qp, uint32_t pos)
 		return 1;
 	synd = load_cur(d, qp, e->idx);
 	if (synd) {
-		comp_error(d, qp, pos, (uint8_t)synd);
+		cx4m_comp_error(d, qp, pos, (uint8_t)synd);
 		return 0;
 	}
 	if (!r->cur_started) {
@@ -328,7 +328,7 @@ static int send_entry(struct mdev *d, struct mqp *qp, uint32_t pos)
 		if (synd == 1)
 			return 0;
 		if (synd) {
-			comp_error(d, qp, pos, (uint8_t)synd);
+			cx4m_comp_error(d, qp, pos, (uint8_t)synd);
 			return 0;
 		}
 		if (!e->read_issued) {
@@ -344,7 +344,7 @@ static int send_entry(struct mdev *d, struct mqp *qp, uint32_t pos)
 		 * that range would not count as about something sent (ack_upto, on_nak).
 		 */
 		sent_upto(qp, r->cur_psn);
-		req_arm_retry(d, qp);
+		cx4m_req_arm_retry(d, qp);
 		return 1;
 	}
 	case MLX5_OPCODE_ATOMIC_CS:
@@ -363,7 +363,7 @@ static int send_entry(struct mdev *d, struct mqp *qp, uint32_t pos)
 		if (synd == 1)
 			return 0;
 		if (synd) {
-			comp_error(d, qp, pos, (uint8_t)synd);
+			cx4m_comp_error(d, qp, pos, (uint8_t)synd);
 			return 0;
 		}
 		if (!e->read_issued) {
@@ -371,7 +371,7 @@ static int send_entry(struct mdev *d, struct mqp *qp, uint32_t pos)
 			r->reads_out++;
 		}
 		r->cur_psn = psn_add(e->last_psn, 1);
-		req_arm_retry(d, qp);
+		cx4m_req_arm_retry(d, qp);
 		return 1;
 	}
 	default:
@@ -410,12 +410,12 @@ static int send_entry(struct mdev *d, struct mqp *qp, uint32_t pos)
 		if (synd == 1)
 			return 0;
 		if (synd) {
-			comp_error(d, qp, pos, (uint8_t)synd);
+			cx4m_comp_error(d, qp, pos, (uint8_t)synd);
 			return 0;
 		}
 		r->cur_psn = psn_add(r->cur_psn, 1);
 		if (qp->st == CX4_QP_ST_RC)
-			req_arm_retry(d, qp);
+			cx4m_req_arm_retry(d, qp);
 	}
 	return 1;
 }
@@ -430,11 +430,11 @@ static int flush_new(struct mdev *d, struct mqp *qp)
 		return 0;
 	while (r->next != r->pi) {
 		uint8_t nbb;
-		int op = wqe_opcode(d, qp, r->next, &nbb);
+		int op = cx4m_wqe_opcode(d, qp, r->next, &nbb);
 
 		if (op < 0)
 			break;
-		cqe_req_err(d, qp, r->next, (uint8_t)op, MLX5_CQE_SYNDROME_WR_FLUSH_ERR);
+		cx4m_cqe_req_err(d, qp, r->next, (uint8_t)op, MLX5_CQE_SYNDROME_WR_FLUSH_ERR);
 		r->next = (uint16_t)(r->next + nbb);
 		n++;
 	}
@@ -442,21 +442,21 @@ static int flush_new(struct mdev *d, struct mqp *qp)
 	return n;
 }
 
-int req_run(struct mdev *d, struct mqp *qp, unsigned int budget)
+int cx4m_req_run(struct mdev *d, struct mqp *qp, unsigned int budget)
 {
 	struct mreq *r = &qp->req;
 	int work = 0;
 
 	if (qp->state == CX4_QP_STATE_ERR) {
 		/* receives posted since the error are flushed too (no doorbell for those) */
-		resp_flush_rq(d, qp);
+		cx4m_resp_flush_rq(d, qp);
 		return flush_new(d, qp);
 	}
 	if (qp->state != CX4_QP_STATE_RTS || qp->no_sq || r->rnr_wait)
 		return 0;
 	if (!read_pi(d, qp)) {
 		/* the doorbell record is gone: a work queue catastrophic error */
-		qp_to_error(d, qp, CX4_EVENT_TYPE_WQ_CATAS_ERROR);
+		cx4m_qp_to_error(d, qp, CX4_EVENT_TYPE_WQ_CATAS_ERROR);
 		return 1;
 	}
 	while (budget-- && qp->state == CX4_QP_STATE_RTS) {
@@ -468,25 +468,25 @@ int req_run(struct mdev *d, struct mqp *qp, unsigned int budget)
 		r->cur_started = false;
 		work++;
 	}
-	comp_retire(d, qp);
+	cx4m_comp_retire(d, qp);
 	/* out of budget or transmit slots with work left: again next pass (a window or a fence
 	 * that holds it back reactivates it when the ACK comes) */
-	if (qp->state == CX4_QP_STATE_RTS && (budget == UINT_MAX || !net_tx_free_slots(d)) &&
+	if (qp->state == CX4_QP_STATE_RTS && (budget == UINT_MAX || !cx4m_net_tx_free_slots(d)) &&
 	    (r->pos != r->swq_head || r->next != r->pi))
-		qp_activate(d, qp);
+		cx4m_qp_activate(d, qp);
 	return work;
 }
 
-void req_arm_retry(struct mdev *d, struct mqp *qp)
+void cx4m_req_arm_retry(struct mdev *d, struct mqp *qp)
 {
 	/* local ACK timeout: 4.096 us << ack_timeout; 0 means infinite ([IBTA] 9.7.6.1.3) */
 	if (!qp->ack_timeout || mtimer_armed(&qp->req.retry_timer))
 		return;
-	mtimer_arm(&d->timers, &qp->req.retry_timer,
-		   d->now + (4096ull << (qp->ack_timeout > 31 ? 31 : qp->ack_timeout)));
+	cx4m_mtimer_arm(&d->timers, &qp->req.retry_timer,
+			d->now + (4096ull << (qp->ack_timeout > 31 ? 31 : qp->ack_timeout)));
 }
 
-void req_rewind(struct mdev *d, struct mqp *qp, uint32_t psn)
+void cx4m_req_rewind(struct mdev *d, struct mqp *qp, uint32_t psn)
 {
 	struct mreq *r = &qp->req;
 
@@ -507,7 +507,7 @@ void req_rewind(struct mdev *d, struct mqp *qp, uint32_t psn)
 			if (e->opcode == MLX5_OPCODE_RDMA_READ)
 				e->resid = e->len - psn_sub(r->cur_psn, e->first_psn) * qp->pmtu;
 			d->stats.retransmits++;
-			qp_activate(d, qp);
+			cx4m_qp_activate(d, qp);
 			return;
 		}
 	}

@@ -42,13 +42,13 @@ static inline uint32_t psn_sub(uint32_t a, uint32_t b)
 
 static struct txpkt *ctl_pkt(struct mdev *d, struct mqp *qp, struct roce_tx_hdr *h)
 {
-	struct txpkt *t = net_tx_get(d);
+	struct txpkt *t = cx4m_net_tx_get(d);
 
 	if (!t)
 		return NULL;
 	h->dqpn = qp->remote_qpn;
 	h->pkey = ROCE_DEFAULT_PKEY;
-	if (net_tx_hdr(d, t, h, 0, &qp->path, (uint16_t)qp->sock))
+	if (cx4m_net_tx_hdr(d, t, h, 0, &qp->path, (uint16_t)qp->sock))
 		return NULL;
 	t->swq_pos = -1;
 	return t;
@@ -65,7 +65,7 @@ static void send_aeth(struct mdev *d, struct mqp *qp, uint8_t syn, uint32_t psn)
 	t = ctl_pkt(d, qp, &h);
 	if (!t)
 		return; /* no slot: the requester will time out and retry */
-	net_tx_commit(d, t);
+	cx4m_net_tx_commit(d, t);
 	if ((syn & ROCE_AETH_TYPE_MASK) == ROCE_AETH_NAK)
 		d->stats.naks_sent++;
 	else if ((syn & ROCE_AETH_TYPE_MASK) == ROCE_AETH_RNR_NAK)
@@ -119,11 +119,11 @@ static void fatal_nak(struct mdev *d, struct mqp *qp, uint8_t nak, uint32_t psn,
 	if (qp->st == CX4_QP_ST_RC)
 		send_aeth(d, qp, ROCE_AETH_NAK | nak, psn);
 	qp->resp.ack_owed = false;
-	mdev_log(d, "QP 0x%x: responder NAK %u at PSN 0x%06x", qp->qpn, nak, psn);
-	qp_to_error(d, qp, event);
+	cx4m_mdev_log(d, "QP 0x%x: responder NAK %u at PSN 0x%06x", qp->qpn, nak, psn);
+	cx4m_qp_to_error(d, qp, event);
 }
 
-int resp_send_acks(struct mdev *d)
+int cx4m_resp_send_acks(struct mdev *d)
 {
 	struct mqp **pp = &d->ack_head;
 	int n = 0;
@@ -147,7 +147,7 @@ int resp_send_acks(struct mdev *d)
 			t = ctl_pkt(d, qp, &h);
 			if (!t)
 				break;
-			net_tx_commit(d, t);
+			cx4m_net_tx_commit(d, t);
 			if ((syn & ROCE_AETH_TYPE_MASK) == ROCE_AETH_NAK)
 				d->stats.naks_sent++;
 			else if ((syn & ROCE_AETH_TYPE_MASK) == ROCE_AETH_RNR_NAK)
@@ -177,7 +177,7 @@ static bool get_recv_wqe(struct mdev *d, struct mqp *qp)
 		int idx;
 
 		stride = 1u << qp->srq->stride_shift;
-		idx = srq_pop(d, qp->srq, wqe, sizeof(wqe));
+		idx = cx4m_srq_pop(d, qp->srq, wqe, sizeof(wqe));
 		if (idx < 0)
 			return false;
 		s->wqe_idx = (uint16_t)idx;
@@ -188,17 +188,18 @@ static bool get_recv_wqe(struct mdev *d, struct mqp *qp)
 		uint16_t ctr;
 
 		stride = 1u << qp->rq_stride_shift;
-		if (dma_read(d, qp->dbr, rec, sizeof(rec))) {
-			qp_to_error(d, qp, CX4_EVENT_TYPE_WQ_CATAS_ERROR);
+		if (cx4m_dma_read(d, qp->dbr, rec, sizeof(rec))) {
+			cx4m_qp_to_error(d, qp, CX4_EVENT_TYPE_WQ_CATAS_ERROR);
 			return false;
 		}
 		ctr = (uint16_t)cx4_be32_load(rec);
 		if (ctr == s->rq_ci || (uint16_t)(ctr - s->rq_ci) > qp->rq_wqe_cnt)
 			return false;
 		if (stride > sizeof(wqe) ||
-		    dbuf_read(d, &qp->buf, (uint64_t)(s->rq_ci & (qp->rq_wqe_cnt - 1)) * stride,
-			      wqe, stride)) {
-			qp_to_error(d, qp, CX4_EVENT_TYPE_WQ_CATAS_ERROR);
+		    cx4m_dbuf_read(d, &qp->buf,
+				   (uint64_t)(s->rq_ci & (qp->rq_wqe_cnt - 1)) * stride, wqe,
+				   stride)) {
+			cx4m_qp_to_error(d, qp, CX4_EVENT_TYPE_WQ_CATAS_ERROR);
 			return false;
 		}
 		s->wqe_idx = s->rq_ci++;
@@ -244,11 +245,11 @@ static int put_recv(struct mdev *d, struct mqp *qp, uint32_t off, const uint8_t 
 			continue;
 		}
 		take = g->len - off < len ? g->len - off : len;
-		n = mkey_xlate(d, g->lkey, qp->pd, qp->qpn, g->addr + off, take, MKEY_LW, qp->rlky,
-			       segs, MQP_MAX_SEGS);
+		n = cx4m_mkey_xlate(d, g->lkey, qp->pd, qp->qpn, g->addr + off, take, MKEY_LW,
+				    qp->rlky, segs, MQP_MAX_SEGS);
 		if (n < 0)
 			return MLX5_CQE_SYNDROME_LOCAL_PROT_ERR;
-		dseg_copy_batched(&d->rx_dma, segs, n, (uint8_t *)data, qp->qpn);
+		cx4m_dseg_copy_batched(&d->rx_dma, segs, n, (uint8_t *)data, qp->qpn);
 		data += take;
 		len -= take;
 		off = 0;
@@ -267,26 +268,26 @@ static void complete_recv(struct mdev *d, struct mqp *qp, uint8_t opcode, uint32
 			  .net = net,
 			  .wqe_counter = qp->resp.wqe_idx};
 
-	cqe_resp(d, qp, &r);
+	cx4m_cqe_resp(d, qp, &r);
 	qp->resp.have_wqe = false;
 }
 
-void resp_flush_rq(struct mdev *d, struct mqp *qp)
+void cx4m_resp_flush_rq(struct mdev *d, struct mqp *qp)
 {
 	struct mresp *s = &qp->resp;
 	uint8_t rec[4];
 
 	if (s->have_wqe) {
-		cqe_resp_err(d, qp, s->wqe_idx, MLX5_CQE_SYNDROME_WR_FLUSH_ERR);
+		cx4m_cqe_resp_err(d, qp, s->wqe_idx, MLX5_CQE_SYNDROME_WR_FLUSH_ERR);
 		s->have_wqe = false;
 	}
 	memset(s->rd, 0, sizeof(s->rd));
 	s->rd_head = s->rd_tail = s->rd_kept = 0;
-	if (qp->srq || !qp->rq_wqe_cnt || dma_read(d, qp->dbr, rec, sizeof(rec)))
+	if (qp->srq || !qp->rq_wqe_cnt || cx4m_dma_read(d, qp->dbr, rec, sizeof(rec)))
 		return;
 	while (s->rq_ci != (uint16_t)cx4_be32_load(rec) &&
 	       (uint16_t)((uint16_t)cx4_be32_load(rec) - s->rq_ci) <= qp->rq_wqe_cnt)
-		cqe_resp_err(d, qp, s->rq_ci++, MLX5_CQE_SYNDROME_WR_FLUSH_ERR);
+		cx4m_cqe_resp_err(d, qp, s->rq_ci++, MLX5_CQE_SYNDROME_WR_FLUSH_ERR);
 }
 
 /* ---- RC/UC operations --------------------------------------------------------------------------
@@ -310,9 +311,9 @@ static bool send_inv_done(struct mdev *d, struct mqp *qp, const struct roce_pkt 
 	struct mresp *s = &qp->resp;
 	uint32_t rkey = roce_ieth_rkey(roce_pkt_hdr(p, ROCE_HDR_IETH));
 
-	if (mkey_remote_invalidate(d, rkey, qp->pd, qp->qpn)) {
-		mdev_log(d, "QP 0x%x: SEND_WITH_INV of key 0x%x refused", qp->qpn, rkey);
-		cqe_resp_err(d, qp, s->wqe_idx, MLX5_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR);
+	if (cx4m_mkey_remote_invalidate(d, rkey, qp->pd, qp->qpn)) {
+		cx4m_mdev_log(d, "QP 0x%x: SEND_WITH_INV of key 0x%x refused", qp->qpn, rkey);
+		cx4m_cqe_resp_err(d, qp, s->wqe_idx, MLX5_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR);
 		s->have_wqe = false;
 		fatal_nak(d, qp, ROCE_NAK_INV_REQ, p->psn, CX4_EVENT_TYPE_WQ_INVAL_REQ_ERROR);
 		return false;
@@ -348,7 +349,7 @@ static bool do_send(struct mdev *d, struct mqp *qp, const struct roce_pkt *p)
 	}
 	synd = put_recv(d, qp, s->msg_off, p->payload, p->payload_len);
 	if (synd) {
-		cqe_resp_err(d, qp, s->wqe_idx, (uint8_t)synd);
+		cx4m_cqe_resp_err(d, qp, s->wqe_idx, (uint8_t)synd);
 		s->have_wqe = false;
 		fatal_nak(d, qp,
 			  synd == MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR ? ROCE_NAK_INV_REQ
@@ -387,8 +388,9 @@ static bool do_write(struct mdev *d, struct mqp *qp, const struct roce_pkt *p)
 		s->va = roce_reth_va(reth);
 		s->rkey = roce_reth_rkey(reth);
 		s->resid = s->msg_len = roce_reth_len(reth);
-		err = qp->rwe ? mkey_check(d, s->rkey, qp->pd, qp->qpn, s->va, s->resid, MKEY_RW)
-			      : MKEY_EACCESS;
+		err = qp->rwe
+			  ? cx4m_mkey_check(d, s->rkey, qp->pd, qp->qpn, s->va, s->resid, MKEY_RW)
+			  : MKEY_EACCESS;
 		if (err) {
 			if (qp->st == CX4_QP_ST_RC)
 				fatal_nak(d, qp, ROCE_NAK_REM_ACC_ERR, p->psn,
@@ -414,15 +416,15 @@ static bool do_write(struct mdev *d, struct mqp *qp, const struct roce_pkt *p)
 		}
 		return false;
 	}
-	n = mkey_xlate(d, s->rkey, qp->pd, qp->qpn, s->va, p->payload_len, MKEY_RW, false, segs,
-		       MQP_MAX_SEGS);
+	n = cx4m_mkey_xlate(d, s->rkey, qp->pd, qp->qpn, s->va, p->payload_len, MKEY_RW, false,
+			    segs, MQP_MAX_SEGS);
 	if (n < 0) {
 		if (qp->st == CX4_QP_ST_RC)
 			fatal_nak(d, qp, ROCE_NAK_REM_ACC_ERR, p->psn,
 				  CX4_EVENT_TYPE_WQ_ACCESS_ERROR);
 		return false;
 	}
-	dseg_copy_batched(&d->rx_dma, segs, n, (uint8_t *)p->payload, qp->qpn);
+	cx4m_dseg_copy_batched(&d->rx_dma, segs, n, (uint8_t *)p->payload, qp->qpn);
 	s->va += p->payload_len;
 	s->resid -= p->payload_len;
 	if (f & ROCE_F_LAST) {
@@ -527,7 +529,7 @@ static void res_replay(struct mdev *d, struct mqp *qp, struct mres *res, uint32_
 		res->next = k;
 	if ((int32_t)(idx - s->rd_head) < 0)
 		s->rd_head = idx;
-	qp_activate(d, qp);
+	cx4m_qp_activate(d, qp);
 }
 
 /* A new READ request: a responder resource answers it. false when refused (NAK sent). */
@@ -539,7 +541,7 @@ static bool do_read(struct mdev *d, struct mqp *qp, const struct roce_pkt *p)
 	uint32_t rkey = roce_reth_rkey(reth), len = roce_reth_len(reth);
 	struct mres *res;
 
-	if (!qp->rre || mkey_check(d, rkey, qp->pd, qp->qpn, va, len, MKEY_RR)) {
+	if (!qp->rre || cx4m_mkey_check(d, rkey, qp->pd, qp->qpn, va, len, MKEY_RR)) {
 		fatal_nak(d, qp, ROCE_NAK_REM_ACC_ERR, p->psn, CX4_EVENT_TYPE_WQ_ACCESS_ERROR);
 		return false;
 	}
@@ -552,7 +554,7 @@ static bool do_read(struct mdev *d, struct mqp *qp, const struct roce_pkt *p)
 	res->len = len;
 	res->npkts = read_pkts(len, qp->pmtu);
 	s->msn = psn_add(s->msn, 1);
-	qp_activate(d, qp);
+	cx4m_qp_activate(d, qp);
 	return true;
 }
 
@@ -597,9 +599,9 @@ static bool do_atomic(struct mdev *d, struct mqp *qp, const struct roce_pkt *p)
 		fatal_nak(d, qp, ROCE_NAK_INV_REQ, p->psn, CX4_EVENT_TYPE_WQ_INVAL_REQ_ERROR);
 		return false;
 	}
-	n = qp->rae
-		? mkey_xlate(d, roce_atmeth_rkey(a), qp->pd, qp->qpn, va, 8, MKEY_A, false, segs, 2)
-		: MKEY_EACCESS;
+	n = qp->rae ? cx4m_mkey_xlate(d, roce_atmeth_rkey(a), qp->pd, qp->qpn, va, 8, MKEY_A, false,
+				      segs, 2)
+		    : MKEY_EACCESS;
 	if (n < 0) {
 		fatal_nak(d, qp, ROCE_NAK_REM_ACC_ERR, p->psn, CX4_EVENT_TYPE_WQ_ACCESS_ERROR);
 		return false;
@@ -611,8 +613,8 @@ static bool do_atomic(struct mdev *d, struct mqp *qp, const struct roce_pkt *p)
 	 * Atomic with respect to every other access of this device: the engine is one thread,
 	 * and the writes queued earlier in this pass land first ([IBTA] ATOMIC_HCA).
 	 */
-	dmab_flush(&d->rx_dma, NULL, NULL);
-	if (dseg_read(segs, n, mem)) {
+	cx4m_dmab_flush(&d->rx_dma, NULL, NULL);
+	if (cx4m_dseg_read(segs, n, mem)) {
 		fatal_nak(d, qp, ROCE_NAK_REM_OP_ERR, p->psn, CX4_EVENT_TYPE_WQ_CATAS_ERROR);
 		return false;
 	}
@@ -629,7 +631,7 @@ static bool do_atomic(struct mdev *d, struct mqp *qp, const struct roce_pkt *p)
 		memcpy(mem, &nw, 8);
 	else
 		cx4_be64_store(mem, nw);
-	if (dseg_write(segs, n, mem)) {
+	if (cx4m_dseg_write(segs, n, mem)) {
 		fatal_nak(d, qp, ROCE_NAK_REM_OP_ERR, p->psn, CX4_EVENT_TYPE_WQ_CATAS_ERROR);
 		return false;
 	}
@@ -638,7 +640,7 @@ static bool do_atomic(struct mdev *d, struct mqp *qp, const struct roce_pkt *p)
 	res->npkts = 1;
 	res->orig = cur;
 	s->ack_owed = false; /* the atomic ACK acknowledges everything before it */
-	qp_activate(d, qp);
+	cx4m_qp_activate(d, qp);
 	return true;
 }
 
@@ -774,7 +776,7 @@ static void ud_rx(struct mdev *d, struct mqp *qp, const struct roce_pkt *p)
 	 * the IPv4 header in the last 20 ([IBTA] A17.4.5.1 "union rdma_network_hdr"); header and
 	 * payload go to the buffer in one DMA from memory that lives until the end of the pass.
 	 */
-	grh = net_scratch(d, GRH_LEN + p->payload_len);
+	grh = cx4m_net_scratch(d, GRH_LEN + p->payload_len);
 	if (!grh) {
 		d->stats.rx_drop_qp++;
 		return;
@@ -790,7 +792,7 @@ static void ud_rx(struct mdev *d, struct mqp *qp, const struct roce_pkt *p)
 	synd = put_recv(d, qp, 0, grh, GRH_LEN + p->payload_len);
 	if (synd) {
 		/* UD errors complete the WQE in error; the QP stays usable */
-		cqe_resp_err(d, qp, qp->resp.wqe_idx, (uint8_t)synd);
+		cx4m_cqe_resp_err(d, qp, qp->resp.wqe_idx, (uint8_t)synd);
 		qp->resp.have_wqe = false;
 		return;
 	}
@@ -798,20 +800,20 @@ static void ud_rx(struct mdev *d, struct mqp *qp, const struct roce_pkt *p)
 		      GRH_LEN + p->payload_len, imm, se, sqpn, p->addr.net);
 }
 
-void resp_rx(struct mdev *d, struct mqp *qp, const struct roce_pkt *p)
+void cx4m_resp_rx(struct mdev *d, struct mqp *qp, const struct roce_pkt *p)
 {
 	if (qp->state != CX4_QP_STATE_RTR && qp->state != CX4_QP_STATE_RTS &&
 	    qp->state != CX4_QP_STATE_SQD && qp->state != CX4_QP_STATE_SQER) {
 		d->stats.rx_drop_qp++;
 		return;
 	}
-	if (!mqp_datagram(qp) && !net_pkt_on_path(d, p, &qp->path)) {
+	if (!mqp_datagram(qp) && !cx4m_net_pkt_on_path(d, p, &qp->path)) {
 		d->stats.rx_drop_qp++;
 		return;
 	}
 	if (qp->state == CX4_QP_STATE_RTR && !qp->resp.comm_est && !mqp_datagram(qp)) {
 		qp->resp.comm_est = true;
-		eq_post_qp_event(d, CX4_EVENT_TYPE_COMM_EST, qp->qpn, CX4_EVENT_QUEUE_TYPE_QP);
+		cx4m_eq_post_qp_event(d, CX4_EVENT_TYPE_COMM_EST, qp->qpn, CX4_EVENT_QUEUE_TYPE_QP);
 	}
 	switch (qp->st) {
 	case CX4_QP_ST_RC:
@@ -828,7 +830,7 @@ void resp_rx(struct mdev *d, struct mqp *qp, const struct roce_pkt *p)
 
 /* ---- responses: READ responses and atomic ACKs, in PSN order --------------------------------- */
 
-int resp_read_run(struct mdev *d, struct mqp *qp, unsigned int budget)
+int cx4m_resp_read_run(struct mdev *d, struct mqp *qp, unsigned int budget)
 {
 	struct mresp *s = &qp->resp;
 	int work = 0;
@@ -857,10 +859,10 @@ int resp_read_run(struct mdev *d, struct mqp *qp, unsigned int budget)
 			h.atomic_ack_orig = res->orig;
 			t = ctl_pkt(d, qp, &h);
 			if (!t) {
-				qp_activate(d, qp);
+				cx4m_qp_activate(d, qp);
 				break;
 			}
-			net_tx_commit(d, t);
+			cx4m_net_tx_commit(d, t);
 			res->next = 1;
 			res->sent = true;
 			s->rd_head++;
@@ -879,8 +881,8 @@ int resp_read_run(struct mdev *d, struct mqp *qp, unsigned int budget)
 		h.aeth.syndrome = ROCE_AETH_ACK | ROCE_AETH_NO_CREDIT;
 		h.aeth.msn = s->msn;
 		if (plen) {
-			n = mkey_xlate(d, res->rkey, qp->pd, qp->qpn, res->va + off, plen, MKEY_RR,
-				       false, segs, MQP_MAX_SEGS);
+			n = cx4m_mkey_xlate(d, res->rkey, qp->pd, qp->qpn, res->va + off, plen,
+					    MKEY_RR, false, segs, MQP_MAX_SEGS);
 			if (n < 0) {
 				/* the key was checked at the request: it went away meanwhile */
 				fatal_nak(d, qp, ROCE_NAK_REM_ACC_ERR, h.psn,
@@ -888,19 +890,19 @@ int resp_read_run(struct mdev *d, struct mqp *qp, unsigned int budget)
 				break;
 			}
 		}
-		t = net_tx_get(d);
+		t = cx4m_net_tx_get(d);
 		if (!t) {
-			qp_activate(d, qp);
+			cx4m_qp_activate(d, qp);
 			break;
 		}
 		h.dqpn = qp->remote_qpn;
 		h.pkey = ROCE_DEFAULT_PKEY;
-		if (net_tx_hdr(d, t, &h, plen, &qp->path, (uint16_t)qp->sock) ||
-		    net_tx_payload(d, t, segs, n, 0))
+		if (cx4m_net_tx_hdr(d, t, &h, plen, &qp->path, (uint16_t)qp->sock) ||
+		    cx4m_net_tx_payload(d, t, segs, n, 0))
 			break;
 		t->qp = qp;
 		t->swq_pos = -1;
-		net_tx_commit(d, t);
+		cx4m_net_tx_commit(d, t);
 		res->next++;
 		work++;
 		if (res->next == res->npkts) {
@@ -910,7 +912,7 @@ int resp_read_run(struct mdev *d, struct mqp *qp, unsigned int budget)
 	}
 	/* out of budget with responses left: the rest next pass */
 	if (s->rd_head != s->rd_tail && qp->state != CX4_QP_STATE_ERR)
-		qp_activate(d, qp);
+		cx4m_qp_activate(d, qp);
 	if (s->rd_head == s->rd_tail && s->ack_owed && !qp->on_ack) {
 		qp->on_ack = true;
 		qp->ack_next = d->ack_head;

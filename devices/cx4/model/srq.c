@@ -21,26 +21,26 @@
 #define OP(x) CX4_CMD_OP_##x
 #define SRQN_BASE 1
 
-int srq_tables_init(struct mdev *d)
+int cx4m_srq_tables_init(struct mdev *d)
 {
-	return idtab_init(&d->srqs, SRQN_BASE,
-			  1u << cx4_get(d->cap_cur[0], CX4_CAP_GEN_LOG_MAX_SRQ));
+	return cx4m_idtab_init(&d->srqs, SRQN_BASE,
+			       1u << cx4_get(d->cap_cur[0], CX4_CAP_GEN_LOG_MAX_SRQ));
 }
 
-struct msrq *srq_get(struct mdev *d, uint32_t srqn)
+struct msrq *cx4m_srq_get(struct mdev *d, uint32_t srqn)
 {
-	return idtab_get(&d->srqs, srqn);
+	return cx4m_idtab_get(&d->srqs, srqn);
 }
 
 static uint16_t srq_counter(struct mdev *d, struct msrq *s, bool *ok)
 {
 	uint8_t rec[4];
 
-	*ok = dma_read(d, s->dbr, rec, sizeof(rec)) == 0;
+	*ok = cx4m_dma_read(d, s->dbr, rec, sizeof(rec)) == 0;
 	return (uint16_t)cx4_be32_load(rec);
 }
 
-int srq_pop(struct mdev *d, struct msrq *s, uint8_t *wqe, uint32_t max)
+int cx4m_srq_pop(struct mdev *d, struct msrq *s, uint8_t *wqe, uint32_t max)
 {
 	uint32_t stride = 1u << s->stride_shift;
 	uint16_t avail, idx;
@@ -53,28 +53,29 @@ int srq_pop(struct mdev *d, struct msrq *s, uint8_t *wqe, uint32_t max)
 		return -1;
 	idx = s->head;
 	if (stride > max ||
-	    dbuf_read(d, &s->buf, (uint64_t)(idx & ((1u << s->log_size) - 1)) * stride, wqe,
-		      stride)) {
+	    cx4m_dbuf_read(d, &s->buf, (uint64_t)(idx & ((1u << s->log_size) - 1)) * stride, wqe,
+			   stride)) {
 		/* an SRQ the device cannot read: SRQ catastrophic error */
 		s->state = CX4_SRQC_STATE_ERROR;
-		eq_post_qp_event(d, CX4_EVENT_TYPE_SRQ_CATAS_ERROR, s->srqn,
-				 CX4_EVENT_QUEUE_TYPE_RQ);
+		cx4m_eq_post_qp_event(d, CX4_EVENT_TYPE_SRQ_CATAS_ERROR, s->srqn,
+				      CX4_EVENT_QUEUE_TYPE_RQ);
 		return -1;
 	}
 	s->head = (uint16_t)cx4_get(wqe, CX4_FLD(0x00, 0, 16)); /* next_wqe_index, bytes 2..3 */
 	s->consumed++;
 	if (s->lwm && (uint16_t)(avail - 1) < s->lwm) {
 		s->lwm = 0;
-		eq_post_qp_event(d, CX4_EVENT_TYPE_SRQ_RQ_LIMIT, s->srqn, CX4_EVENT_QUEUE_TYPE_RQ);
+		cx4m_eq_post_qp_event(d, CX4_EVENT_TYPE_SRQ_RQ_LIMIT, s->srqn,
+				      CX4_EVENT_QUEUE_TYPE_RQ);
 	}
 	return idx;
 }
 
 static void srq_free(struct mdev *d, struct msrq *s)
 {
-	idtab_remove(&d->srqs, s->srqn);
-	icm_table_put(d, &d->icm.srqc, s->icm_idx);
-	dbuf_free(&s->buf);
+	cx4m_idtab_remove(&d->srqs, s->srqn);
+	cx4m_icm_table_put(d, &d->icm.srqc, s->icm_idx);
+	cx4m_dbuf_free(&s->buf);
 	free(s);
 }
 
@@ -93,7 +94,7 @@ static int create_srq(struct mdev *d, struct mcmd *c)
 	    (1u << lstr) > cx4_get(d->cap_cur[0], CX4_CAP_GEN_MAX_WQE_SZ_RQ) || lps > 20 ||
 	    cx4_get(srqc, CX4_SRQC_WQ_SIGNATURE) || cx4_get(srqc, CX4_SRQC_STATE))
 		return mcmd_err(c, CX4_CMD_STAT_BAD_PARAM_ERR, MSYND(OP(CREATE_SRQ), 1));
-	if (!idtab_get(&d->pds, pd))
+	if (!cx4m_idtab_get(&d->pds, pd))
 		return mcmd_err(c, CX4_CMD_STAT_BAD_RES_ERR, MSYND(OP(CREATE_SRQ), 2));
 	if (cx4_get64(srqc, CX4_SRQC_DBR_ADDR) & 3)
 		return mcmd_err(c, CX4_CMD_STAT_BAD_PARAM_ERR, MSYND(OP(CREATE_SRQ), 3));
@@ -105,15 +106,15 @@ static int create_srq(struct mdev *d, struct mcmd *c)
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return mcmd_err(c, CX4_CMD_STAT_NO_RES_ERR, MSYND(OP(CREATE_SRQ), 5));
-	if (dbuf_init(&s->buf, c->in + CX4_CREATE_SRQ_IN_PAS, npas, lps, po, bytes)) {
+	if (cx4m_dbuf_init(&s->buf, c->in + CX4_CREATE_SRQ_IN_PAS, npas, lps, po, bytes)) {
 		free(s);
 		return mcmd_err(c, CX4_CMD_STAT_BAD_PARAM_ERR, MSYND(OP(CREATE_SRQ), 6));
 	}
-	srqn = idtab_alloc(&d->srqs, s);
-	if (srqn == UINT32_MAX || icm_table_get(d, &d->icm.srqc, srqn - SRQN_BASE)) {
+	srqn = cx4m_idtab_alloc(&d->srqs, s);
+	if (srqn == UINT32_MAX || cx4m_icm_table_get(d, &d->icm.srqc, srqn - SRQN_BASE)) {
 		if (srqn != UINT32_MAX)
-			idtab_remove(&d->srqs, srqn);
-		dbuf_free(&s->buf);
+			cx4m_idtab_remove(&d->srqs, srqn);
+		cx4m_dbuf_free(&s->buf);
 		free(s);
 		return mcmd_err(c, CX4_CMD_STAT_NO_RES_ERR, MSYND(OP(CREATE_SRQ), 7));
 	}
@@ -126,14 +127,14 @@ static int create_srq(struct mdev *d, struct mcmd *c)
 	s->lwm = cx4_get(srqc, CX4_SRQC_LWM);
 	s->state = CX4_SRQC_STATE_GOOD;
 	s->npas = npas;
-	icm_ctx_write(d, &d->icm.srqc, s->icm_idx, srqc, CX4_SRQC_SIZE);
+	cx4m_icm_ctx_write(d, &d->icm.srqc, s->icm_idx, srqc, CX4_SRQC_SIZE);
 	cx4_set(c->out, CX4_CREATE_SRQ_OUT_SRQN, srqn);
 	return CX4_CMD_STAT_OK;
 }
 
 static int destroy_srq(struct mdev *d, struct mcmd *c)
 {
-	struct msrq *s = srq_get(d, cx4_get(c->in, CX4_DESTROY_SRQ_IN_SRQN));
+	struct msrq *s = cx4m_srq_get(d, cx4_get(c->in, CX4_DESTROY_SRQ_IN_SRQN));
 
 	if (!s)
 		return mcmd_err(c, CX4_CMD_STAT_BAD_RES_ERR, MSYND(OP(DESTROY_SRQ), 1));
@@ -145,13 +146,13 @@ static int destroy_srq(struct mdev *d, struct mcmd *c)
 
 static int query_srq(struct mdev *d, struct mcmd *c)
 {
-	struct msrq *s = srq_get(d, cx4_get(c->in, CX4_QUERY_SRQ_IN_SRQN));
+	struct msrq *s = cx4m_srq_get(d, cx4_get(c->in, CX4_QUERY_SRQ_IN_SRQN));
 	uint8_t *srqc = c->out + CX4_QUERY_SRQ_OUT_SRQC;
 	bool ok;
 
 	if (!s)
 		return mcmd_err(c, CX4_CMD_STAT_BAD_RES_ERR, MSYND(OP(QUERY_SRQ), 1));
-	if (icm_ctx_read(d, &d->icm.srqc, s->icm_idx, srqc, CX4_SRQC_SIZE))
+	if (cx4m_icm_ctx_read(d, &d->icm.srqc, s->icm_idx, srqc, CX4_SRQC_SIZE))
 		return mcmd_err(c, CX4_CMD_STAT_INT_ERR, MSYND(OP(QUERY_SRQ), 2));
 	cx4_set(srqc, CX4_SRQC_STATE, s->state);
 	cx4_set(srqc, CX4_SRQC_LWM, s->lwm);
@@ -168,7 +169,7 @@ static int arm_rq(struct mdev *d, struct mcmd *c)
 
 	if (c->op_mod != CX4_ARM_RQ_OPMOD_SRQ)
 		return mcmd_err(c, CX4_CMD_STAT_BAD_OP_ERR, MSYND(OP(ARM_RQ), 1));
-	s = srq_get(d, cx4_get(c->in, CX4_ARM_RQ_IN_SRQ_NUMBER));
+	s = cx4m_srq_get(d, cx4_get(c->in, CX4_ARM_RQ_IN_SRQ_NUMBER));
 	if (!s)
 		return mcmd_err(c, CX4_CMD_STAT_BAD_RES_ERR, MSYND(OP(ARM_RQ), 2));
 	if (lwm > (1u << s->log_size))
@@ -182,12 +183,12 @@ static void free_one(void *obj, void *ctx)
 	srq_free(ctx, obj);
 }
 
-void srq_destroy_all(struct mdev *d)
+void cx4m_srq_destroy_all(struct mdev *d)
 {
-	idtab_foreach(&d->srqs, free_one, d);
+	cx4m_idtab_foreach(&d->srqs, free_one, d);
 }
 
-const struct mcmd_desc mcmd_srq[] = {
+const struct mcmd_desc cx4m_mcmd_srq[] = {
     {OP(CREATE_SRQ), MCMD_INIT, CX4_CREATE_SRQ_IN_SIZE, CX4_CREATE_SRQ_OUT_SIZE, create_srq},
     {OP(DESTROY_SRQ), MCMD_INIT, CX4_DESTROY_SRQ_IN_SIZE, CX4_DESTROY_SRQ_OUT_SIZE, destroy_srq},
     {OP(QUERY_SRQ), MCMD_INIT, CX4_QUERY_SRQ_IN_SIZE, CX4_QUERY_SRQ_OUT_SIZE, query_srq},

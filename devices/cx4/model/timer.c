@@ -10,7 +10,7 @@
 
 #include "model.h"
 
-uint64_t mdev_now_ns(void)
+uint64_t cx4m_mdev_now_ns(void)
 {
 	struct timespec ts;
 
@@ -18,7 +18,7 @@ uint64_t mdev_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-void mtimer_init(struct mtimer *t, void (*fn)(struct mdev *, struct mtimer *))
+void cx4m_mtimer_init(struct mtimer *t, void (*fn)(struct mdev *, struct mtimer *))
 {
 	t->when = 0;
 	t->idx = -1;
@@ -63,7 +63,7 @@ static void sift_down(struct mtimer_heap *hp, int i)
 	}
 }
 
-void mtimer_cancel(struct mtimer_heap *hp, struct mtimer *t)
+void cx4m_mtimer_cancel(struct mtimer_heap *hp, struct mtimer *t)
 {
 	int i = t->idx;
 
@@ -79,9 +79,9 @@ void mtimer_cancel(struct mtimer_heap *hp, struct mtimer *t)
 	sift_down(hp, hp->h[i]->idx);
 }
 
-int mtimer_arm(struct mtimer_heap *hp, struct mtimer *t, uint64_t when)
+int cx4m_mtimer_arm(struct mtimer_heap *hp, struct mtimer *t, uint64_t when)
 {
-	mtimer_cancel(hp, t);
+	cx4m_mtimer_cancel(hp, t);
 	if (hp->n == hp->cap) {
 		int cap = hp->cap ? hp->cap * 2 : 64;
 		struct mtimer **h = realloc(hp->h, (size_t)cap * sizeof(*h));
@@ -98,26 +98,26 @@ int mtimer_arm(struct mtimer_heap *hp, struct mtimer *t, uint64_t when)
 	return 0;
 }
 
-uint64_t mtimer_next(const struct mtimer_heap *hp)
+uint64_t cx4m_mtimer_next(const struct mtimer_heap *hp)
 {
 	return hp->n ? hp->h[0]->when : UINT64_MAX;
 }
 
-int mtimer_run(struct mdev *d, struct mtimer_heap *hp, uint64_t now)
+int cx4m_mtimer_run(struct mdev *d, struct mtimer_heap *hp, uint64_t now)
 {
 	int fired = 0;
 
 	while (hp->n && hp->h[0]->when <= now) {
 		struct mtimer *t = hp->h[0];
 
-		mtimer_cancel(hp, t);
+		cx4m_mtimer_cancel(hp, t);
 		t->fn(d, t);
 		fired++;
 	}
 	return fired;
 }
 
-void mtimer_heap_free(struct mtimer_heap *hp)
+void cx4m_mtimer_heap_free(struct mtimer_heap *hp)
 {
 	for (int i = 0; i < hp->n; i++)
 		hp->h[i]->idx = -1;

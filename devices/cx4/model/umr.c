@@ -77,7 +77,7 @@ static int load_klms(struct mdev *d, const struct mwqe *w, const struct mmkey *n
 
 		if (!bc)
 			continue; /* the padding of a block of four */
-		t = mkey_get(d, key >> 8);
+		t = cx4m_mkey_get(d, key >> 8);
 		if (n == max || !t || t->key != (key & 0xff) || t->free_state ||
 		    t->access_mode == CX4_MKC_ACCESS_MODE_KLMS || t->pd != nw->pd ||
 		    (!t->length64 &&
@@ -91,13 +91,13 @@ static int load_klms(struct mdev *d, const struct mwqe *w, const struct mmkey *n
 	return total == nw->len ? (int)n : -1;
 }
 
-int umr_exec(struct mdev *d, struct mqp *qp, const struct mwqe *w)
+int cx4m_umr_exec(struct mdev *d, struct mqp *qp, const struct mwqe *w)
 {
 	const uint8_t *uc = w->umr_ctrl, *mkc = w->umr_mkey;
 	uint64_t mask = cx4_get64(uc, CX4_UMR_CTRL_MKEY_MASK);
 	uint32_t check = cx4_get(uc, CX4_UMR_CTRL_CHECK_FREE_STATE);
 	bool priv = qp->st == CX4_QP_ST_REG_UMR;
-	struct mmkey *m = mkey_get(d, w->umr_key >> 8), nw;
+	struct mmkey *m = cx4m_mkey_get(d, w->umr_key >> 8), nw;
 	struct mklm klm[CX4_KLM_PER_BLOCK * 4];
 	int nklm = -1;
 
@@ -128,7 +128,7 @@ int umr_exec(struct mdev *d, struct mqp *qp, const struct mwqe *w)
 	if (mask & CX4_UMR_MKEY_MASK_EN_RINVAL)
 		nw.en_rinval = cx4_get(mkc, CX4_MKC_EN_RINVAL);
 	nw.access = (uint8_t)mkc_access(mkc, mask, m->access);
-	if ((mask & CX4_UMR_MKEY_MASK_PD) && !idtab_get(&d->pds, nw.pd))
+	if ((mask & CX4_UMR_MKEY_MASK_PD) && !cx4m_idtab_get(&d->pds, nw.pd))
 		return MLX5_CQE_SYNDROME_MW_BIND_ERR;
 	/* [IBTA] o9-?: remote write or atomic rights need local write */
 	if ((nw.access & (MKEY_RW | MKEY_A)) && !(nw.access & MKEY_LW) &&
@@ -165,6 +165,6 @@ int umr_exec(struct mdev *d, struct mqp *qp, const struct mwqe *w)
 	}
 	if (m->free_state && m->access_mode == CX4_MKC_ACCESS_MODE_KLMS)
 		m->nklm = 0; /* an invalidated window forgets its translation */
-	mkey_sync_icm(d, m);
+	cx4m_mkey_sync_icm(d, m);
 	return 0;
 }

@@ -11,7 +11,7 @@
  * mlx5_ib (and rdma-core's VFIO driver) set it with MODIFY_NIC_VPORT_CONTEXT at start.
  * The RoCE address table (the GID table of an Ethernet port, 256 entries) lives in two boot
  * pages of ICM. Each entry's roce_version and l3_type give the network type of the packets
- * that leave from it; an entry no medium of the port can carry is refused (net_gid_set).
+ * that leave from it; an entry no medium of the port can carry is refused (cx4m_net_gid_set).
  */
 #include <arpa/inet.h>
 #include <string.h>
@@ -23,7 +23,7 @@
 #define ETH_OVERHEAD 22 /* Linux mlx5e: hw_mtu = sw_mtu + ETH_HLEN + VLAN_HLEN + FCS */
 
 /* Recompute the operational state; post PORT_CHANGE when it changed. */
-void port_update(struct mdev *d)
+void cx4m_port_update(struct mdev *d)
 {
 	uint8_t oper = (d->port_admin == CX4_PORT_STATUS_UP && d->link_cable && d->hca == MHCA_INIT)
 			   ? CX4_PORT_STATUS_UP
@@ -32,8 +32,8 @@ void port_update(struct mdev *d)
 	if (oper == d->port_oper)
 		return;
 	d->port_oper = oper;
-	eq_post_port_change(d, oper == CX4_PORT_STATUS_UP ? CX4_PORT_CHANGE_SUBTYPE_ACTIVE
-							  : CX4_PORT_CHANGE_SUBTYPE_DOWN);
+	cx4m_eq_post_port_change(d, oper == CX4_PORT_STATUS_UP ? CX4_PORT_CHANGE_SUBTYPE_ACTIVE
+							       : CX4_PORT_CHANGE_SUBTYPE_DOWN);
 }
 
 static uint32_t eth_proto(const struct mdev *d)
@@ -67,7 +67,7 @@ static int reg_access(struct mdev *d, struct mcmd *c, uint16_t reg, uint32_t siz
 			if (a != CX4_PORT_STATUS_UP && a != CX4_PORT_STATUS_DOWN)
 				return mcmd_err(c, CX4_CMD_STAT_BAD_PARAM_ERR, REG_SYND(reg, 4));
 			d->port_admin = (uint8_t)a;
-			port_update(d);
+			cx4m_port_update(d);
 		}
 		cx4_set(out, CX4_PAOS_LOCAL_PORT, 1);
 		cx4_set(out, CX4_PAOS_ADMIN_STATUS, d->port_admin);
@@ -198,12 +198,12 @@ static int query_vport_counter(struct mdev *d, struct mcmd *c)
 
 static int vport_store(struct mdev *d)
 {
-	return icm_page_rw(d, d->icm.boot_page[ICM_BOOT_VPORT], 0, d->nic_vport_ctx,
-			   CX4_NIC_VPORT_CTX_SIZE, true);
+	return cx4m_icm_page_rw(d, d->icm.boot_page[ICM_BOOT_VPORT], 0, d->nic_vport_ctx,
+				CX4_NIC_VPORT_CTX_SIZE, true);
 }
 
 /* The vport context as after INIT_HCA: MTU of the port, the permanent MAC, RoCE off. */
-void vport_init(struct mdev *d)
+void cx4m_vport_init(struct mdev *d)
 {
 	uint8_t *v = d->nic_vport_ctx;
 
@@ -229,9 +229,9 @@ static int query_nic_vport_context(struct mdev *d, struct mcmd *c)
 	    cx4_get(c->in, CX4_QUERY_NIC_VPORT_CONTEXT_IN_VPORT_NUMBER))
 		return mcmd_err(c, CX4_CMD_STAT_BAD_PARAM_ERR,
 				MSYND(OP(QUERY_NIC_VPORT_CONTEXT), 1));
-	if (icm_page_rw(d, d->icm.boot_page[ICM_BOOT_VPORT], 0,
-			c->out + CX4_QUERY_NIC_VPORT_CONTEXT_OUT_CTX, CX4_NIC_VPORT_CTX_SIZE,
-			false))
+	if (cx4m_icm_page_rw(d, d->icm.boot_page[ICM_BOOT_VPORT], 0,
+			     c->out + CX4_QUERY_NIC_VPORT_CONTEXT_OUT_CTX, CX4_NIC_VPORT_CTX_SIZE,
+			     false))
 		return mcmd_err(c, CX4_CMD_STAT_INT_ERR, MSYND(OP(QUERY_NIC_VPORT_CONTEXT), 2));
 	return CX4_CMD_STAT_OK;
 }
@@ -292,7 +292,7 @@ static int modify_nic_vport_context(struct mdev *d, struct mcmd *c)
 	return CX4_CMD_STAT_OK;
 }
 
-bool vport_roce_enabled(const struct mdev *d)
+bool cx4m_vport_roce_enabled(const struct mdev *d)
 {
 	return d->hca == MHCA_INIT && cx4_get(d->nic_vport_ctx, CX4_NIC_VPORT_ROCE_EN);
 }
@@ -303,7 +303,8 @@ static int roce_rw(struct mdev *d, uint32_t idx, uint8_t *e, bool write)
 {
 	int32_t pg = d->icm.boot_page[ICM_BOOT_ROCE_TBL0 + idx / 128];
 
-	return icm_page_rw(d, pg, (idx % 128) * CX4_ROCE_ADDR_SIZE, e, CX4_ROCE_ADDR_SIZE, write);
+	return cx4m_icm_page_rw(d, pg, (idx % 128) * CX4_ROCE_ADDR_SIZE, e, CX4_ROCE_ADDR_SIZE,
+				write);
 }
 
 static int query_roce_address(struct mdev *d, struct mcmd *c)
@@ -349,23 +350,24 @@ static int set_roce_address(struct mdev *d, struct mcmd *c)
 		    (a.l3_type != CX4_ROCE_L3_TYPE_IPV4 && a.l3_type != CX4_ROCE_L3_TYPE_IPV6))
 			return mcmd_err(c, CX4_CMD_STAT_BAD_PARAM_ERR,
 					MSYND(OP(SET_ROCE_ADDRESS), 2));
-		a.net = net_type_of(&a);
-		err = net_gid_set(d, idx, &a);
+		a.net = cx4m_net_type_of(&a);
+		err = cx4m_net_gid_set(d, idx, &a);
 		if (err) {
 			char g[INET6_ADDRSTRLEN];
 
 			inet_ntop(AF_INET6, a.gid, g, sizeof(g));
-			mdev_log(d, "RoCE address %u (%s, %s): no medium of the port carries it: %s",
-				 idx, g,
-				 a.net == ROCE_NET_GRH	  ? "RoCE v1"
-				 : a.net == ROCE_NET_IPV4 ? "RoCE v2 / IPv4"
-							  : "RoCE v2 / IPv6",
-				 strerror(-err));
+			cx4m_mdev_log(
+			    d, "RoCE address %u (%s, %s): no medium of the port carries it: %s",
+			    idx, g,
+			    a.net == ROCE_NET_GRH    ? "RoCE v1"
+			    : a.net == ROCE_NET_IPV4 ? "RoCE v2 / IPv4"
+						     : "RoCE v2 / IPv6",
+			    strerror(-err));
 			return mcmd_err(c, CX4_CMD_STAT_BAD_PARAM_ERR,
 					MSYND(OP(SET_ROCE_ADDRESS), 4));
 		}
 	} else {
-		net_gid_set(d, idx, &a);
+		cx4m_net_gid_set(d, idx, &a);
 	}
 	if (roce_rw(d, idx, (uint8_t *)e, true))
 		return mcmd_err(c, CX4_CMD_STAT_INT_ERR, MSYND(OP(SET_ROCE_ADDRESS), 3));
@@ -392,7 +394,7 @@ static int query_hca_vport_gid(struct mdev *d, struct mcmd *c)
 	return CX4_CMD_STAT_OK;
 }
 
-const struct mcmd_desc mcmd_vport[] = {
+const struct mcmd_desc cx4m_mcmd_vport[] = {
     {OP(ACCESS_REG), MCMD_ENABLED, CX4_ACCESS_REG_IN_SIZE, CX4_ACCESS_REG_OUT_SIZE, access_reg},
     {OP(QUERY_VPORT_STATE), MCMD_INIT, CX4_QUERY_VPORT_STATE_IN_SIZE,
      CX4_QUERY_VPORT_STATE_OUT_SIZE, query_vport_state},

@@ -24,16 +24,16 @@ static int sq_read(struct mdev *d, struct mqp *qp, uint16_t idx, uint32_t off, v
 	uint64_t at = ((uint64_t)(idx & (qp->sq_wqebbs - 1)) * MLX5_SEND_WQE_BB + off) % sq_len;
 	uint64_t first = sq_len - at < n ? sq_len - at : n;
 
-	if (dbuf_read(d, &qp->buf, qp->sq_off + at, dst, first))
+	if (cx4m_dbuf_read(d, &qp->buf, qp->sq_off + at, dst, first))
 		return -1;
-	if (first < n && dbuf_read(d, &qp->buf, qp->sq_off, (uint8_t *)dst + first, n - first))
+	if (first < n && cx4m_dbuf_read(d, &qp->buf, qp->sq_off, (uint8_t *)dst + first, n - first))
 		return -1;
 	return 0;
 }
 
 /* The WQE opcode in the control segment at idx (for flush CQEs of WQEs never started). */
-int wqe_opcode(struct mdev *d, struct mqp *qp, uint16_t idx, uint8_t *nbb);
-int wqe_opcode(struct mdev *d, struct mqp *qp, uint16_t idx, uint8_t *nbb)
+int cx4m_wqe_opcode(struct mdev *d, struct mqp *qp, uint16_t idx, uint8_t *nbb);
+int cx4m_wqe_opcode(struct mdev *d, struct mqp *qp, uint16_t idx, uint8_t *nbb)
 {
 	uint8_t ctrl[16];
 	uint32_t ds;
@@ -93,7 +93,7 @@ static int parse_umr(struct mwqe *w, uint32_t at)
 	return 0;
 }
 
-int wqe_fetch(struct mdev *d, struct mqp *qp, uint16_t idx, struct mwqe *w)
+int cx4m_wqe_fetch(struct mdev *d, struct mqp *qp, uint16_t idx, struct mwqe *w)
 {
 	uint32_t dw0, dw1, ds, at;
 	uint8_t *p = w->raw;
