@@ -83,7 +83,7 @@ static void after_fork_child(void)
 		}
 	}
 	for (int i = 0; i < scif_lib.nbyfd; i++) {
-		if (scif_lib.byfd[i] && i < scif_lib.ninherited)
+		if (i < scif_lib.ninherited && scif_lib.byfd[i])
 			scif_lib.inherited_fd[i] = 1;
 		scif_lib.byfd[i] = NULL;
 	}

@@ -291,6 +291,7 @@ int scif_request(struct scif_ep *ep, enum scif_op op, uint64_t a0, uint64_t a1, 
 		r.id = ++ep->next_req;
 	while (!r.id);
 	r.next = ep->reqs;
+	// cppcheck-suppress autoVariables ; unlinked below, under the lock, before we return
 	ep->reqs = &r;
 	pthread_mutex_unlock(&ep->lock);
 	ret = scif_send_ctrl(ep, op, r.id, a0, a1, a2, a3, a4);
