@@ -28,6 +28,15 @@ bv_note() {
 	echo "# $*"
 }
 
+# The shared tools (rdma-core's suite, the rxe peer): BV_SHARED_DIR where CI names them (.ci/run;
+# a relative path is taken from the source tree, where .ci/run runs), else ../shared beside the
+# source tree. Prints the absolute path, or nothing when the folder is not there.
+bv_shared_dir() {
+	local d=${BV_SHARED_DIR:-../shared}
+	case $d in /*) ;; *) d=$BV_SOURCE_DIR/$d ;; esac
+	(cd "$d" 2>/dev/null && pwd)
+}
+
 # Re-run this script in a private network namespace (root only): the loopback addresses the
 # devices bind to are then this test's alone, and tests may run in parallel.
 bv_isolate_net() {
