@@ -42,6 +42,25 @@
 typedef struct ibv_comp_channel *(*create_comp_channel_fn)(struct ibv_context *);
 typedef int (*get_cq_event_fn)(struct ibv_comp_channel *, struct ibv_cq **, void **);
 
+/*
+ * libibverbs' own definition of a verb. RTLD_NEXT finds it when libibverbs is in the global
+ * scope (linked in, or dlopen()ed with RTLD_GLOBAL); a Python extension (pyverbs) dlopen()s it
+ * RTLD_LOCAL, and then only a handle to the loaded library finds it.
+ */
+static void *real_verb(const char *name, const char *version)
+{
+	void *f = dlvsym(RTLD_NEXT, name, version), *lib;
+
+	if (f)
+		return f;
+	lib = dlopen("libibverbs.so.1", RTLD_LAZY | RTLD_NOLOAD);
+	if (!lib)
+		return NULL;
+	f = dlvsym(lib, name, version);
+	dlclose(lib);	/* NOLOAD took a reference; the library stays loaded */
+	return f;
+}
+
 static int is_bridgeverbs(struct ibv_context *ctx)
 {
 	const struct verbs_device *vdev = bv_verbs_get_device(ctx->device);
@@ -86,8 +105,8 @@ ibv_create_comp_channel(struct ibv_context *context)
 	}
 	if (!is_bridgeverbs(context)) {
 		if (!real)
-			real = (create_comp_channel_fn)dlvsym(RTLD_NEXT, "ibv_create_comp_channel",
-							      "IBVERBS_1.0");
+			real = (create_comp_channel_fn)real_verb("ibv_create_comp_channel",
+								 "IBVERBS_1.0");
 		if (!real) {
 			errno = ENOSYS;
 			return NULL;
@@ -117,7 +136,7 @@ ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq, void **cq
 	int saved = errno, ret;
 
 	if (!real)
-		real = (get_cq_event_fn)dlvsym(RTLD_NEXT, "ibv_get_cq_event", "IBVERBS_1.1");
+		real = (get_cq_event_fn)real_verb("ibv_get_cq_event", "IBVERBS_1.1");
 	if (!real) {
 		errno = ENOSYS;
 		return -1;
