@@ -508,7 +508,7 @@ static int check_attrs(struct ntb_qp *qp, const struct ibv_qp_attr *a, int mask)
 	 */
 	if ((mask & IBV_QP_AV) &&
 	    ((a->ah_attr.port_num && a->ah_attr.port_num != 1) || !a->ah_attr.is_global ||
-	     a->ah_attr.grh.sgid_index >= ctx->gid_tbl_len))
+	     !ntb_gid(ctx, a->ah_attr.grh.sgid_index)))
 		return EINVAL;
 	if ((mask & IBV_QP_PATH_MTU) &&
 	    (a->path_mtu < IBV_MTU_256 || a->path_mtu > IBV_MTU_4096 ||

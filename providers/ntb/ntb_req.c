@@ -545,10 +545,7 @@ static bool gid_of(struct ntb_context *ctx, unsigned int endi, const uint8_t *gi
 		return true;
 	if (endi == NTB_END_PEER)
 		return !memcmp(gid, end->gid, 16) || !memcmp(gid, end->gid_ll, 16);
-	for (uint32_t i = 0; i < ctx->gid_tbl_len && i < 8; i++)
-		if (!memcmp(gid, ctx->gids[i].raw, 16))
-			return true;
-	return false;
+	return ntb_gid_is_own(ctx, gid);
 }
 
 /*

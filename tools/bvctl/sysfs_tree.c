@@ -20,8 +20,8 @@
  * The daemon adds what it learns from its device (bv_sysfs.h): fw_ver, the port's state
  * files, and for cx4 the GID table it programmed (until then every entry is empty). For ntb
  * the GID table is the one mlx5 builds for a RoCE port: 0 fe80:: v1, 1 fe80:: v2, 2 ::ffff:ip
- * v1, 3 ::ffff:ip v2. Every index below gid_tbl_len has its files: perftest and ibv_devinfo
- * query them all.
+ * v1, 3 ::ffff:ip v2, the rest of its BV_GID_TBL_LEN entries empty. Every index below
+ * gid_tbl_len has its files: perftest and ibv_devinfo query them all.
  */
 #define _XOPEN_SOURCE 700
 #include <errno.h>
@@ -119,16 +119,16 @@ static int write_device(const char *root, const struct bv_dev_conf *dev)
 	err |= bv_sysfs_put(d, "bridgeverbs/kind", "%s\n", dev->kind);
 
 	if (!strcmp(dev->kind, "ntb")) {
-		struct bv_gid_entry e[4];
+		struct bv_gid_entry e[BV_NTB_NGIDS];
 
-		for (int i = 0; i < 4; i++) {
+		for (int i = 0; i < BV_NTB_NGIDS; i++) {
 			if (i < 2)
 				bv_dev_gid_link_local(dev, e[i].gid);
 			else
 				bv_dev_gid_ipv4(dev, e[i].gid);
 			e[i].type = i % 2 ? BV_GID_ROCE_V2 : BV_GID_ROCE_V1;
 		}
-		err |= bv_sysfs_write_gids(d, e, 4, BV_GID_TBL_LEN, dev->netdev);
+		err |= bv_sysfs_write_gids(d, e, BV_NTB_NGIDS, BV_GID_TBL_LEN, dev->netdev);
 	} else if (!gids_present(d)) {
 		/*
 		 * cx4d writes the table it programmed into the device (port.c); until then every
