@@ -75,7 +75,7 @@ int bv_chan_hold(struct bv_context *ctx, int fd)
 	r->dev = st.st_dev;
 	r->refs = 1;
 	c->n++;
-	if (c->dead)	/* the daemon went while this CQ was being made */
+	if (c->dead) /* the daemon went while this CQ was being made */
 		shutdown(r->fd, SHUT_RDWR);
 out:
 	pthread_mutex_unlock(&c->lock);

@@ -51,7 +51,7 @@ int main(int argc, char **argv)
 	printf("waiting\n");
 	fflush(stdout);
 	if (use_poll) {
-		struct pollfd p = { .fd = ch->fd, .events = POLLIN };
+		struct pollfd p = {.fd = ch->fd, .events = POLLIN};
 
 		ret = poll(&p, 1, -1);
 		printf("poll: %d, revents 0x%x\n", ret, p.revents);
