@@ -1,7 +1,8 @@
 #!/bin/bash
 # rdma_cm interoperability with a Linux kernel: our connection manager (a cx4 device, cx4d +
-# the model, 10.99.0.1) against the kernel's rdma_cm on rxe0 in a Debian 12 VM (the shared tools'
-# rxe-peer image; guest 10.99.0.2, rdma_ucm loaded), both directions: rping (data verified)
+# the model, 10.99.0.1) against the kernel's rdma_cm on rxe0 in a Debian 12 VM (the rxe-peer
+# tools' image, BV_RXE_TOOLS or $BV_SHARED_DIR/tools/rxe-peer; guest 10.99.0.2, rdma_ucm
+# loaded), both directions: rping (data verified)
 # and ib_send_bw -R. The MADs are real IB CM MADs on QP1 both ways: a REQ the kernel built
 # reaches our listener, our REQ reaches the kernel's.
 #
