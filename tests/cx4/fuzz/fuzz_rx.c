@@ -413,12 +413,12 @@ static size_t build(const uint8_t *ctl, const uint8_t *body, size_t blen, uint8_
 				    ? (cx4_get(qpc[qi], CX4_QPC_LAST_ACKED_PSN) + 1)
 				    : cx4_get(qpc[qi], CX4_QPC_NEXT_RCV_PSN);
 
-		h.psn = (base + (uint32_t)(int32_t)(int8_t)ctl[3]) & ROCE_PSN_MASK;
+		h.psn = (base + (uint32_t)(int32_t)(int8_t)ctl[3]) & IB_PSN_MASK;
 	}
 	/* extension headers in wire order, from the body */
 	if (info->hdrs & (1u << ROCE_HDR_DETH)) {
 		h.deth.qkey = (uint32_t)take(&body, &blen, 4);
-		h.deth.sqpn = (uint32_t)take(&body, &blen, 4) & ROCE_PSN_MASK;
+		h.deth.sqpn = (uint32_t)take(&body, &blen, 4) & ROCE_QPN_MASK;
 		if (!(flags & 0x40))
 			h.deth.qkey = UD_QKEY;
 	}

@@ -2038,7 +2038,7 @@ static void test_cable(void)
 				T_EQ(smac[0], 0x02);
 				T_EQ(memcmp(smac + 2, &a.t.ip, 4), 0);
 				T_EQ(pkt.dqpn, 0x123);
-				T_EQ(pkt.psn, (psn0 + got) & ROCE_PSN_MASK);
+				T_EQ(pkt.psn, (psn0 + got) & IB_PSN_MASK);
 				T_EQ(pkt.payload_len, 4096);
 				if (memcmp(pkt.payload, m.buf + (size_t)got * 4096, 4096))
 					T_FAIL("packet %u: payload differs", got);
