@@ -28,6 +28,41 @@ int tdev_alloc_pd(struct tdev *t, uint32_t *pd)
 	return st;
 }
 
+void tside_bringup(struct tside *s, uint32_t log_cq)
+{
+	T_EQ(tdev_bringup(&s->t), 0);
+	T_EQ(tdev_roce_setup(&s->t), 0);
+	T_EQ(tdev_alloc_pd(&s->t, &s->pd), 0);
+	T_EQ(tcq_create(&s->t, &s->scq, log_cq), 0);
+	T_EQ(tcq_create(&s->t, &s->rcq, log_cq), 0);
+}
+
+uint8_t tpattern(size_t i, unsigned int seed)
+{
+	return (uint8_t)(i * 131 + seed * 7 + (i >> 8));
+}
+
+void tfill(uint8_t *p, size_t n, unsigned int seed)
+{
+	for (size_t i = 0; i < n; i++)
+		p[i] = tpattern(i, seed);
+}
+
+void tcheck_pattern(const uint8_t *got, size_t n, unsigned int seed, const char *what)
+{
+	for (size_t i = 0; i < n; i++)
+		if (got[i] != tpattern(i, seed))
+			T_FAIL("%s: byte %zu is 0x%02x, want 0x%02x", what, i, got[i],
+			       tpattern(i, seed));
+}
+
+void tcheck_value(const uint8_t *got, size_t n, uint8_t v, const char *what)
+{
+	for (size_t i = 0; i < n; i++)
+		if (got[i] != v)
+			T_FAIL("%s: byte %zu is 0x%02x, want 0x%02x", what, i, got[i], v);
+}
+
 /* ---- CQ ---------------------------------------------------------------------------------- */
 
 int tcq_create(struct tdev *t, struct tcq *cq, uint32_t log)
