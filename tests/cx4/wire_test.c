@@ -23,6 +23,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "bv_expect.h"
 #include "icrc.h"
 #include "pcap.h"
 #include "roce_hdr.h"
@@ -30,26 +31,7 @@
 #include "roce_pkt.h"
 #include "udp_port.h"
 
-static int failures;
 static struct roce_pcap *pcap;
-
-#define EXPECT(c)                                                                    \
-	do {                                                                         \
-		if (!(c)) {                                                          \
-			fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #c); \
-			failures++;                                                  \
-		}                                                                    \
-	} while (0)
-
-#define EXPECT_EQ(a, b)                                                                    \
-	do {                                                                               \
-		long long _a = (long long)(a), _b = (long long)(b);                        \
-		if (_a != _b) {                                                            \
-			fprintf(stderr, "FAIL %s:%d: %s == %s (%lld != %lld)\n", __FILE__, \
-				__LINE__, #a, #b, _a, _b);                                 \
-			failures++;                                                        \
-		}                                                                          \
-	} while (0)
 
 /* xorshift64*: reproducible pseudo-random test data */
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
