@@ -151,7 +151,8 @@ int cx4m_cq_flush(struct mdev *d)
 		/* the internal timer at the moment the CQE is written ([dv] timestamp); error
 		 * CQEs have their syndromes there instead ([dv] mlx5_err_cqe) */
 		if ((cqe[63] >> 4) != MLX5_CQE_REQ_ERR && (cqe[63] >> 4) != MLX5_CQE_RESP_ERR)
-			cx4_set64(cqe, CX4_FLD64(0x30), (d->now - d->boot_ns) * 275 / 1000);
+			cx4_be64_store(cqe + offsetof(struct mlx5_cqe64, timestamp),
+				       (d->now - d->boot_ns) * 275 / 1000);
 		write_cqe(d, d->cqe_q[i].cq, cqe);
 	}
 	d->ncqe_q = 0;

@@ -123,16 +123,21 @@ void tcq_arm(struct tdev *t, struct tcq *cq, bool sol)
 
 void tcqe_decode(const uint8_t *c, struct tcqe *e)
 {
-	e->opcode = c[63] >> 4;
-	e->se = (c[63] >> 1) & 1;
-	e->syndrome = c[0x37];
-	e->byte_cnt = cx4_be32_load(c + 0x2c);
-	e->qpn = cx4_be32_load(c + 0x38) & 0xffffff;
-	e->wqe_opcode = c[0x38];
-	memcpy(&e->imm, c + 0x24, 4);
-	e->flags_rqpn = cx4_be32_load(c + 0x18);
-	e->uidx = cx4_be32_load(c + 0x20) & 0xffffff;
-	e->wqe_counter = (uint16_t)(c[0x3c] << 8 | c[0x3d]);
+	struct mlx5_cqe64 q;
+	struct mlx5_err_cqe err;
+
+	memcpy(&q, c, sizeof(q));
+	memcpy(&err, c, sizeof(err));
+	e->opcode = q.op_own >> 4;
+	e->se = (q.op_own >> 1) & 1;
+	e->syndrome = err.syndrome;
+	e->byte_cnt = be32toh(q.byte_cnt);
+	e->qpn = be32toh(q.sop_drop_qpn) & 0xffffff;
+	e->wqe_opcode = (uint8_t)(be32toh(q.sop_drop_qpn) >> 24);
+	e->imm = q.imm_inval_pkey;
+	e->flags_rqpn = be32toh(q.flags_rqpn);
+	e->uidx = be32toh(q.srqn_uidx) & 0xffffff;
+	e->wqe_counter = be16toh(q.wqe_counter);
 }
 
 void tcq_expect(struct tdev *t, struct tcq *cq, struct tcqe *e, int ms)
