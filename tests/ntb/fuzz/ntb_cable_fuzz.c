@@ -34,7 +34,6 @@
  * process hangs up, the genuine end connects again and the link must come up within 3 s; no
  * descriptor may have leaked.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -43,9 +42,9 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "fuzz_util.h"
 #include "model.h"
 
 #define OBJ_SIZE	(64u << 10)
@@ -79,27 +78,6 @@ static __attribute__((noreturn)) void die(const char *what)
 {
 	fprintf(stderr, "ntb_cable_fuzz: %s\n", what);
 	abort();
-}
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-static int count_fds(void)
-{
-	DIR *dir = opendir("/proc/self/fd");
-	int n = 0;
-
-	if (!dir)
-		return -1;
-	while (readdir(dir))
-		n++;
-	closedir(dir);
-	return n;
 }
 
 static int memfd(size_t size)
@@ -299,10 +277,10 @@ static void record(int s, uint8_t type, uint8_t flags, const uint8_t *p, size_t 
 /* The genuine end 1 connects again and the link comes up. */
 static void recover(void)
 {
-	uint64_t end = now_ms() + RECOVER_MS;
+	uint64_t end = fuzz_now_ms() + RECOVER_MS;
 
 	memcpy(end1->local->shm, shm_saved, NTB_SHM_SIZE);
-	while (now_ms() < end) {
+	while (fuzz_now_ms() < end) {
 		ntb_events(end1);
 		ntb_events(end0);
 		if (ntb_link_is_up(end0, NULL, NULL) && ntb_link_is_up(end1, NULL, NULL) &&
@@ -320,13 +298,7 @@ static void cleanup(void)
 		ntb_dev_close(end0);
 	if (end1)
 		ntb_dev_close(end1);
-	if (rundir[0]) {
-		char cmd[128];
-
-		snprintf(cmd, sizeof(cmd), "rm -rf %s", rundir);
-		if (system(cmd))
-			fprintf(stderr, "ntb_cable_fuzz: could not remove %s\n", rundir);
-	}
+	fuzz_rundir_remove(rundir, "ntb_cable_fuzz");
 }
 
 /* What the genuine end 1 says in its HELLO: its identity, as cable.c builds it. */
@@ -347,8 +319,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	uint64_t align, size_align, size_max, iova;
 	struct ntb_iommu_map m;
 
-	snprintf(rundir, sizeof(rundir), "/tmp/ntb_cable_fuzz.XXXXXX");
-	if (!mkdtemp(rundir))
+	if (fuzz_rundir_make(rundir, sizeof(rundir), "ntb_cable_fuzz"))
 		die("mkdtemp");
 	atexit(cleanup);
 	snprintf(link_name, sizeof(link_name), "cf%d", (int)getpid());
@@ -392,7 +363,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int before = count_fds(), s;
+	int before = fuzz_count_fds(), s;
 
 	/* the hostile process takes end 1's place on the cable */
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", end0->cable_path);
@@ -420,8 +391,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	use_end0();
 	recover();
 	use_end0();
-	if (count_fds() > before) {
-		fprintf(stderr, "ntb_cable_fuzz: %d descriptors leaked\n", count_fds() - before);
+	if (fuzz_count_fds() > before) {
+		fprintf(stderr, "ntb_cable_fuzz: %d descriptors leaked\n",
+			fuzz_count_fds() - before);
 		abort();
 	}
 	return 0;
