@@ -44,32 +44,16 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "cable_msg.h"
 #include "fuzz_util.h"
 #include "model.h"
 
 #define OBJ_SIZE	(64u << 10)
 #define RECOVER_MS	3000
 
-/* cable.c's message (the model's own wire; kept in step by the HELLO the genuine end sends) */
-struct cable_msg {
-	uint32_t type;
-	uint32_t magic;
-	uint32_t version;
-	uint32_t side;
-	uint32_t profile;
-	uint32_t nvec;
-	uint64_t mw_size;
-	int32_t pid;
-	uint32_t obj;
-	uint64_t obj_off;
-	uint64_t obj_size;
-};
-
-#define CABLE_MAGIC	0x4c424143u
-
 static struct ntb_dev *end0, *end1;
 static char rundir[64], link_name[32];
-static struct cable_msg hello1;	/* what the genuine end 1 said */
+static struct ntb_cable_msg hello1;	/* what the genuine end 1 said */
 static uint8_t *shm_saved;
 static int obj_fd = -1;
 static uint32_t obj_id;
@@ -94,7 +78,7 @@ static void drain(int s)
 {
 	for (;;) {
 		union {
-			char buf[CMSG_SPACE(sizeof(int) * (NTB_MAX_DB_VECTORS + 2))];
+			char buf[CMSG_SPACE(sizeof(int) * NTB_CABLE_MAX_FDS)];
 			struct cmsghdr align;
 		} u;
 		char m[256];
@@ -193,7 +177,7 @@ static void hello_fds(int *fds, int *nfds)
 
 static void record(int s, uint8_t type, uint8_t flags, const uint8_t *p, size_t len)
 {
-	struct cable_msg m = { .magic = CABLE_MAGIC };
+	struct ntb_cable_msg m = { .magic = NTB_CABLE_MAGIC };
 	int fds[NTB_MAX_DB_VECTORS + 4], nfds = 0;
 
 	switch (type % 6) {
@@ -213,13 +197,13 @@ static void record(int s, uint8_t type, uint8_t flags, const uint8_t *p, size_t 
 			close(fds[--nfds]);
 		break;
 	case 1:
-		m.type = 2;
+		m.type = NTB_CABLE_LINK;
 		if (flags & 1)
 			reg_store(&end1->local->regs->enabled,
 				  !reg_load(&end1->local->regs->enabled));
 		break;
 	case 2:
-		m.type = 3;
+		m.type = NTB_CABLE_OBJ_ADD;
 		if (flags & 1) {
 			m.obj = obj_id;
 			m.obj_size = OBJ_SIZE;
@@ -245,7 +229,7 @@ static void record(int s, uint8_t type, uint8_t flags, const uint8_t *p, size_t 
 			fds[nfds++] = memfd(4096);
 		break;
 	case 3:
-		m.type = 4;
+		m.type = NTB_CABLE_OBJ_DEL;
 		if (flags & 1)
 			m.obj = obj_id;
 		else
@@ -304,10 +288,11 @@ static void cleanup(void)
 /* What the genuine end 1 says in its HELLO: its identity, as cable.c builds it. */
 static void learn_hello(void)
 {
-	hello1 = (struct cable_msg){ .type = 1, .magic = CABLE_MAGIC, .version = 1, .side = 1,
-				     .profile = (uint32_t)end1->prof_idx,
-				     .nvec = (uint32_t)end1->local->nvec, .mw_size = end1->mw_size,
-				     .pid = getpid() };
+	hello1 = (struct ntb_cable_msg){ .type = NTB_CABLE_HELLO, .magic = NTB_CABLE_MAGIC,
+					 .version = NTB_CABLE_VERSION, .side = 1,
+					 .profile = (uint32_t)end1->prof_idx,
+					 .nvec = (uint32_t)end1->local->nvec,
+					 .mw_size = end1->mw_size, .pid = getpid() };
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
