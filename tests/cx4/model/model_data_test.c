@@ -1685,15 +1685,15 @@ static void test_cq_formats(void)
 		int idx = tqp_post_send(&a.t, &ud, &w);
 
 		for (int k = 0; k < 2000; k++) {
-			volatile uint8_t *c = coll.buf.p;
-
-			if (c[63] >> 4 == MLX5_CQE_REQ && (c[0x3c] << 8 | c[0x3d]) == idx)
+			tcqe_decode(coll.buf.p, &e); /* a copy: the model writes it meanwhile */
+			if (e.opcode == MLX5_CQE_REQ && e.wqe_counter == idx)
 				break;
 			usleep(1000);
 		}
-		T_EQ(coll.buf.p[63] >> 4, MLX5_CQE_REQ);
-		T_EQ(coll.buf.p[0x3c] << 8 | coll.buf.p[0x3d], idx);
-		T_EQ(coll.buf.p[0x38], MLX5_OPCODE_SEND);
+		tcqe_decode(coll.buf.p, &e);
+		T_EQ(e.opcode, MLX5_CQE_REQ);
+		T_EQ(e.wqe_counter, idx);
+		T_EQ(e.wqe_opcode, MLX5_OPCODE_SEND);
 	}
 	no_spurious_retransmits(&a, &b);
 	down(&a);
