@@ -588,11 +588,11 @@ int ntb_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *a, int mask)
 	if (mask & IBV_QP_DEST_QPN)
 		qp->dest_qpn = a->dest_qp_num;
 	if (mask & IBV_QP_RQ_PSN) {
-		qp->rq_psn = a->rq_psn & NTBV_PSN_MASK;
+		qp->rq_psn = a->rq_psn & IB_PSN_MASK;
 		qp->epsn = qp->rq_psn;
 	}
 	if (mask & IBV_QP_SQ_PSN) {
-		qp->sq_psn = a->sq_psn & NTBV_PSN_MASK;
+		qp->sq_psn = a->sq_psn & IB_PSN_MASK;
 		qp->next_psn = qp->sq_psn;
 	}
 	if (mask & IBV_QP_MAX_DEST_RD_ATOMIC)
