@@ -163,6 +163,34 @@ static void sync_recv(scif_epd_t e)
 	MUST(recv_all(e, &c, 1) == 1 && c == 'g');
 }
 
+/*
+ * Marks: files both sides of a case see (also across network namespaces) that order steps a
+ * connection cannot order, e.g. a connect after the server's checks that no request waits.
+ */
+static void case_mark(uint16_t port, char *path, size_t len, const char *what)
+{
+	snprintf(path, len, "/tmp/scif_test.mark.%u.%u.%s", (unsigned int)getuid(), port, what);
+}
+
+static void mark_set(const char *path)
+{
+	int fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+
+	CHECK(fd >= 0);
+	close(fd);
+}
+
+/* Wait (30 s at most) for the other side's mark. */
+static bool mark_wait(const char *path)
+{
+	for (int i = 0; i < 3000; i++) {
+		if (!access(path, F_OK))
+			return true;
+		usleep(10000);
+	}
+	return false;
+}
+
 /* ----------------------------------------------------------------------------------------- */
 /* Cases: each is a server (node 0) and a client (node 1) run in two processes                 */
 
@@ -609,13 +637,17 @@ static void poll_server(uint16_t port)
 	struct scif_pollepd pe;
 	struct epoll_event ev = { .events = EPOLLIN };
 	int ep = epoll_create1(0);
-	char b[16];
+	char b[16], checked[80];
 
+	case_mark(port, checked, sizeof(checked), "checked");
+	unlink(checked);	/* a stale one */
 	MUST(l >= 0 && ep >= 0);
 	/* a listener: POLLIN once a request waits; accept without SYNC: EAGAIN before */
 	FAILS(scif_accept(l, &peer, &n, 0), EAGAIN);
 	CHECK(revents(l, POLLIN | POLLOUT, 0) == 0);
+	mark_set(checked);	/* the client connects now */
 	CHECK(revents(l, POLLIN, 10000) == POLLIN);
+	unlink(checked);
 	CHECK(scif_accept(l, &peer, &n, 0) == 0 && peer.node == 1);
 	CHECK(revents(l, POLLIN, 0) == 0);
 	/* connected: POLLOUT (ring space), no POLLIN until data comes */
@@ -635,6 +667,7 @@ static void poll_server(uint16_t port)
 	CHECK(scif_recv(n, b, 5, 0) == 5 && !memcmp(b, "hello", 5));
 	/* nothing left: the readiness goes away */
 	CHECK(revents(n, POLLIN, 0) == 0);
+	sync_send(n);	/* the next bytes come after this check, however late we are */
 	/* scif_poll */
 	pe.epd = n;
 	pe.events = SCIF_POLLIN;
@@ -654,12 +687,14 @@ static void poll_client(uint16_t port)
 {
 	scif_epd_t e = scif_open();
 	struct scif_portID dst = { 0, port };
+	char checked[80];
 	int r;
 
 	MUST(e >= 0);
 	/* a non-blocking connect: EINPROGRESS, POLLOUT when it is done, the result next */
 	CHECK(!fcntl(e, F_SETFL, fcntl(e, F_GETFL) | O_NONBLOCK));
-	usleep(300000);	/* the server's first checks see no request */
+	case_mark(port, checked, sizeof(checked), "checked");
+	MUST(mark_wait(checked));	/* the server's first checks saw no request */
 	FAILS(scif_connect(e, &dst), EINPROGRESS);
 	r = scif_connect(e, &dst);
 	CHECK(r == -1 && (errno == EINPROGRESS || errno == EISCONN || r > 0));
@@ -668,9 +703,10 @@ static void poll_client(uint16_t port)
 	CHECK(r >= SCIF_PORT_RSVD);
 	FAILS(scif_connect(e, &dst), EISCONN);
 	sync_recv(e);
-	usleep(200000);
+	usleep(200000);	/* the server most likely sleeps in epoll_wait: its wake-up */
 	CHECK(send_all(e, "hello", 5) == 5);
-	usleep(200000);
+	sync_recv(e);	/* the server saw the readiness go */
+	usleep(200000);	/* ... and most likely sleeps in scif_poll */
 	CHECK(send_all(e, "again!", 6) == 6);
 	sync_recv(e);
 	CHECK(scif_close(e) == 0);
@@ -678,40 +714,16 @@ static void poll_client(uint16_t port)
 
 /*
  * The backlog: requests beyond it are refused; a listener closed with requests queued too.
- * The second connector starts once the server saw the first request queued (a file both
- * sides see, also across network namespaces), or a loaded machine may deliver it first.
+ * The second connector starts once the server saw the first request queued (a mark), or a
+ * loaded machine may deliver it first.
  */
-static void backlog_mark(uint16_t port, char *path, size_t len, const char *what)
-{
-	snprintf(path, len, "/tmp/scif_test.backlog.%u.%u.%s", (unsigned int)getuid(), port, what);
-}
-
-static void mark_set(const char *path)
-{
-	int fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
-
-	CHECK(fd >= 0);
-	close(fd);
-}
-
-/* Wait (30 s at most) for the other side's mark. */
-static bool mark_wait(const char *path)
-{
-	for (int i = 0; i < 3000; i++) {
-		if (!access(path, F_OK))
-			return true;
-		usleep(10000);
-	}
-	return false;
-}
-
 static void backlog_server(uint16_t port)
 {
 	scif_epd_t l = listener(port, 1), n;
 	char queued[80], refused[80];
 
-	backlog_mark(port, queued, sizeof(queued), "queued");
-	backlog_mark(port, refused, sizeof(refused), "refused");
+	case_mark(port, queued, sizeof(queued), "queued");
+	case_mark(port, refused, sizeof(refused), "refused");
 	unlink(queued);	/* stale ones */
 	unlink(refused);
 	MUST(l >= 0);
@@ -744,8 +756,8 @@ static void backlog_client(uint16_t port)
 		char queued[80], refused[80];
 		bool ok;
 
-		backlog_mark(port, queued, sizeof(queued), "queued");
-		backlog_mark(port, refused, sizeof(refused), "refused");
+		case_mark(port, queued, sizeof(queued), "queued");
+		case_mark(port, refused, sizeof(refused), "refused");
 		mark_wait(queued);
 		errno = 0;
 		ok = scif_connect(b, &dst) == -1 && errno == ECONNREFUSED;
