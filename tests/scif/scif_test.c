@@ -620,6 +620,89 @@ static void rma_client(uint16_t port)
 }
 
 
+/*
+ * Registered memory mapped over again (the report behind bv_shadow's stale-memfd check): the
+ * application replaces the mapping under a window it keeps registered (MAP_FIXED), and then
+ * registers the new memory at the same address: a window (server) and the v* calls' own
+ * registrations, temporary and cached (client). Those must reach the new pages, the ones the
+ * application sees, not the old window's. What the old window reaches is not checked: SCIF
+ * pins the old pages, and a provider that writes by DMA (no userfaultfd) reaches the new ones.
+ */
+#define REMAP_LEN	(160 * PG)	/* past SCIF_BOUNCE_SIZE / 2: v* calls register */
+#define W_OLD		0x100000l
+#define W_NEW		0x200000l
+
+static uint8_t *remap(uint8_t *b, size_t len)
+{
+	void *p = mmap(b, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+
+	return p == (void *)b ? b : NULL;
+}
+
+static void remap_server(uint16_t port)
+{
+	scif_epd_t l = listener(port, 1), n;
+	uint8_t *b = pages(REMAP_LEN);
+	int rw = SCIF_PROT_READ | SCIF_PROT_WRITE;
+
+	MUST(l >= 0 && b);
+	n = accept_one(l, NULL);
+	MUST(n >= 0);
+	fill(b, REMAP_LEN, 71);
+	CHECK(scif_register(n, b, REMAP_LEN, W_OLD, rw, SCIF_MAP_FIXED) == W_OLD);
+	MUST(remap(b, REMAP_LEN));
+	fill(b, REMAP_LEN, 72);
+	CHECK(scif_register(n, b, REMAP_LEN, W_NEW, rw, SCIF_MAP_FIXED) == W_NEW);
+	put64(n, 1);
+	/* the client read the new window, then wrote it from its own remapped memory */
+	MUST(get64(n) == 2);
+	{
+		size_t m = mismatch(b, REMAP_LEN, 74);
+
+		if (m)
+			fprintf(stderr, "remap: byte %zu of the new window differs\n", m - 1);
+		CHECK(!m);
+	}
+	fill(b, REMAP_LEN, 75);
+	put64(n, 3);
+	MUST(get64(n) == 4);
+	CHECK(scif_unregister(n, W_OLD, REMAP_LEN) == 0);
+	CHECK(scif_unregister(n, W_NEW, REMAP_LEN) == 0);
+	put64(n, 5);
+	CHECK(scif_close(n) == 0 && scif_close(l) == 0);
+	munmap(b, REMAP_LEN);
+}
+
+static void remap_client(uint16_t port)
+{
+	scif_epd_t e = connect_to(0, port);
+	uint8_t *v = pages(REMAP_LEN), *c = pages(REMAP_LEN);
+	off_t lc;
+
+	MUST(e >= 0 && v && c);
+	MUST(get64(e) == 1);
+	CHECK(scif_vreadfrom(e, v, REMAP_LEN, W_NEW, SCIF_RMA_SYNC) == 0);
+	CHECK(!mismatch(v, REMAP_LEN, 72));
+	/* our own window, mapped over; then v* calls from the new memory at its address */
+	fill(c, REMAP_LEN, 73);
+	lc = scif_register(e, c, REMAP_LEN, 0, SCIF_PROT_READ | SCIF_PROT_WRITE, 0);
+	CHECK(lc != SCIF_REGISTER_FAILED);
+	MUST(remap(c, REMAP_LEN));
+	fill(c, REMAP_LEN, 74);
+	CHECK(scif_vwriteto(e, c, REMAP_LEN, W_NEW, SCIF_RMA_SYNC) == 0);
+	put64(e, 2);
+	MUST(get64(e) == 3);
+	CHECK(scif_vreadfrom(e, c, REMAP_LEN, W_NEW, SCIF_RMA_USECACHE | SCIF_RMA_SYNC) == 0);
+	CHECK(!mismatch(c, REMAP_LEN, 75));
+	if (lc != SCIF_REGISTER_FAILED)
+		CHECK(scif_unregister(e, lc, REMAP_LEN) == 0);
+	put64(e, 4);
+	MUST(get64(e) == 5);
+	CHECK(scif_close(e) == 0);
+	munmap(v, REMAP_LEN);
+	munmap(c, REMAP_LEN);
+}
+
 /* ----------------------------------------------------------------------------------------- */
 /* Readiness: poll, select, epoll, scif_poll; non-blocking connect and accept                  */
 
@@ -1240,6 +1323,7 @@ static const struct tcase cases[] = {
 	{ "refused", NULL, refused_client, 1 },
 	{ "messages", msg_server, msg_client, 1 },
 	{ "rma", rma_server, rma_client, 1 },
+	{ "remap", remap_server, remap_client, 1 },
 	{ "poll", poll_server, poll_client, 1 },
 	{ "backlog", backlog_server, backlog_client, 1 },
 	{ "interrupt", intr_server, intr_client, 1 },
