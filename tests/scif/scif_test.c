@@ -207,6 +207,11 @@ static void connect_server(uint16_t port)
 	scif_epd_t l = listener(port, 4), n;
 
 	MUST(l >= 0);
+	{
+		struct scif_portID self = { 0, port };
+
+		FAILS(scif_connect(l, &self), EOPNOTSUPP);	/* a listener does not connect */
+	}
 	n = accept_one(l, &peer);
 	MUST(n >= 0);
 	CHECK(peer.node == (getenv("SCIF_TEST_SELF") ? 0 : 1) && peer.port >= SCIF_PORT_RSVD);
@@ -307,6 +312,26 @@ static void msg_server(uint16_t port)
 	CHECK(recv_all(n, buf, 10) == 10 && !mismatch(buf, 10, 9));
 	FAILS(scif_recv(n, buf, 1, SCIF_RECV_BLOCK), ECONNRESET);
 	FAILS(scif_send(n, buf, 1, 0), ECONNRESET);
+	/* every other call that needs the connection too (scif(3)) */
+	{
+		uint8_t *pg = pages(PG);
+		int mark;
+
+		MUST(pg);
+		CHECK(scif_register(n, pg, PG, 0, SCIF_PROT_READ, 0) == SCIF_REGISTER_FAILED &&
+		      errno == ECONNRESET);
+		FAILS(scif_unregister(n, 0, PG), ECONNRESET);
+		FAILS(scif_readfrom(n, 0, PG, 0, 0), ECONNRESET);
+		FAILS(scif_writeto(n, 0, PG, 0, 0), ECONNRESET);
+		FAILS(scif_vreadfrom(n, pg, PG, 0, 0), ECONNRESET);
+		FAILS(scif_vwriteto(n, pg, PG, 0, 0), ECONNRESET);
+		FAILS(scif_fence_mark(n, SCIF_FENCE_INIT_SELF, &mark), ECONNRESET);
+		FAILS(scif_fence_signal(n, 0, 1, 0, 1, SCIF_FENCE_INIT_SELF | SCIF_SIGNAL_LOCAL),
+		      ECONNRESET);
+		CHECK(scif_mmap(NULL, PG, SCIF_PROT_READ, 0, n, 0) == SCIF_MMAP_FAILED &&
+		      errno == ECONNRESET);
+		munmap(pg, PG);
+	}
 	CHECK(scif_close(n) == 0 && scif_close(l) == 0);
 }
 
@@ -414,6 +439,28 @@ static void rma_server(uint16_t port)
 	o3 = scif_register(n, w3, PG, 0x7000, SCIF_PROT_READ, 0);
 	CHECK(o3 >= (1l << 62) && o3 % PG == 0);
 	CHECK(scif_register(n, w4, PG, W4, SCIF_PROT_WRITE, SCIF_MAP_FIXED) == W4);
+	{
+		/*
+		 * Memory that cannot be pinned: EFAULT, nothing registered. A hole (the middle
+		 * page unmapped), also for the v* calls; read-only memory for SCIF_PROT_WRITE
+		 * (it registers for SCIF_PROT_READ).
+		 */
+		uint8_t *holey = pages(3 * PG);
+		void *ro = mmap(NULL, PG, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		off_t o;
+
+		MUST(holey && ro != MAP_FAILED && !munmap(holey + PG, PG));
+		CHECK(scif_register(n, holey, 3 * PG, 0, SCIF_PROT_READ, 0) ==
+			      SCIF_REGISTER_FAILED && errno == EFAULT);
+		FAILS(scif_vwriteto(n, holey, 3 * PG, W1, 0), EFAULT);
+		FAILS(scif_vreadfrom(n, holey + 5, 3 * PG - 10, W1, 0), EFAULT);
+		CHECK(scif_register(n, ro, PG, 0, SCIF_PROT_READ | SCIF_PROT_WRITE, 0) ==
+			      SCIF_REGISTER_FAILED && errno == EFAULT);
+		o = scif_register(n, ro, PG, 0, SCIF_PROT_READ, 0);
+		CHECK(o != SCIF_REGISTER_FAILED && scif_unregister(n, o, PG) == 0);
+		munmap(holey, 3 * PG);
+		munmap(ro, PG);
+	}
 	put64(n, (uint64_t)o3);
 	clo = (off_t)get64(n);
 
