@@ -141,24 +141,34 @@ pt() {
 	return 1
 }
 
+# base ID KEY UNIT SIZE BV_BASELINE_ARGS...: one baseline, recorded as ID with its spread
+# (KEY_min, KEY_p90, KEY_stalled of a latency, KEY_best of a throughput) as ID.min, ID.p90,
+# ID.stalled and ID.best: bench/report.py judges targets against them (docs/performance.md)
+base() {
+	local id=$1 k=$2 unit=$3 size=$4 out sfx
+	shift 4
+	out=$("$BASE" "$@")
+	bench_record "$id" "$(bench_val "$k" <<<"$out")" "$unit" size="$size"
+	for sfx in min p90 best; do
+		bench_record "$id.$sfx" "$(bench_val "${k}_$sfx" <<<"$out")" "$unit" size="$size"
+	done
+	bench_record "$id.stalled" "$(bench_val "${k}_stalled" <<<"$out")" % size="$size"
+}
+
 baselines() {	# the machine's limits, every round
 	local s ts
 	ts=$(awk -v t="$T" 'BEGIN { print t / 4 }')	# per size: the copies settle fast
 	for s in $SIZES; do
-		"$BASE" -t "$ts" memcpy "$s" | bench_val "memcpy_bw_$s" |
-			{ read -r v; bench_record base.memcpy "$v" Gb/s size="$s"; }
-		"$BASE" -t "$ts" pvm-bw "$s" | bench_val "pvm_bw_$s" |
-			{ read -r v; bench_record base.pvm "$v" Gb/s size="$s"; }
+		base base.memcpy "memcpy_bw_$s" Gb/s "$s" -t "$ts" memcpy "$s"
+		base base.pvm "pvm_bw_$s" Gb/s "$s" -t "$ts" pvm-bw "$s"
 	done
-	bench_record base.udp_bw "$("$BASE" -t "$T" udp-bw 4096 | bench_val udp_bw_4096)" Gb/s size=4096
-	bench_record base.udp_pps "$("$BASE" -t "$T" udp-pps | bench_val udp_pps_64)" Mpps size=64
-	bench_record base.udp_lat "$("$BASE" -t "$T" udp-lat | bench_val udp_half_rtt_64)" us size=64
-	bench_record base.udp_lat_block "$("$BASE" -t "$T" udp-lat-block |
-		bench_val udp_half_rtt_64_block)" us size=64
-	bench_record base.tcp_bw "$("$BASE" -t "$T" tcp-bw | bench_val tcp_bw)" Gb/s size=1048576
-	bench_record base.shm_lat "$("$BASE" -t "$T" shm-pingpong | bench_val shm_half_rtt)" us size=8
-	bench_record base.swdev_floor "$("$BASE" -t "$T" swdev-floor |
-		bench_val swdev_floor_half_rtt)" us size=8
+	base base.udp_bw udp_bw_4096 Gb/s 4096 -t "$T" udp-bw 4096
+	base base.udp_pps udp_pps_64 Mpps 64 -t "$T" udp-pps
+	base base.udp_lat udp_half_rtt_64 us 64 -t "$T" udp-lat
+	base base.udp_lat_block udp_half_rtt_64_block us 64 -t "$T" udp-lat-block
+	base base.tcp_bw tcp_bw Gb/s 1048576 -t "$T" tcp-bw
+	base base.shm_lat shm_half_rtt us 8 -t "$T" shm-pingpong
+	base base.swdev_floor swdev_floor_half_rtt us 8 -t "$T" swdev-floor
 }
 
 headline() {	# the figures with targets, right after this round's baselines
