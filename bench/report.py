@@ -187,6 +187,22 @@ TARGETS = [
      key("cx4.pairs.bw", 65536, 1, 64), key("cx4.ib_write_bw.bw", 65536), "ge", 0.8),
     ("ntb 64 pairs aggregate vs 1 pair",
      key("ntb.pairs.bw", 65536, 1, 64), key("ntb.ib_write_bw.bw", 65536), "ge", 0.8),
+    # issue 10 (bench/rdmacm_bench.sh): connections per second, 99th percentile of a step
+    ("cx4 rdma_cm connect rate (cmtime, conn/s)",
+     key("cx4.cmtime.connect.rate"), None, "ge", 5000.0),
+    ("ntb rdma_cm connect rate (cmtime, conn/s)",
+     key("ntb.cmtime.connect.rate"), None, "ge", 5000.0),
+    ("cx4 rdma_cm connect p99, RC QPs, 32 in flight (ms)",
+     key("cx4.cm_rate.qp.w32.connect.lat_p99"), None, "le", 10.0),
+    ("ntb rdma_cm connect p99, RC QPs, 32 in flight (ms)",
+     key("ntb.cm_rate.qp.w32.connect.lat_p99"), None, "le", 10.0),
+    # issue 11 (bench/scif_bench.sh; its baselines are renamed scif.base.* by bench.sh)
+    ("ntb scif_writeto 1 MiB vs memcpy 1 MiB",
+     key("ntb.scif_writeto.bw", 1048576), key("scif.base.memcpy", 1048576), "ge", 0.8),
+    ("ntb scif_send/recv 8 B round trip (us)",
+     key("ntb.scif_rtt.lat", 8), None, "le", 2.0),
+    ("cx4 scif half round trip vs ib_send_lat",
+     key("cx4.scif_rtt.lat_half", 8), key("cx4.ib_send_lat.lat", 8), "le", 1.2),
 ]
 
 # Which baseline a figure is shown against in the tables.
@@ -270,6 +286,55 @@ for k in sorted(series, key=lambda k: (k[0].split(".")[0] != "base", k)):
     lines_md.append(f"| {fid} | {size} | {qps} | {pairs} | {fmt(m)} {units[k]} | "
                     f"{fmt(min(vals))}..{fmt(max(vals))} | {len(vals)} | {bname} | {fmt(r)} |")
 out("")
+# Scale: per kind, the figures as the QPs and the process pairs grow, and per MR
+SCALE_QP = [("ib_write_bw -q N (Gb/s)", "ib_write_bw.qps.bw", 65536),
+            ("bv_scale WRITE (Gb/s)", "qps.bw", 65536),
+            ("bv_scale SEND half RTT (us)", "qps.lat", 8),
+            ("QP pairs created/s", "qp_create_rate", 0),
+            ("app B/QP", "qp_mem_app", 0),
+            ("daemons B/QP", "qp_mem_daemon", 0)]
+SCALE_MR = [("MRs registered/s", "mr_reg_rate"), ("MRs deregistered/s", "mr_dereg_rate"),
+            ("app B/MR", "mr_mem_app"), ("daemons B/MR", "mr_mem_daemon")]
+
+
+def scale_section():
+    qps = sorted({k[2] for k in series if k[0].endswith((".qps.bw", ".qps.lat", ".qp_create_rate"))})
+    pairs = sorted({k[3] for k in series if k[0].endswith(".pairs.bw")})
+    if not qps and not pairs:
+        return
+    out("Scale:", "## Scale\n")
+    for kind in ("cx4", "ntb"):
+        if qps:
+            out(f"  {kind}, QPs per process:", f"{kind}, QPs per process (one process, both devices):\n")
+            hdr = ["QPs"] + [c[0] for c in SCALE_QP]
+            lines_txt.append("    " + " | ".join(hdr))
+            lines_md.append("| " + " | ".join(hdr) + " |")
+            lines_md.append("|" + "---|" * len(hdr))
+            for n in qps:
+                row = [str(n)] + [fmt(med(key(f"{kind}.{fid}", size, n))) for _, fid, size in SCALE_QP]
+                lines_txt.append("    " + " | ".join(row))
+                lines_md.append("| " + " | ".join(row) + " |")
+            out("")
+        if pairs:
+            out(f"  {kind}, concurrent process pairs (ib_write_bw 64 KiB):",
+                f"{kind}, concurrent process pairs (ib_write_bw 64 KiB):\n")
+            lines_txt.append("    pairs | aggregate Gb/s | completed")
+            lines_md.append("| pairs | aggregate Gb/s | completed |\n|---|---|---|")
+            for n in pairs:
+                row = [str(n), fmt(med(key(f"{kind}.pairs.bw", 65536, 1, n))),
+                       f"{fmt(med(key(f'{kind}.pairs.completed', 65536, 1, n)), 0)} of {n}"]
+                lines_txt.append("    " + " | ".join(row))
+                lines_md.append("| " + " | ".join(row) + " |")
+            out("")
+        mr = [(label, med(key(f"{kind}.{fid}", 65536))) for label, fid in SCALE_MR]
+        if any(v is not None for _, v in mr):
+            out(f"  {kind}, 1,000 MRs of 64 KiB: " + ", ".join(f"{l} {fmt(v)}" for l, v in mr),
+                f"{kind}, 1,000 MRs of 64 KiB: " + ", ".join(f"{l} {fmt(v)}" for l, v in mr) + "\n")
+    out("")
+
+
+scale_section()
+
 notes = [l[2:] for l in log if "failed" in l or "not installed" in l]
 if notes:
     out("Did not run or failed:", "## Did not run or failed\n")
