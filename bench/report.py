@@ -207,9 +207,13 @@ TARGETS = [
 ]
 
 # Which baseline a figure is shown against in the tables.
-def baseline_for(fid, size):
+def baseline_for(fid, size, unit):
     kind = fid.split(".")[0]
     metric = fid.rsplit(".", 1)[-1]
+    # only figures in the baseline's own unit: a connection rate is not a packet rate
+    if (metric, unit) not in (("bw", "Gb/s"), ("rate", "Mpps")) and not (
+            metric.startswith("lat") and unit == "us"):
+        return None
     if metric in ("bw",):
         if kind == "ntb":
             return key("base.memcpy", size) if key("base.memcpy", size) in series else None
@@ -273,7 +277,7 @@ for k in sorted(series, key=lambda k: (k[0].split(".")[0] != "base", k)):
     fid, size, qps, pairs = k
     vals = list(series[k].values())
     m = statistics.median(vals)
-    bk = None if fid.startswith("base.") else baseline_for(fid, size)
+    bk = None if fid.startswith("base.") else baseline_for(fid, size, units[k])
     r = ratio(k, bk) if bk else None
     rec = {"id": fid, "size": size, "qps": qps, "pairs": pairs, "unit": units[k],
            "median": m, "min": min(vals), "max": max(vals), "rounds": len(vals),
