@@ -19,7 +19,9 @@
  *                   as two device engines are): the least any design with blocking engines
  *                   can reach here
  *
- * Latencies print the median half round trip; -t SECONDS (default 2) per measurement.
+ * Latencies print the median half round trip with its minimum, 90th percentile and the share of
+ * round trips that waited for a time slice; throughputs print the average and the best eighth
+ * of the measurement ("_best"); -t SECONDS (default 2) per measurement.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -59,6 +61,23 @@ double bl_median(double *v, size_t n)
 		return 0;
 	qsort(v, n, sizeof(*v), cmp_double);
 	return v[n / 2];
+}
+
+void bl_print_lat(const char *name, double *rtt, size_t n)
+{
+	size_t stalled = 0;
+
+	if (!n) {
+		printf("%s=none (no round trip completed)\n", name);
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		stalled += rtt[i] >= 1e-3;
+	bl_median(rtt, n);
+	printf("%s=%.3f us\n", name, rtt[n / 2] / 2 * 1e6);
+	printf("%s_min=%.3f us\n", name, rtt[0] / 2 * 1e6);
+	printf("%s_p90=%.3f us\n", name, rtt[n * 9 / 10] / 2 * 1e6);
+	printf("%s_stalled=%.2f %%\n", name, 100.0 * stalled / n);
 }
 
 static void usage(FILE *f)

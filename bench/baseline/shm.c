@@ -55,7 +55,7 @@ static void spin_until(_Atomic uint32_t *w, uint32_t v)
 		cpu_relax();
 }
 
-/* Runs the timed side: SEND(seq) then waits for the echo of seq; prints the median. */
+/* Runs the timed side: SEND(seq) then waits for the echo of seq; prints the half round trips. */
 static void time_rounds(const char *name, void (*send)(void *, uint32_t),
 			_Atomic uint32_t *echo, void *ctx)
 {
@@ -72,7 +72,7 @@ static void time_rounds(const char *name, void (*send)(void *, uint32_t),
 		spin_until(echo, seq);
 		rtt[n++] = bl_now() - t0;
 	}
-	printf("%s=%.3f us\n", name, bl_median(rtt, n) / 2 * 1e6);
+	bl_print_lat(name, rtt, n);
 	free(rtt);
 }
 
