@@ -193,7 +193,6 @@ struct cm_dev {
 	uint32_t nids;
 	struct cm_bind *binds;
 	struct cm_chan *chans;
-	uint32_t next_chan;
 	uint32_t last_port;		/* last ephemeral port handed out */
 	/* CM timing, from the configuration (docs/rdmacm.md): the kernel's by default */
 	uint8_t response_timeout;	/* cm_response_timeout */
@@ -227,8 +226,9 @@ struct cm_id *cm_remote_find(struct cm_dev *cm, uint64_t ca_guid, uint32_t remot
 bool cm_refresh_port(struct cm_dev *cm);
 
 /* cm_chan.c */
-struct cm_chan *cm_chan_attach(struct cm_dev *cm, struct bvd_client *owner, int fd,
-			       uint32_t cookie);
+/* A channel the library named handle (bv_cm_attach_req): 0 or EINVAL, EEXIST, ENOMEM. */
+int cm_chan_attach(struct cm_dev *cm, struct bvd_client *owner, int fd, uint32_t cookie,
+		   uint32_t handle);
 struct cm_chan *cm_chan_find(struct cm_dev *cm, struct bvd_client *owner, uint32_t handle);
 void cm_chan_free(struct cm_chan *ch);
 /* Deliver an event of id (dropped, as the kernel drops it, when the id's uid is 0). */

@@ -218,19 +218,91 @@ static void do_attach(struct cm_dev *cm, struct bvd_client *c, const void *in, s
 {
 	NEED(struct bv_cm_attach_req);
 	struct bv_cm_attach_rsp *rsp = r->payload;
-	struct cm_chan *ch;
 
 	if (nfds != 1 || fds[0] < 0) {
 		r->status = EINVAL;
 		return;
 	}
-	ch = cm_chan_attach(cm, c, fds[0], req->cookie);
-	if (!ch) {
-		r->status = EINVAL;	/* not a SOCK_SEQPACKET socket, or no memory */
+	/* EINVAL: not a SOCK_SEQPACKET socket or no name; EEXIST: the name is taken */
+	r->status = cm_chan_attach(cm, c, fds[0], req->cookie, req->chan);
+	if (r->status)
+		return;
+	fds[0] = -1;			/* ours now */
+	rsp->chan = req->chan;
+	r->len = sizeof(*rsp);
+}
+
+/* Options set before the id was on a device (bv_cm_id_opts), as rdma_set_option sets them. */
+static int create_opts(struct cm_id *id, const struct bv_cm_id_opts *o)
+{
+	struct bv_cm_set_option_req q = { .level = RDMA_OPTION_ID };
+	int v, err = 0;
+
+	if (o->set & BV_CM_OPT_TOS) {
+		q.optname = RDMA_OPTION_ID_TOS;
+		q.optlen = 1;
+		q.optval[0] = o->tos;
+		err = set_option(id, &q);
+	}
+	if (!err && (o->set & BV_CM_OPT_REUSEADDR)) {
+		q.optname = RDMA_OPTION_ID_REUSEADDR;
+		q.optlen = sizeof(v);
+		v = o->reuseaddr;
+		memcpy(q.optval, &v, sizeof(v));
+		err = set_option(id, &q);
+	}
+	if (!err && (o->set & BV_CM_OPT_AFONLY)) {
+		q.optname = RDMA_OPTION_ID_AFONLY;
+		q.optlen = sizeof(v);
+		v = o->afonly;
+		memcpy(q.optval, &v, sizeof(v));
+		err = set_option(id, &q);
+	}
+	if (!err && (o->set & BV_CM_OPT_ACK_TIMEOUT)) {
+		q.optname = RDMA_OPTION_ID_ACK_TIMEOUT;
+		q.optlen = 1;
+		q.optval[0] = o->timeout;
+		err = set_option(id, &q);
+	}
+	return err;
+}
+
+static void do_create_id(struct cm_dev *cm, struct bvd_client *c, const void *in, size_t len,
+			 struct bvd_reply *r)
+{
+	NEED(struct bv_cm_create_id_req);
+	struct bv_cm_create_id_rsp *rsp = r->payload;
+	struct cm_chan *ch = cm_chan_find(cm, c, req->chan);
+	struct cm_id *id;
+	int err;
+
+	if (!ch || (req->qp_type != IBV_QPT_RC && req->qp_type != IBV_QPT_UD) ||
+	    (req->ps != RDMA_PS_TCP && req->ps != RDMA_PS_UDP && req->ps != RDMA_PS_IB &&
+	     req->ps != RDMA_PS_IPOIB) ||
+	    (req->flags & ~(BV_CM_CREATE_BIND | BV_CM_BIND_WILDCARD_SET))) {
+		r->status = EINVAL;
 		return;
 	}
-	fds[0] = -1;			/* ours now */
-	rsp->chan = ch->handle;
+	id = cm_id_alloc(cm, c, ch, req->uid, req->ps, req->qp_type);
+	if (!id) {
+		r->status = ENOMEM;
+		return;
+	}
+	err = create_opts(id, &req->opts);
+	if (!err && (req->flags & BV_CM_CREATE_BIND)) {
+		err = cm_bind(id, (const struct sockaddr *)&req->addr,
+			      req->flags & BV_CM_BIND_WILDCARD_SET);
+		err = err < 0 ? -err : err;
+	}
+	if (err) {
+		cm_id_destroy(id);
+		r->status = err;
+		return;
+	}
+	memset(rsp, 0, sizeof(*rsp));
+	rsp->handle = id->handle;
+	if (req->flags & BV_CM_CREATE_BIND)
+		cm_route_of(id, &rsp->route);
 	r->len = sizeof(*rsp);
 }
 
@@ -276,26 +348,9 @@ void bvd_cm_request(struct bvd *d, struct bvd_client *c, uint16_t op, const void
 			chan_close(cm, ch);
 		return;
 	}
-	case BV_OP_CM_CREATE_ID: {
-		NEED(struct bv_cm_create_id_req);
-		struct bv_cm_create_id_rsp *rsp = r->payload;
-		struct cm_chan *ch = cm_chan_find(cm, c, req->chan);
-
-		if (!ch || (req->qp_type != IBV_QPT_RC && req->qp_type != IBV_QPT_UD) ||
-		    (req->ps != RDMA_PS_TCP && req->ps != RDMA_PS_UDP && req->ps != RDMA_PS_IB &&
-		     req->ps != RDMA_PS_IPOIB)) {
-			r->status = EINVAL;
-			return;
-		}
-		id = cm_id_alloc(cm, c, ch, req->uid, req->ps, req->qp_type);
-		if (!id) {
-			r->status = ENOMEM;
-			return;
-		}
-		rsp->handle = id->handle;
-		r->len = sizeof(*rsp);
+	case BV_OP_CM_CREATE_ID:
+		do_create_id(cm, c, in, len, r);
 		return;
-	}
 	case BV_OP_CM_DESTROY_ID:
 	case BV_OP_CM_DISCONNECT:
 	case BV_OP_CM_RESOLVE_ROUTE:
