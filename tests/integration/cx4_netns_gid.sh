@@ -53,6 +53,8 @@ printf '[device cx4_0]\nkind = cx4\nip = %s\nport_mtu = 1500\npcap = %s\n' $IPA 
 printf '[device cx4_0]\nkind = cx4\nip = %s\nport_mtu = 1500\n' $IPB >"$RB/host.conf"
 A() { ip netns exec $NA env BV_RUNDIR="$RA" "$@"; }
 B() { ip netns exec $NB env BV_RUNDIR="$RB" "$@"; }
+# a failed pair shows both hosts' devices (their model counters)
+BV_PAIR_ON_FAIL='A "$BVCTL" status; B "$BVCTL" status'
 A "$BVCTL" --config "$RA/host.conf" up >/dev/null || bv_fail "bvctl up in $NA"
 B "$BVCTL" --config "$RB/host.conf" up >/dev/null || bv_fail "bvctl up in $NB"
 
