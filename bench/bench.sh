@@ -336,6 +336,8 @@ scif() {
 	timeout -k 5 600 "$SRC/bench/scif_bench.sh" -b "$BUILD" -t "$T" -r 1 >"$TMP/scif.out" \
 		2>"$TMP/scif.err" || bench_note "scif_bench.sh failed: $(tail -n 2 "$TMP/scif.err" | tr '\n' ' ')"
 	grep '^{' "$TMP/scif.out" >>"$BENCH_RESULTS"
+	# its summary (targets, the load they met) into the log
+	sed -n 's/^# //p' "$TMP/scif.err" | while IFS= read -r l; do bench_note "scif: $l"; done
 }
 
 start=$(date +%s)
