@@ -380,6 +380,8 @@ scif() {
 	# its baselines (memcpy and TCP of 1 MiB, round 1) are its own: scif.base.*, so that they
 	# do not replace the bench's round-1 baselines of the same name and size
 	grep '^{' "$TMP/scif.out" | sed 's/"id":"base\./"id":"scif.base./' >>"$BENCH_RESULTS"
+	# its summary (targets, the load they met) into the log
+	sed -n 's/^# //p' "$TMP/scif.err" | while IFS= read -r l; do bench_note "scif: $l"; done
 }
 
 start=$(date +%s)
