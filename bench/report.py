@@ -137,6 +137,11 @@ def judge(fk, bk, op, thr):
     r_best = fig / base_best(bk, rounds)
     if not ok(r_med):
         return r_med, off(r_med)
+    if ok(r_best) and len(rounds) < 2 and not lower_is_better(bk):
+        # a throughput baseline has no stalls to count: only rounds that agree show that the
+        # load did not starve it (a uniformly loaded round looks steady within itself)
+        return r_med, (f"unmeasurable here: one usable round of the baseline (its spread over "
+                       f"rounds is unknown; against that round the ratio meets the target)")
     if ok(r_best):
         return r_med, "met" + (f" (baseline rounds left out: {'; '.join(why)})" if why else "")
     vals = [b[r] for r in rounds]
@@ -164,6 +169,8 @@ TARGETS = [
      key("cx4.ib_write_lat.lat", 8), key("base.swdev_floor", 8), "le", 1.5),
     ("  the same, engines that sleep when idle (spin_us 1)",
      key("cx4sleep.ib_write_lat.lat", 8), key("base.swdev_floor", 8), "le", 1.5),
+    ("  the same, engines at SCHED_FIFO (rt_priority 50) vs the floor at SCHED_FIFO",
+     key("cx4rt.ib_write_lat.lat", 8), key("base.swdev_floor_rt", 8), "le", 1.5),
     ("cx4 ib_write_lat typical vs busy-poll UDP half RTT (>= 8 cores)",
      key("cx4.ib_write_lat.lat", 8), key("base.udp_lat", 64), "le", 1.5),
     ("cx4 ib_write_bw 64 KiB vs best UDP loopback",
@@ -172,6 +179,8 @@ TARGETS = [
      key("cx4.ib_write_bw.rate", 8), key("base.udp_pps", 64), "ge", 2.5),
     ("  the same, engines that sleep when idle (spin_us 1)",
      key("cx4sleep.ib_write_bw.rate", 8), key("base.udp_pps", 64), "ge", 2.5),
+    ("  the same, engines at SCHED_FIFO (rt_priority 50)",
+     key("cx4rt.ib_write_bw.rate", 8), key("base.udp_pps", 64), "ge", 2.5),
     ("ntb ib_write_bw 64 KiB vs memcpy 64 KiB",
      key("ntb.ib_write_bw.bw", 65536), key("base.memcpy", 65536), "ge", 0.9),
     ("ntb ib_write_bw 4 MiB vs memcpy 4 MiB",
@@ -225,7 +234,9 @@ def baseline_for(fid, size, unit):
     if metric == "rate":
         return key("base.udp_pps", 64)
     if metric.startswith("lat"):
-        return key("base.shm_lat", 8) if kind == "ntb" else key("base.swdev_floor", 8)
+        if kind == "ntb":
+            return key("base.shm_lat", 8)
+        return key("base.swdev_floor_rt" if kind == "cx4rt" else "base.swdev_floor", 8)
     return None
 
 
@@ -446,7 +457,8 @@ plot("bandwidth.png", "Bandwidth against message size", "message size", "Gb/s", 
      [(hline("base.udp_bw", 4096), "best UDP loopback"), (hline("base.tcp_bw", 1048576), "TCP loopback stream")],
      logy=True)
 plot("latency.png", "Latency (typical half round trip) against message size", "message size", "us", lat,
-     [(hline("base.swdev_floor", 8), "software-device floor"), (hline("base.udp_lat", 64), "UDP busy-poll"),
+     [(hline("base.swdev_floor", 8), "software-device floor"),
+      (hline("base.swdev_floor_rt", 8), "software-device floor, SCHED_FIFO relays"), (hline("base.udp_lat", 64), "UDP busy-poll"),
       (hline("base.udp_lat_block", 64), "UDP blocking"), (hline("base.shm_lat", 8), "cache-line ping-pong")],
      logy=True)
 plot("rate.png", "Message rate against message size", "message size", "M messages/s", rate,

@@ -53,6 +53,6 @@ void bl_udp_lat(int busy);
 void bl_tcp_bw(void);
 /* shm.c */
 void bl_shm_pingpong(void);
-void bl_swdev_floor(void);
+void bl_swdev_floor(int rt);
 
 #endif /* BV_BASELINE_H */

@@ -18,6 +18,8 @@
  *                   on a futex and are woken for each message (each relay the other's peer,
  *                   as two device engines are): the least any design with blocking engines
  *                   can reach here
+ *   swdev-floor-rt  the same with the relays at SCHED_FIFO (needs CAP_SYS_NICE): the floor of
+ *                   engines at real-time priority (cx4's rt_priority)
  *
  * Latencies print the median half round trip with its minimum, 90th percentile and the share of
  * round trips that waited for a time slice; throughputs print the average and the best eighth
@@ -82,8 +84,11 @@ void bl_print_lat(const char *name, double *rtt, size_t n)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: bv_baseline [-t SECONDS] memcpy SIZE... | pvm-bw SIZE... | udp-bw SIZE... |\n"
-		   "       udp-pps | udp-lat | udp-lat-block | tcp-bw | shm-pingpong | swdev-floor\n");
+	fprintf(
+	    f,
+	    "usage: bv_baseline [-t SECONDS] memcpy SIZE... | pvm-bw SIZE... | udp-bw SIZE... |\n"
+	    "       udp-pps | udp-lat | udp-lat-block | tcp-bw | shm-pingpong | swdev-floor |\n"
+	    "       swdev-floor-rt\n");
 }
 
 int main(int argc, char **argv)
@@ -137,7 +142,9 @@ int main(int argc, char **argv)
 	} else if (!strcmp(what, "shm-pingpong")) {
 		bl_shm_pingpong();
 	} else if (!strcmp(what, "swdev-floor")) {
-		bl_swdev_floor();
+		bl_swdev_floor(0);
+	} else if (!strcmp(what, "swdev-floor-rt")) {
+		bl_swdev_floor(1);
 	} else {
 		usage(stderr);
 		return 2;
