@@ -704,6 +704,8 @@ static void test_dma(void)
 		EXPECT(!"open");
 		fake_fini(f);
 		free(f);
+		free(got);
+		free(pat);
 		return;
 	}
 	fd = make_memfd(len, &view);
