@@ -342,7 +342,7 @@ def scale_section():
             lines_md.append("| pairs | aggregate Gb/s | completed |\n|---|---|---|")
             for n in pairs:
                 row = [str(n), fmt(med(key(f"{kind}.pairs.bw", 65536, 1, n))),
-                       f"{fmt(med(key(f'{kind}.pairs.completed', 65536, 1, n)), 0)} of {n}"]
+                       f"{med(key(f'{kind}.pairs.completed', 65536, 1, n)) or 0:.0f} of {n}"]
                 lines_txt.append("    " + " | ".join(row))
                 lines_md.append("| " + " | ".join(row) + " |")
             out("")
