@@ -410,8 +410,10 @@ void bvd_cm_request(struct bvd *d, struct bvd_client *c, uint16_t op, const void
 			return;
 		}
 		ret = cm_listen(id, req->backlog);
-		if (!ret)
+		if (!ret) {
 			reply_route(id, r);
+			cm_req_wait_listen(cm);
+		}
 		break;
 	}
 	case BV_OP_CM_CONNECT: {
@@ -551,6 +553,7 @@ int bvd_cm_init(struct bvd *d)
 {
 	struct cm_dev *cm = calloc(1, sizeof(*cm));
 	uint32_t rnd[2] = { 0 };
+	long lw;
 
 	if (!cm)
 		return ENOMEM;
@@ -577,9 +580,12 @@ int bvd_cm_init(struct bvd *d)
 						       CMA_MAX_CM_RETRIES);
 	cm->packet_life_time = (uint8_t)bv_conf_get_long(d->conf, "cm_packet_life_time",
 							 CMA_IBOE_PACKET_LIFETIME);
-	if (cm->response_timeout > 31 || cm->max_cm_retries > 15 || cm->packet_life_time > 30) {
-		bvd_log(d, "cm: cm_response_timeout <= 31, cm_max_retries <= 15 and "
-			   "cm_packet_life_time <= 30, please");
+	lw = bv_conf_get_long(d->conf, "cm_listen_wait_ms", CM_LISTEN_WAIT_MS);
+	cm->listen_wait_ms = lw >= 0 && lw <= 10000 ? (uint32_t)lw : UINT32_MAX;
+	if (cm->response_timeout > 31 || cm->max_cm_retries > 15 || cm->packet_life_time > 30 ||
+	    cm->listen_wait_ms == UINT32_MAX) {
+		bvd_log(d, "cm: cm_response_timeout <= 31, cm_max_retries <= 15, "
+			   "cm_packet_life_time <= 30 and cm_listen_wait_ms <= 10000, please");
 		free(cm->ids);
 		free(cm->remote);
 		free(cm);
@@ -597,6 +603,7 @@ void bvd_cm_fini(struct bvd *d)
 
 	if (!cm)
 		return;
+	cm_req_wait_fini(cm);
 	for (unsigned int b = 0; b < CM_HASH; b++)
 		while (cm->ids[b])
 			cm_id_destroy(cm->ids[b]);
@@ -654,12 +661,13 @@ void bvd_cm_status(struct bvd *d, char *buf, size_t len)
 	if (n < len)
 		n += (size_t)snprintf(buf + n, len - n,
 				      "; retries %llu, dropped: malformed %llu, unmatched %llu, "
-				      "duplicates %llu, events %llu\n",
+				      "duplicates %llu, events %llu; listen waits %llu\n",
 				      (unsigned long long)cm->st.tx_retries,
 				      (unsigned long long)cm->st.rx_malformed,
 				      (unsigned long long)cm->st.rx_unmatched,
 				      (unsigned long long)cm->st.rx_duplicates,
-				      (unsigned long long)cm->st.events_dropped);
+				      (unsigned long long)cm->st.events_dropped,
+				      (unsigned long long)cm->st.req_waits);
 	/* the listening ports, for tests and operators ("bvctl status") */
 	for (unsigned int b = 0; b < CM_HASH && n < len; b++)
 		for (struct cm_id *id = cm->ids[b]; id && n < len; id = id->hnext)
