@@ -37,6 +37,7 @@ asan: deps
 # Interop with Linux soft-RoCE in an emulated VM (slow): tests/integration/cx4_interop_rxe.sh
 # (verbs) and tests/rdmacm/rdmacm_interop_rxe.sh (the kernel's rdma_cm).
 interop: build
+	@tools/install-deps.sh interop
 	BV_BUILD_DIR=$(CURDIR)/$(BUILD) BV_SOURCE_DIR=$(CURDIR) tests/integration/cx4_interop_rxe.sh
 	BV_BUILD_DIR=$(CURDIR)/$(BUILD) BV_SOURCE_DIR=$(CURDIR) tests/rdmacm/rdmacm_interop_rxe.sh
 

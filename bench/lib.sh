@@ -34,11 +34,12 @@ bench_val() {
 	sed -n "s/^$1=\([0-9.]*\).*/\1/p"
 }
 
-# bench_wait_listen PORT: until something listens on TCP PORT (10 s)
+# bench_wait_listen PORT: until something listens on TCP PORT (30 s: a perftest server on a
+# loaded machine can take over 10 s to open its device)
 bench_wait_listen() {
 	local hex i
 	hex=$(printf '%04X' "$1")
-	for i in $(seq 200); do
+	for i in $(seq 600); do
 		grep -Eq ":$hex 0+:0000 0A" /proc/net/tcp /proc/net/tcp6 2>/dev/null && return 0
 		sleep 0.05
 	done

@@ -113,13 +113,19 @@ function(bv_fuzz_library)
 			COMMENT "fuzz: ${L_NAME}/${base} (clang, instrumented)")
 		list(APPEND objs ${o})
 	endforeach()
+	# The archive is made by the library's own target, not by a custom command that the
+	# targets linking it list as a dependency: with the Makefile generator such a command is
+	# copied into every target of the folder that depends on its output, and two of them ran
+	# ar on the same archive at once under -j2 (a "Bus error" in a clean build). The archive
+	# is written afresh each build and replaces the old one only when its bytes differ
+	# (deterministic ar), so the targets relink only when an object changed.
 	set(lib ${out}.a)
-	add_custom_command(OUTPUT ${lib}
-		COMMAND ${CMAKE_COMMAND} -E rm -f ${lib}
-		COMMAND ${CMAKE_AR} qc ${lib} ${objs}
-		COMMAND ${CMAKE_RANLIB} ${lib}
-		DEPENDS ${objs} VERBATIM COMMENT "fuzz: ${L_NAME}.a")
-	add_custom_target(bv_fuzzlib_${L_NAME} DEPENDS ${lib})
+	add_custom_target(bv_fuzzlib_${L_NAME}
+		COMMAND ${CMAKE_COMMAND} -E rm -f ${lib}.new
+		COMMAND ${CMAKE_AR} qcD ${lib}.new ${objs}
+		COMMAND ${CMAKE_RANLIB} -D ${lib}.new
+		COMMAND ${CMAKE_COMMAND} -E copy_if_different ${lib}.new ${lib}
+		DEPENDS ${objs} BYPRODUCTS ${lib} VERBATIM COMMENT "fuzz: ${L_NAME}.a")
 	# a harness sees what the library's users see, and the library's own folder (its headers)
 	set_target_properties(bv_fuzzlib_${L_NAME} PROPERTIES BV_FUZZ_ARCHIVE ${lib}
 		BV_FUZZ_INCLUDES "${inc}" BV_FUZZ_DIR ${dir})

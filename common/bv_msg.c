@@ -111,25 +111,29 @@ int bv_msg_recv(int sock, struct bv_msg_hdr *hdr, void *payload, size_t payload_
 	return 0;
 }
 
-int bv_msg_call(int sock, uint32_t *seq, struct bv_call *call)
+int bv_msg_call_send(int sock, uint32_t seq, struct bv_call *call)
 {
 	struct bv_msg_hdr hdr = {
 		.magic = BV_PROTO_MAGIC,
 		.version = BV_PROTO_VERSION,
 		.op = call->op,
-		.seq = ++*seq,
+		.seq = seq,
 		.len = call->req_len,
 		.nfds = call->nfds,
 	};
+
+	call->rsp_len = 0;
+	return bv_msg_send(sock, &hdr, call->req, call->fds, call->nfds);
+}
+
+int bv_msg_call_wait(int sock, uint32_t seq, struct bv_call *call)
+{
 	struct pollfd pfd = { .fd = sock, .events = POLLIN };
+	struct bv_msg_hdr hdr;
 	unsigned int nrfds = call->nrfds;
 	int ret;
 
-	call->rsp_len = 0;
 	call->nrfds = 0;
-	ret = bv_msg_send(sock, &hdr, call->req, call->fds, call->nfds);
-	if (ret)
-		return ret;
 	do
 		ret = poll(&pfd, 1, BV_CALL_TIMEOUT_MS);
 	while (ret < 0 && errno == EINTR);
@@ -140,11 +144,18 @@ int bv_msg_call(int sock, uint32_t *seq, struct bv_call *call)
 	ret = bv_msg_recv(sock, &hdr, call->rsp, call->rsp_max, call->rfds, &nrfds);
 	if (ret)
 		return ret;
-	if (hdr.seq != *seq || hdr.op != call->op) {
+	if (hdr.seq != seq || hdr.op != call->op) {
 		close_fds(call->rfds, nrfds);
 		return -EPROTO;
 	}
 	call->rsp_len = hdr.len;
 	call->nrfds = nrfds;
 	return hdr.status;
+}
+
+int bv_msg_call(int sock, uint32_t *seq, struct bv_call *call)
+{
+	int ret = bv_msg_call_send(sock, ++*seq, call);
+
+	return ret ? ret : bv_msg_call_wait(sock, *seq, call);
 }

@@ -43,4 +43,12 @@ struct bv_call {
  */
 int bv_msg_call(int sock, uint32_t *seq, struct bv_call *call);
 
+/*
+ * bv_msg_call() in two halves, for a client that has several requests in flight (to one
+ * daemon, in order, or to several at once): send with sequence number seq, then wait for the
+ * response that must carry it. Same return values.
+ */
+int bv_msg_call_send(int sock, uint32_t seq, struct bv_call *call);
+int bv_msg_call_wait(int sock, uint32_t seq, struct bv_call *call);
+
 #endif

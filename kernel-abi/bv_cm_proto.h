@@ -124,6 +124,9 @@ struct bv_cm_ece {
 
 struct bv_cm_attach_req {
 	uint32_t cookie;		/* echoed in every event written there */
+	uint32_t chan;			/* the library's name for the channel: nonzero, one per
+					 * channel of this client (EEXIST otherwise), so requests
+					 * that name it can follow the ATTACH without waiting */
 };
 
 struct bv_cm_attach_rsp {
@@ -134,16 +137,44 @@ struct bv_cm_detach_req {
 	uint32_t chan;
 };
 
+/* Options an id had before it was on a device (rdma_set_option), given at its creation. */
+#define BV_CM_OPT_TOS		(1u << 0)
+#define BV_CM_OPT_REUSEADDR	(1u << 1)
+#define BV_CM_OPT_AFONLY	(1u << 2)
+#define BV_CM_OPT_ACK_TIMEOUT	(1u << 3)
+
+struct bv_cm_id_opts {
+	uint8_t set;			/* BV_CM_OPT_* */
+	uint8_t tos;
+	uint8_t timeout;
+	uint8_t reuseaddr;
+	uint8_t afonly;
+	uint8_t pad[3];
+};
+
+#define BV_CM_CREATE_BIND	(1u << 8)	/* and bind it to addr (BIND's flags below too) */
+
+/*
+ * An id lives in the library until its first bind or resolve; CREATE_ID makes the daemon's
+ * with the options set meanwhile and, with BV_CM_CREATE_BIND, binds it: rdma_bind_addr()
+ * is one round trip, as the kernel's is one system call.
+ */
 struct bv_cm_create_id_req {
 	uint64_t uid;
 	uint32_t chan;
 	uint16_t ps;			/* enum rdma_port_space */
 	uint8_t qp_type;		/* enum ibv_qp_type */
 	uint8_t pad;
+	struct bv_cm_id_opts opts;
+	uint32_t flags;			/* BV_CM_CREATE_BIND | BV_CM_BIND_WILDCARD_SET */
+	uint32_t pad2;
+	struct sockaddr_storage addr;	/* BV_CM_CREATE_BIND */
 };
 
 struct bv_cm_create_id_rsp {
 	uint32_t handle;
+	uint32_t pad;
+	struct bv_cm_route route;	/* BV_CM_CREATE_BIND: where the id is */
 };
 
 /* DESTROY_ID, DISCONNECT, RESOLVE_ROUTE, QUERY */
@@ -278,11 +309,12 @@ _Static_assert(sizeof(struct bv_cm_route) == 352, "struct bv_cm_route");
 _Static_assert(sizeof(struct bv_cm_conn) == 272, "struct bv_cm_conn");
 _Static_assert(sizeof(struct bv_cm_ah) == 32, "struct bv_cm_ah");
 _Static_assert(sizeof(struct bv_cm_ece) == 8, "struct bv_cm_ece");
-_Static_assert(sizeof(struct bv_cm_attach_req) == 4, "struct bv_cm_attach_req");
+_Static_assert(sizeof(struct bv_cm_id_opts) == 8, "struct bv_cm_id_opts");
+_Static_assert(sizeof(struct bv_cm_attach_req) == 8, "struct bv_cm_attach_req");
 _Static_assert(sizeof(struct bv_cm_attach_rsp) == 4, "struct bv_cm_attach_rsp");
 _Static_assert(sizeof(struct bv_cm_detach_req) == 4, "struct bv_cm_detach_req");
-_Static_assert(sizeof(struct bv_cm_create_id_req) == 16, "struct bv_cm_create_id_req");
-_Static_assert(sizeof(struct bv_cm_create_id_rsp) == 4, "struct bv_cm_create_id_rsp");
+_Static_assert(sizeof(struct bv_cm_create_id_req) == 160, "struct bv_cm_create_id_req");
+_Static_assert(sizeof(struct bv_cm_create_id_rsp) == 360, "struct bv_cm_create_id_rsp");
 _Static_assert(sizeof(struct bv_cm_id_req) == 8, "struct bv_cm_id_req");
 _Static_assert(sizeof(struct bv_cm_bind_req) == 136, "struct bv_cm_bind_req");
 _Static_assert(sizeof(struct bv_cm_resolve_addr_req) == 272, "struct bv_cm_resolve_addr_req");

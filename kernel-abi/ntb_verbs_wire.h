@@ -46,6 +46,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ib_transport.h"
+
 #define NTBV_MAGIC		0x5642544eu	/* "NTBV" */
 #define NTBV_VERSION		3u
 #define NTBV_MAX_SLOTS		128		/* verbs clients per end */
@@ -324,7 +326,7 @@ struct ntbv_msg {
 	uint16_t ncells;		/* cells of this message, header included (>= 1) */
 	uint32_t dst_qpn;
 	uint32_t src_qpn;
-	uint32_t psn;			/* 24 bits: the message's sequence number */
+	uint32_t psn;			/* 24 bits: the message's sequence number (ib_psn_*) */
 	uint32_t len;			/* payload bytes after the header */
 	uint32_t imm;			/* immediate data, as the application gave it (__be32) */
 	uint32_t rkey;			/* WRITE/READ/atomics: remote key; UD: Q_Key */
@@ -335,19 +337,6 @@ struct ntbv_msg {
 	uint32_t msn;			/* ACK: message sequence number */
 	uint32_t reserved;
 };
-
-#define NTBV_PSN_MASK		0xffffffu
-
-static inline uint32_t ntbv_psn_add(uint32_t psn, uint32_t n)
-{
-	return (psn + n) & NTBV_PSN_MASK;
-}
-
-/* a - b in the 24-bit PSN space, as a signed distance (IBTA 9.7.1: half the space ahead). */
-static inline int32_t ntbv_psn_diff(uint32_t a, uint32_t b)
-{
-	return (int32_t)((a - b) << 8) >> 8;
-}
 
 static inline uint32_t ntbv_msg_cells(uint32_t payload)
 {

@@ -26,6 +26,8 @@
 
 #include "rcm.h"
 
+static uint32_t chan_names;
+
 RCM_EXPORT struct rdma_event_channel *rdma_create_event_channel(void)
 {
 	struct rcm_chan *c;
@@ -44,6 +46,10 @@ RCM_EXPORT struct rdma_event_channel *rdma_create_event_channel(void)
 		pthread_mutex_init(&c->attach[i], NULL);
 	}
 	pthread_mutex_init(&c->lock, NULL);
+	/* our name for it in every daemon (bv_cm_attach_req): unique in the process, never 0 */
+	do
+		c->name = __atomic_add_fetch(&chan_names, 1, __ATOMIC_RELAXED);
+	while (!c->name);
 	c->ch.fd = epoll_create1(EPOLL_CLOEXEC);
 	c->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	ev.data.u32 = RCM_MAX_DEVS;	/* the local queue */
@@ -100,40 +106,65 @@ RCM_EXPORT void rdma_destroy_event_channel(struct rdma_event_channel *channel)
 	free(c);
 }
 
-int rcm_chan_attach(struct rcm_chan *c, struct rcm_dev *dev, uint32_t *handle)
+int rcm_chan_attach_begin(struct rcm_chan *c, struct rcm_dev *dev, struct rcm_attach *a)
 {
-	struct bv_cm_attach_req req = { .cookie = (uint32_t)dev->index };
-	struct bv_cm_attach_rsp rsp;
-	struct epoll_event ev = { .events = EPOLLIN, .data.u32 = (uint32_t)dev->index };
-	int sv[2], err = 0;
-
 	/* the daemon's answer is awaited under the device's attach lock only: the channel's
-	   events flow meanwhile, and a wildcard bind attaches to every daemon at once */
+	   events flow meanwhile */
 	pthread_mutex_lock(&c->attach[dev->index]);
-	if (__atomic_load_n(&c->member[dev->index], __ATOMIC_ACQUIRE) >= 0) {
-		*handle = c->handle[dev->index];
-		goto out;
+	a->needed = __atomic_load_n(&c->member[dev->index], __ATOMIC_ACQUIRE) < 0;
+	if (!a->needed)
+		return 0;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, a->sv)) {
+		int err = errno;
+
+		pthread_mutex_unlock(&c->attach[dev->index]);
+		return err;
 	}
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv)) {
-		err = errno;
-		goto out;
+	a->req.cookie = (uint32_t)dev->index;
+	a->req.chan = c->name;
+	a->rq = (struct rcm_req){ .dev = dev, .op = BV_OP_CM_ATTACH, .req = &a->req,
+				  .len = sizeof(a->req), .rsp = &a->rsp, .rsp_max = sizeof(a->rsp),
+				  .fds = &a->sv[1], .nfds = 1 };
+	return 0;
+}
+
+int rcm_chan_attach_end(struct rcm_chan *c, struct rcm_dev *dev, struct rcm_attach *a)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.u32 = (uint32_t)dev->index };
+	int err = 0;
+
+	if (a->needed) {
+		err = a->rq.err;
+		close(a->sv[1]);	/* the daemon holds its end: when it dies, ours reads EOF */
+		if (!err && epoll_ctl(c->ch.fd, EPOLL_CTL_ADD, a->sv[0], &ev))
+			err = errno;
+		if (err) {
+			close(a->sv[0]);
+		} else {
+			pthread_mutex_lock(&c->lock);
+			c->handle[dev->index] = c->name;
+			__atomic_store_n(&c->member[dev->index], a->sv[0], __ATOMIC_RELEASE);
+			pthread_mutex_unlock(&c->lock);
+		}
 	}
-	err = rcm_call(dev, BV_OP_CM_ATTACH, &req, sizeof(req), &rsp, sizeof(rsp), &sv[1], 1);
-	close(sv[1]);	/* the daemon holds its end: when it dies, ours reads end of file */
-	if (!err && epoll_ctl(c->ch.fd, EPOLL_CTL_ADD, sv[0], &ev))
-		err = errno;
-	if (err) {
-		close(sv[0]);
-		goto out;
-	}
-	pthread_mutex_lock(&c->lock);
-	c->handle[dev->index] = rsp.chan;
-	__atomic_store_n(&c->member[dev->index], sv[0], __ATOMIC_RELEASE);
-	pthread_mutex_unlock(&c->lock);
-	*handle = rsp.chan;
-out:
 	pthread_mutex_unlock(&c->attach[dev->index]);
 	return err;
+}
+
+int rcm_chan_attach(struct rcm_chan *c, struct rcm_dev *dev, uint32_t *handle)
+{
+	struct rcm_attach a;
+	int err = rcm_chan_attach_begin(c, dev, &a);
+
+	if (err)
+		return err;
+	if (a.needed) {
+		struct rcm_req *rq = &a.rq;
+
+		rcm_call_batch(&rq, 1);
+	}
+	*handle = c->name;
+	return rcm_chan_attach_end(c, dev, &a);
 }
 
 int rcm_chan_post_local(struct rcm_chan *c, struct rcm_event *evt)

@@ -218,31 +218,75 @@ static int dev_connect(struct rcm_dev *dev)
 	return 0;
 }
 
+/* The daemon went away: its ids with it (DEVICE_REMOVAL on the channels). */
+static void dev_lost(struct rcm_dev *dev)
+{
+	dev->gone = true;
+	close(dev->sock);
+	dev->sock = -1;
+}
+
+/*
+ * Requests to one daemon or several, all sent before any answer is awaited: each daemon
+ * serves its own in order while the others serve theirs, so a batch to n daemons takes one
+ * round trip, not n, and a daemon's requests that depend on each other (ATTACH, then
+ * CREATE_ID naming the channel) take one. rq[] holds each daemon's requests together, the
+ * daemons in ascending index order (the order their locks are taken in).
+ */
+void rcm_call_batch(struct rcm_req *const *rq, int n)
+{
+	struct bv_call call[RCM_BATCH_MAX];
+	uint32_t seq[RCM_BATCH_MAX];
+
+	for (int i = 0; i < n; i++) {
+		struct rcm_dev *dev = rq[i]->dev;
+
+		call[i] = (struct bv_call){ .op = rq[i]->op, .req = rq[i]->req, .req_len = rq[i]->len,
+					    .fds = rq[i]->fds, .nfds = rq[i]->nfds,
+					    .rsp = rq[i]->rsp, .rsp_max = rq[i]->rsp_max };
+		if (!i || dev != rq[i - 1]->dev)
+			pthread_mutex_lock(&dev->lock);
+		rq[i]->err = 0;
+		if (dev->gone)
+			rq[i]->err = ENODEV;
+		else if (dev->sock < 0)
+			rq[i]->err = dev_connect(dev);
+		if (!rq[i]->err) {
+			seq[i] = ++dev->seq;
+			if (bv_msg_call_send(dev->sock, seq[i], &call[i]) < 0) {
+				dev_lost(dev);
+				rq[i]->err = ENODEV;
+			}
+		}
+		rq[i]->sent = !rq[i]->err;
+	}
+	for (int i = 0; i < n; i++) {
+		struct rcm_dev *dev = rq[i]->dev;
+		int ret;
+
+		if (rq[i]->sent) {
+			ret = dev->sock < 0 ? -EPIPE : bv_msg_call_wait(dev->sock, seq[i], &call[i]);
+			if (ret < 0) {
+				if (dev->sock >= 0)
+					dev_lost(dev);
+				ret = ENODEV;
+			}
+			rq[i]->err = ret;
+		}
+		if (i == n - 1 || dev != rq[i + 1]->dev)
+			pthread_mutex_unlock(&dev->lock);
+	}
+}
+
 int rcm_call(struct rcm_dev *dev, uint16_t op, const void *req, size_t len, void *rsp,
 	     size_t rsp_max, const int *fds, unsigned int nfds)
 {
-	struct bv_call call = { .op = op, .req = req, .req_len = len, .fds = fds, .nfds = nfds,
-				.rsp = rsp, .rsp_max = rsp_max };
-	int ret;
+	struct rcm_req rq = { .dev = dev, .op = op, .req = req, .len = len, .rsp = rsp,
+			      .rsp_max = rsp_max, .fds = fds, .nfds = nfds };
+	struct rcm_req *p = &rq;
 
-	pthread_mutex_lock(&dev->lock);
-	if (dev->gone) {
-		ret = ENODEV;
-		goto out;
-	}
-	if (dev->sock < 0 && (ret = dev_connect(dev)))
-		goto out;
-	ret = bv_msg_call(dev->sock, &dev->seq, &call);
-	if (ret < 0) {
-		/* the daemon went away: its ids with it (DEVICE_REMOVAL on the channels) */
-		dev->gone = true;
-		close(dev->sock);
-		dev->sock = -1;
-		ret = ENODEV;
-	}
-out:
-	pthread_mutex_unlock(&dev->lock);
-	return ret;
+	rcm_call_batch(&p, 1);
+	return rq.err;
 }
 
 struct rcm_dev *rcm_first_dev(void)

@@ -188,38 +188,6 @@ int rcm_id_attach(struct rcm_id *id, struct rcm_dev *dev, uint32_t handle)
 	return 0;
 }
 
-static int replay_options(struct rcm_id *id, struct rcm_dev *dev, uint32_t handle)
-{
-	struct bv_cm_set_option_req o = { .handle = handle, .level = RDMA_OPTION_ID };
-	int err = 0;
-
-	if (id->tos_set) {
-		o.optname = RDMA_OPTION_ID_TOS;
-		o.optlen = 1;
-		o.optval[0] = id->tos;
-		err = rcm_call(dev, BV_OP_CM_SET_OPTION, &o, sizeof(o), NULL, 0, NULL, 0);
-	}
-	if (!err && id->reuseaddr_set) {
-		o.optname = RDMA_OPTION_ID_REUSEADDR;
-		o.optlen = sizeof(int);
-		memcpy(o.optval, &id->reuseaddr, sizeof(int));
-		err = rcm_call(dev, BV_OP_CM_SET_OPTION, &o, sizeof(o), NULL, 0, NULL, 0);
-	}
-	if (!err && id->afonly_set) {
-		o.optname = RDMA_OPTION_ID_AFONLY;
-		o.optlen = sizeof(int);
-		memcpy(o.optval, &id->afonly, sizeof(int));
-		err = rcm_call(dev, BV_OP_CM_SET_OPTION, &o, sizeof(o), NULL, 0, NULL, 0);
-	}
-	if (!err && id->timeout_set) {
-		o.optname = RDMA_OPTION_ID_ACK_TIMEOUT;
-		o.optlen = 1;
-		o.optval[0] = id->timeout;
-		err = rcm_call(dev, BV_OP_CM_SET_OPTION, &o, sizeof(o), NULL, 0, NULL, 0);
-	}
-	return err;
-}
-
 static void destroy_on(struct rcm_dev *dev, uint32_t handle)
 {
 	struct bv_cm_id_req req = { .handle = handle };
@@ -227,25 +195,95 @@ static void destroy_on(struct rcm_dev *dev, uint32_t handle)
 	rcm_call(dev, BV_OP_CM_DESTROY_ID, &req, sizeof(req), NULL, 0, NULL, 0);
 }
 
-int rcm_id_create_on(struct rcm_id *id, struct rcm_dev *dev, uint32_t *handle)
+/* The daemon ids of a wildcard id, all at once (one batch), but the one on keep. */
+static void destroy_subs(struct rcm_sub *subs, int n, const struct rcm_dev *keep)
 {
-	struct bv_cm_create_id_req req = { .uid = id->uid, .ps = (uint16_t)id->id.ps,
-					   .qp_type = (uint8_t)id->id.qp_type };
-	struct bv_cm_create_id_rsp rsp;
-	int err = rcm_chan_attach(id->chan, dev, &req.chan);
+	struct bv_cm_id_req req[RCM_MAX_DEVS];
+	struct rcm_req rq[RCM_MAX_DEVS], *p[RCM_MAX_DEVS];
+	int k = 0;
 
-	if (!err)
-		err = rcm_call(dev, BV_OP_CM_CREATE_ID, &req, sizeof(req), &rsp, sizeof(rsp), NULL,
-			       0);
+	for (int i = 0; i < n; i++) {
+		if (subs[i].dev == keep)
+			continue;
+		req[k] = (struct bv_cm_id_req){ .handle = subs[i].handle };
+		rq[k] = (struct rcm_req){ .dev = subs[i].dev, .op = BV_OP_CM_DESTROY_ID,
+					  .req = &req[k], .len = sizeof(req[k]) };
+		p[k] = &rq[k];
+		k++;
+	}
+	rcm_call_batch(p, k);
+}
+
+/*
+ * Putting an id on a device: the channel's ATTACH there when it is not yet, and CREATE_ID with
+ * the options the id took meanwhile and (addr) its bind, in one batch: one round trip, of
+ * which a wildcard bind makes one batch for every device.
+ */
+struct placing {
+	struct rcm_dev *dev;
+	struct rcm_attach attach;
+	struct bv_cm_create_id_req req;
+	struct bv_cm_create_id_rsp rsp;
+	struct rcm_req rq;
+};
+
+static int place_begin(struct rcm_id *id, struct rcm_dev *dev, const struct sockaddr *addr,
+		       uint32_t flags, struct placing *pl, struct rcm_req **rq, int *n)
+{
+	struct bv_cm_id_opts *o = &pl->req.opts;
+	int err = rcm_chan_attach_begin(id->chan, dev, &pl->attach);
+
 	if (err)
 		return err;
-	err = replay_options(id, dev, rsp.handle);
-	if (err) {
-		destroy_on(dev, rsp.handle);
-		return err;
+	pl->dev = dev;
+	memset(&pl->req, 0, sizeof(pl->req));
+	pl->req.uid = id->uid;
+	pl->req.chan = id->chan->name;
+	pl->req.ps = (uint16_t)id->id.ps;
+	pl->req.qp_type = (uint8_t)id->id.qp_type;
+	o->set = (id->tos_set ? BV_CM_OPT_TOS : 0) | (id->reuseaddr_set ? BV_CM_OPT_REUSEADDR : 0) |
+		 (id->afonly_set ? BV_CM_OPT_AFONLY : 0) |
+		 (id->timeout_set ? BV_CM_OPT_ACK_TIMEOUT : 0);
+	o->tos = id->tos;
+	o->timeout = id->timeout;
+	o->reuseaddr = id->reuseaddr != 0;
+	o->afonly = id->afonly != 0;
+	if (addr) {
+		pl->req.flags = BV_CM_CREATE_BIND | flags;
+		memcpy(&pl->req.addr, addr, rcm_addrlen(addr));
 	}
-	*handle = rsp.handle;
+	pl->rq = (struct rcm_req){ .dev = dev, .op = BV_OP_CM_CREATE_ID, .req = &pl->req,
+				   .len = sizeof(pl->req), .rsp = &pl->rsp,
+				   .rsp_max = sizeof(pl->rsp) };
+	if (pl->attach.needed)
+		rq[(*n)++] = &pl->attach.rq;
+	rq[(*n)++] = &pl->rq;
 	return 0;
+}
+
+/* After the batch: 0 and the daemon's id in pl->rsp, or an errno (nothing left there). */
+static int place_end(struct rcm_id *id, struct placing *pl)
+{
+	int aerr = rcm_chan_attach_end(id->chan, pl->dev, &pl->attach);
+
+	if (aerr && !pl->rq.err)
+		destroy_on(pl->dev, pl->rsp.handle);	/* cannot be: no channel, no id */
+	return aerr ? aerr : pl->rq.err;
+}
+
+int rcm_id_create_on(struct rcm_id *id, struct rcm_dev *dev, uint32_t *handle)
+{
+	struct placing pl;
+	struct rcm_req *rq[2];
+	int n = 0, err = place_begin(id, dev, NULL, 0, &pl, rq, &n);
+
+	if (err)
+		return err;
+	rcm_call_batch(rq, n);
+	err = place_end(id, &pl);
+	if (!err)
+		*handle = pl.rsp.handle;
+	return err;
 }
 
 int rcm_id_call(struct rcm_id *id, uint16_t op, void *req, size_t len, void *rsp,
@@ -351,8 +389,7 @@ RCM_EXPORT int rdma_destroy_id(struct rdma_cm_id *cm_id)
 		return rcm_err(EINVAL);
 	if (id->dev)
 		destroy_on(id->dev, id->handle);
-	for (int i = 0; i < id->nsubs; i++)
-		destroy_on(id->subs[i].dev, id->subs[i].handle);
+	destroy_subs(id->subs, id->nsubs, NULL);
 	if (cm_id->event) {
 		rdma_ack_cm_event(cm_id->event);
 		cm_id->event = NULL;
@@ -369,20 +406,20 @@ RCM_EXPORT int rdma_destroy_id(struct rdma_cm_id *cm_id)
 /* ---- binding ----------------------------------------------------------------------------------- */
 
 static int bind_on(struct rcm_id *id, struct rcm_dev *dev, const struct sockaddr *addr,
-		   uint32_t flags, uint32_t *handle, struct bv_cm_route *route)
+		   uint32_t *handle, struct bv_cm_route *route)
 {
-	struct bv_cm_bind_req req = { .flags = flags };
-	int err = rcm_id_create_on(id, dev, &req.handle);
+	struct placing pl;
+	struct rcm_req *rq[2];
+	int n = 0, err = place_begin(id, dev, addr, 0, &pl, rq, &n);
 
 	if (err)
 		return err;
-	memcpy(&req.addr, addr, rcm_addrlen(addr));
-	err = rcm_call(dev, BV_OP_CM_BIND, &req, sizeof(req), route, sizeof(*route), NULL, 0);
-	if (err) {
-		destroy_on(dev, req.handle);
+	rcm_call_batch(rq, n);
+	err = place_end(id, &pl);
+	if (err)
 		return err;
-	}
-	*handle = req.handle;
+	*handle = pl.rsp.handle;
+	*route = pl.rsp.route;
 	return 0;
 }
 
@@ -431,69 +468,28 @@ static uint16_t get_port(const struct sockaddr *sa)
 }
 
 /*
- * One call per device, all devices at once: a wildcard id's bind or listen is a call to every
- * daemon, and one after the other they would take the sum of their answers' wake-ups where
- * the kernel takes a system call (perftest's client connects right after its handshake and
- * meets no listener if the server's wildcard listen is still on its way: REJ 8). Each call
- * runs in a thread of its own, or here when no thread can be made.
+ * A wildcard bind: one port, free on every device (the kernel's one port space per host).
+ * Every device's CREATE_ID+bind goes out in one batch: perftest's client connects right after
+ * its handshake while the server binds and listens anew on every device, and a REQ that meets
+ * no listener yet is rejected (reason 8), so the bind and the listen must take a round trip
+ * each, as the kernel's take a system call each, not one per device or more.
  */
-struct rcm_dev_job {
-	struct rcm_id *id;
-	struct rcm_dev *dev;
-	const struct sockaddr *addr;	/* bind */
-	struct bv_cm_listen_req listen;	/* listen */
-	uint32_t handle;
-	struct bv_cm_route route;
-	int err;
-	pthread_t thread;
-	bool threaded;
-};
-
-static void *bind_job(void *arg)
-{
-	struct rcm_dev_job *j = arg;
-
-	j->err = bind_on(j->id, j->dev, j->addr, BV_CM_BIND_WILDCARD_SET, &j->handle, &j->route);
-	return NULL;
-}
-
-static void *listen_job(void *arg)
-{
-	struct rcm_dev_job *j = arg;
-
-	j->err = rcm_call(j->dev, BV_OP_CM_LISTEN, &j->listen, sizeof(j->listen), &j->route,
-			  sizeof(j->route), NULL, 0);
-	return NULL;
-}
-
-static void run_jobs(struct rcm_dev_job *jobs, int n, void *(*fn)(void *))
-{
-	for (int i = 0; i < n; i++)
-		jobs[i].threaded = !pthread_create(&jobs[i].thread, NULL, fn, &jobs[i]);
-	for (int i = 0; i < n; i++) {
-		if (jobs[i].threaded)
-			pthread_join(jobs[i].thread, NULL);
-		else
-			fn(&jobs[i]);
-	}
-}
-
-/* A wildcard bind: one port, free on every device (the kernel's one port space per host). */
 static int bind_wildcard(struct rcm_id *id, const struct sockaddr *addr)
 {
 	int n = rcm_ndevs(), low, high, tries;
 	struct sockaddr_storage a;
 	struct bv_cm_route route;
 	bool any_port = !get_port(addr);
-	int err = EADDRNOTAVAIL, nj;
-	struct rcm_dev_job *jobs;
+	int err = EADDRNOTAVAIL, np, nrq;
+	struct placing *pl;
+	struct rcm_req *rq[RCM_BATCH_MAX];
 
 	id->subs = calloc((size_t)n, sizeof(*id->subs));
-	jobs = calloc((size_t)n, sizeof(*jobs));
-	if (!id->subs || !jobs) {
+	pl = calloc((size_t)n, sizeof(*pl));
+	if (!id->subs || !pl) {
 		free(id->subs);
 		id->subs = NULL;
-		free(jobs);
+		free(pl);
 		return ENOMEM;
 	}
 	port_range(&low, &high);
@@ -505,32 +501,39 @@ static int bind_wildcard(struct rcm_id *id, const struct sockaddr *addr)
 			set_port(&a, (uint16_t)(low + random() % (high - low + 1)));
 		id->nsubs = 0;
 		err = 0;
-		nj = 0;
-		for (int i = 0; i < n; i++)
-			if (!rcm_dev_at(i)->gone)
-				jobs[nj++] = (struct rcm_dev_job){ .id = id, .dev = rcm_dev_at(i),
-								   .addr = (struct sockaddr *)&a };
-		run_jobs(jobs, nj, bind_job);
-		for (int i = 0; i < nj; i++) {
-			if (!jobs[i].err) {
-				id->subs[id->nsubs].dev = jobs[i].dev;
-				id->subs[id->nsubs++].handle = jobs[i].handle;
-				route = jobs[i].route;
-			} else if (jobs[i].err != EOPNOTSUPP && jobs[i].err != ENODEV && !err) {
-				err = jobs[i].err;	/* ENODEV, EOPNOTSUPP: no connection manager */
+		np = 0;
+		nrq = 0;
+		for (int i = 0; i < n && !err; i++)
+			if (!rcm_dev_at(i)->gone) {
+				err = place_begin(id, rcm_dev_at(i), (struct sockaddr *)&a,
+						  BV_CM_BIND_WILDCARD_SET, &pl[np], rq, &nrq);
+				np += !err;
+			}
+		rcm_call_batch(rq, err ? 0 : nrq);
+		for (int i = 0; i < np; i++) {
+			int e;
+
+			if (err)
+				pl[i].rq.err = pl[i].attach.rq.err = ECANCELED;	/* never sent */
+			e = place_end(id, &pl[i]);
+			if (!e) {
+				id->subs[id->nsubs].dev = pl[i].dev;
+				id->subs[id->nsubs++].handle = pl[i].rsp.handle;
+				route = pl[i].rsp.route;
+			} else if (e != EOPNOTSUPP && e != ENODEV && e != ECANCELED && !err) {
+				err = e;	/* ENODEV, EOPNOTSUPP: no connection manager */
 			}
 		}
 		if (!err && id->nsubs)
 			break;
-		for (int i = 0; i < id->nsubs; i++)
-			destroy_on(id->subs[i].dev, id->subs[i].handle);
+		destroy_subs(id->subs, id->nsubs, NULL);
 		id->nsubs = 0;
 		if (!err)
 			err = ENODEV;
 		if (err != EADDRINUSE && err != EADDRNOTAVAIL)
 			break;
 	}
-	free(jobs);
+	free(pl);
 	if (err || !id->nsubs) {
 		free(id->subs);
 		id->subs = NULL;
@@ -578,7 +581,7 @@ static int bind_addr(struct rcm_id *id, const struct sockaddr *addr)
 	default:
 		return addr->sa_family == AF_IB ? EADDRNOTAVAIL : not_ours(addr);
 	}
-	err = bind_on(id, dev, addr, 0, &handle, &route);
+	err = bind_on(id, dev, addr, &handle, &route);
 	if (err)
 		return err;
 	err = rcm_id_attach(id, dev, handle);
@@ -616,10 +619,9 @@ static int keep_sub(struct rcm_id *id, struct rcm_dev *dev)
 		if (id->subs[i].dev == dev) {
 			handle = id->subs[i].handle;
 			found = true;
-		} else {
-			destroy_on(id->subs[i].dev, id->subs[i].handle);
 		}
 	}
+	destroy_subs(id->subs, id->nsubs, dev);
 	free(id->subs);
 	id->subs = NULL;
 	id->nsubs = 0;
@@ -716,9 +718,9 @@ RCM_EXPORT int rdma_resolve_route(struct rdma_cm_id *cm_id, int timeout_ms)
 RCM_EXPORT int rdma_listen(struct rdma_cm_id *cm_id, int backlog)
 {
 	struct rcm_id *id = rcm_id_of(cm_id);
-	struct bv_cm_listen_req req = { .backlog = backlog };
-	struct bv_cm_route route;
-	struct rcm_dev_job *jobs;
+	struct bv_cm_listen_req req = { .backlog = backlog }, lreq[RCM_MAX_DEVS];
+	struct bv_cm_route route, lrsp[RCM_MAX_DEVS];
+	struct rcm_req rq[RCM_MAX_DEVS], *p[RCM_MAX_DEVS];
 	int err = 0;
 
 	if (!cm_id)
@@ -737,17 +739,18 @@ RCM_EXPORT int rdma_listen(struct rdma_cm_id *cm_id, int backlog)
 			rcm_id_set_route(id, &route);
 		return err ? rcm_err(err) : 0;
 	}
-	jobs = calloc((size_t)id->nsubs, sizeof(*jobs));
-	if (!jobs)
-		return rcm_err(ENOMEM);
+	/* every device's LISTEN in one batch: one round trip, as bind_wildcard() says why */
 	for (int i = 0; i < id->nsubs; i++) {
-		jobs[i] = (struct rcm_dev_job){ .dev = id->subs[i].dev, .listen = req };
-		jobs[i].listen.handle = id->subs[i].handle;
+		lreq[i] = req;
+		lreq[i].handle = id->subs[i].handle;
+		rq[i] = (struct rcm_req){ .dev = id->subs[i].dev, .op = BV_OP_CM_LISTEN,
+					  .req = &lreq[i], .len = sizeof(lreq[i]), .rsp = &lrsp[i],
+					  .rsp_max = sizeof(lrsp[i]) };
+		p[i] = &rq[i];
 	}
-	run_jobs(jobs, id->nsubs, listen_job);
+	rcm_call_batch(p, id->nsubs);
 	for (int i = 0; i < id->nsubs && !err; i++)
-		err = jobs[i].err;
-	free(jobs);
+		err = rq[i].err;
 	return err ? rcm_err(err) : 0;
 }
 

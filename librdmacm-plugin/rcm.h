@@ -120,6 +120,26 @@ int rcm_dev_open(struct rcm_dev *dev);
 int rcm_call(struct rcm_dev *dev, uint16_t op, const void *req, size_t len, void *rsp,
 	     size_t rsp_max, const int *fds, unsigned int nfds);
 
+/* One request of a batch (rcm_call_batch): err is rcm_call()'s answer. */
+struct rcm_req {
+	struct rcm_dev *dev;
+	uint16_t op;
+	const void *req;
+	size_t len;
+	void *rsp;
+	size_t rsp_max;
+	const int *fds;
+	unsigned int nfds;
+	int err;
+	bool sent;
+};
+
+/* Two requests per device at most: ATTACH and the one that names the channel. */
+#define RCM_BATCH_MAX		(2 * RCM_MAX_DEVS)
+
+/* Requests to several daemons (or several to one), in flight together (dev.c). */
+void rcm_call_batch(struct rcm_req *const *rq, int n);
+
 /* Where an address lives. */
 enum rcm_route_kind {
 	RCM_ROUTE_NONE,			/* no device has it */
@@ -144,6 +164,7 @@ struct rcm_chan {
 	pthread_mutex_t attach[RCM_MAX_DEVS];	/* one attach at a time per daemon, not per channel */
 	int member[RCM_MAX_DEVS];	/* our end of the socket pair per daemon, -1: none */
 	uint32_t handle[RCM_MAX_DEVS];	/* the daemon's name for the channel */
+	uint32_t name;			/* ours, which the daemons take (bv_cm_attach_req) */
 };
 
 static inline struct rcm_chan *rcm_chan_of(struct rdma_event_channel *ch)
@@ -153,6 +174,22 @@ static inline struct rcm_chan *rcm_chan_of(struct rdma_event_channel *ch)
 
 /* The daemon's handle for the channel on dev, attaching it there first if needed. */
 int rcm_chan_attach(struct rcm_chan *c, struct rcm_dev *dev, uint32_t *handle);
+
+/*
+ * The same in two halves around a batch: begin holds the channel's attach lock for dev and,
+ * when the channel is not there yet (needed), prepares the ATTACH request rq, which goes
+ * first in the batch, before the requests naming the channel (c->name); end takes its answer
+ * and the lock goes. 0 or an errno, from each.
+ */
+struct rcm_attach {
+	bool needed;
+	int sv[2];
+	struct bv_cm_attach_req req;
+	struct bv_cm_attach_rsp rsp;
+	struct rcm_req rq;
+};
+int rcm_chan_attach_begin(struct rcm_chan *c, struct rcm_dev *dev, struct rcm_attach *a);
+int rcm_chan_attach_end(struct rcm_chan *c, struct rcm_dev *dev, struct rcm_attach *a);
 /* Queue an event the library makes itself (ADDR_ERROR, DEVICE_REMOVAL...). */
 int rcm_chan_post_local(struct rcm_chan *c, struct rcm_event *evt);
 

@@ -274,7 +274,9 @@ static int msg_check(const void *msg, int len, int flags)
 	return 0;
 }
 
-SCIF_EXPORT int scif_send(scif_epd_t epd, void *msg, int len, int flags)
+/* scif_send and scif_recv: the endpoint, then a zero length (done), then the arguments. */
+static int msg_io(scif_epd_t epd, void *msg, int len, int flags,
+		  int (*io)(struct scif_ep *ep, void *msg, int len, int flags))
 {
 	struct scif_ep *ep;
 	int err, ret;
@@ -285,25 +287,19 @@ SCIF_EXPORT int scif_send(scif_epd_t epd, void *msg, int len, int flags)
 	if (!len)
 		ret = 0;
 	else if (!(ret = msg_check(msg, len, flags)))
-		ret = scif_msg_send(ep, msg, len, flags);
+		ret = io(ep, msg, len, flags);
 	scif_ep_put(ep);
 	return ret_int(ret);
 }
 
+SCIF_EXPORT int scif_send(scif_epd_t epd, void *msg, int len, int flags)
+{
+	return msg_io(epd, msg, len, flags, scif_msg_send);
+}
+
 SCIF_EXPORT int scif_recv(scif_epd_t epd, void *msg, int len, int flags)
 {
-	struct scif_ep *ep;
-	int err, ret;
-
-	ep = scif_ep_get(epd, &err);
-	if (!ep)
-		return fail(err);
-	if (!len)
-		ret = 0;
-	else if (!(ret = msg_check(msg, len, flags)))
-		ret = scif_msg_recv(ep, msg, len, flags);
-	scif_ep_put(ep);
-	return ret_int(ret);
+	return msg_io(epd, msg, len, flags, scif_msg_recv);
 }
 
 SCIF_EXPORT off_t scif_register(scif_epd_t epd, void *addr, size_t len, off_t offset,

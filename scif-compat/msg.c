@@ -553,16 +553,27 @@ int scif_msg_recv(struct scif_ep *ep, void *msg, int len, int flags)
 		atomic_store(&ep->rx_idle_since, now);
 		if (atomic_load(&scif_lib.wake_at) > now + 2 * SCIF_ARM_DELAY_NS)
 			scif_progress_kick();
-		if (ep->pollin || !(flags & SCIF_RECV_BLOCK)) {
-			/* no stale POLLIN; a reader that polls wants a wake-up from now on */
-			pthread_mutex_lock(&ep->lock);
+		/*
+		 * POLLIN follows the ring, decided under ep->lock as the progress thread decides
+		 * it: a WAKE_DATA or an arm's result handled meanwhile may be writing a token
+		 * for the bytes we just took (it marks pollin only once the byte is sent, and
+		 * the poller that byte woke may get here first), and bytes may have landed
+		 * since we looked. Leaving under the lock too: a wake-up for a reader that
+		 * sleeps (rx_busy) then either comes before our decision or finds us gone.
+		 */
+		pthread_mutex_lock(&ep->lock);
+		atomic_fetch_sub(&ep->rx_busy, 1);
+		if (ep->conn && atomic_load(&ep->conn->ctl->prod) != ep->rx.cons)
+			scif_epfd_set_in(ep);
+		else
 			scif_epfd_clear_in(ep);
-			pthread_mutex_unlock(&ep->lock);
-			if (!(flags & SCIF_RECV_BLOCK))
-				scif_msg_arm_rx(ep);
-		}
+		pthread_mutex_unlock(&ep->lock);
+		/* a reader that polls wants a wake-up from now on */
+		if (!(flags & SCIF_RECV_BLOCK))
+			scif_msg_arm_rx(ep);
+	} else {
+		atomic_fetch_sub(&ep->rx_busy, 1);
 	}
-	atomic_fetch_sub(&ep->rx_busy, 1);
 	pthread_mutex_unlock(&ep->recv_mutex);
 	return done ? done : ret;
 }

@@ -65,6 +65,34 @@ static int access_of(int prot)
 	return a;
 }
 
+/*
+ * Every page of [start, end) is mapped readable (and writable for write): what the Linux driver's
+ * pinning (get_user_pages, FOLL_WRITE for SCIF_PROT_WRITE) demands, or scif_register fails with
+ * EFAULT. A verbs provider of its own may register any address (bridgeverbs' write by pid and
+ * address), so we look ourselves, in /proc/self/maps: registration is no hot path.
+ */
+static bool user_mapped(uintptr_t start, uintptr_t end, bool write)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	uintptr_t at = start;
+	char line[512];
+
+	if (!f)
+		return true;	/* cannot tell: let the registration decide */
+	while (at < end && fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi;
+		char perms[8];
+
+		if (sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) != 3 || hi <= at)
+			continue;
+		if (lo > at || perms[0] != 'r' || (write && perms[1] != 'w'))
+			break;	/* a hole, or a page we may not pin */
+		at = hi;
+	}
+	fclose(f);
+	return at >= end;
+}
+
 off_t scif_rma_register(struct scif_ep *ep, void *addr, size_t len, off_t offset, int prot,
 			int flags)
 {
@@ -98,10 +126,12 @@ off_t scif_rma_register(struct scif_ep *ep, void *addr, size_t len, off_t offset
 		goto unlock;
 	pthread_mutex_unlock(&ep->lock);
 
-	mr = ibv_reg_mr(pd, addr, len, access_of(prot));
-	if (!mr) {
+	mr = NULL;
+	if (!user_mapped((uintptr_t)addr, (uintptr_t)addr + len, prot & SCIF_PROT_WRITE))
+		ret = -EFAULT;
+	else if (!(mr = ibv_reg_mr(pd, addr, len, access_of(prot))))
 		ret = -reg_errno(errno);
-	} else {
+	if (mr) {
 		ret = scif_request(ep, SCIF_OP_REGISTER, w.off, len, (uintptr_t)addr, mr->rkey,
 				   (uint64_t)prot, NULL);
 		if (ret)
@@ -514,16 +544,23 @@ static bool rma_is_done(struct scif_ep *ep, void *arg)
 	       ep->state != SCIF_CONNECTED;
 }
 
-/* A user buffer we may read (vwriteto) or at least find mapped (vreadfrom). */
+/*
+ * A user buffer we may read (vwriteto) or at least find mapped (vreadfrom): its first and last
+ * bytes readable and, across more pages, no hole between them (msync fails with ENOMEM where a
+ * page is not mapped); the copy through the bounce ring would fault on one.
+ */
 static bool user_readable(const void *addr, size_t len)
 {
 	char b;
 	struct iovec l = { .iov_base = &b, .iov_len = 1 };
 	struct iovec r[2] = { { .iov_base = (void *)addr, .iov_len = 1 },
 			      { .iov_base = (char *)addr + len - 1, .iov_len = 1 } };
+	uintptr_t start = (uintptr_t)addr & ~(SCIF_PAGE_SIZE - 1);
+	uintptr_t end = ((uintptr_t)addr + len + SCIF_PAGE_SIZE - 1) & ~(SCIF_PAGE_SIZE - 1);
 
 	return process_vm_readv(getpid(), &l, 1, &r[0], 1, 0) == 1 &&
-	       process_vm_readv(getpid(), &l, 1, &r[1], 1, 0) == 1;
+	       process_vm_readv(getpid(), &l, 1, &r[1], 1, 0) == 1 &&
+	       (end - start <= 2 * SCIF_PAGE_SIZE || !msync((void *)start, end - start, MS_ASYNC));
 }
 
 int scif_rma_copy(struct scif_ep *ep, off_t loff, void *addr, size_t len, off_t roff,

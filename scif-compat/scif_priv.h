@@ -48,7 +48,7 @@
 #define SCIF_MAX_BACKLOG	1024		/* SCIF_MAX_BACKLOG */
 #define SCIF_SPIN_NS		50000ull	/* spin at least this long before sleeping */
 #define SCIF_SPIN_MAX_NS	2000000ull	/* adaptive spin: at most this long */
-#define SCIF_PAUSE_NS		20000ull	/* the busy part of a spin (no yield) */
+#define SCIF_PAUSE_NS		3000ull	/* a spin's busy part: ~2 ntb round trips */
 #define SCIF_ARM_DELAY_NS	1000000ull	/* progress thread arms POLLIN after this idle time */
 #define SCIF_NCTRL_SLOTS	32		/* control messages sent from memory (not inline) */
 #define SCIF_KEEPALIVE_NS	1000000000ull	/* probe an idle connection's peer this often */
@@ -306,9 +306,12 @@ int scif_ep_table_add(struct scif_ep *ep);
 void scif_ep_table_del(struct scif_ep *ep);
 uint64_t scif_now_ns(void);
 /*
- * One step of a wait that spins: the first SCIF_PAUSE_NS of it busy (the peer answers within
- * a round trip, and a yield that hands the core to another process costs more than that),
- * then yielding (the peer may need this core).
+ * One step of a wait that spins: the first SCIF_PAUSE_NS of it busy (a peer on another CPU
+ * answers within a round trip, and a yield that hands the core to another process costs more
+ * than that), then yielding (the peer may need this core: on a loaded machine the scheduler
+ * often keeps both ends on one CPU, where every busy nanosecond is the peer's wait; with 20 µs
+ * busy an ntb ping-pong on one CPU took 48 µs a round trip, with 3 µs 13 µs, while on two
+ * CPUs it stayed at 1.4-2 µs either way: docs/scif.md "Performance").
  */
 static inline void scif_spin_step(uint64_t spun_ns)
 {

@@ -2,7 +2,9 @@
 # Install the Debian 12 packages bridgeverbs builds and tests with, if any is missing.
 # Used by 'make demo' and 'make test'; 'install-deps.sh package' adds what building the Debian
 # packages and the package test need (make package-test), 'install-deps.sh docs' what renders
-# the documentation's diagrams (graphviz), 'install-deps.sh bench' what make bench uses.
+# the documentation's diagrams (graphviz), 'install-deps.sh bench' what make bench uses,
+# 'install-deps.sh interop' what make interop's soft-RoCE VM needs (qemu, debootstrap to build
+# its image, debugfs to write the guest's files into it).
 # Needs root (or sudo) only when something is missing.
 set -e
 PKGS="build-essential cmake pkg-config python3 iproute2 util-linux procps valgrind \
@@ -15,7 +17,8 @@ for extra in "$@"; do
 	package) PKGS="$PKGS dpkg-dev debhelper lintian debootstrap qemu-system-x86 e2fsprogs" ;;
 	docs) PKGS="$PKGS graphviz" ;;
 	bench) PKGS="$PKGS gnuplot-nox" ;;
-	*) echo "install-deps: unknown set '$extra' (package, docs, bench)" >&2; exit 2 ;;
+	interop) PKGS="$PKGS qemu-system-x86 debootstrap e2fsprogs" ;;
+	*) echo "install-deps: unknown set '$extra' (package, docs, bench, interop)" >&2; exit 2 ;;
 	esac
 done
 

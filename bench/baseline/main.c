@@ -18,8 +18,12 @@
  *                   on a futex and are woken for each message (each relay the other's peer,
  *                   as two device engines are): the least any design with blocking engines
  *                   can reach here
+ *   swdev-floor-rt  the same with the relays at SCHED_FIFO (needs CAP_SYS_NICE): the floor of
+ *                   engines at real-time priority (cx4's rt_priority)
  *
- * Latencies print the median half round trip; -t SECONDS (default 2) per measurement.
+ * Latencies print the median half round trip with its minimum, 90th percentile and the share of
+ * round trips that waited for a time slice; throughputs print the average and the best eighth
+ * of the measurement ("_best"); -t SECONDS (default 2) per measurement.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -61,10 +65,30 @@ double bl_median(double *v, size_t n)
 	return v[n / 2];
 }
 
+void bl_print_lat(const char *name, double *rtt, size_t n)
+{
+	size_t stalled = 0;
+
+	if (!n) {
+		printf("%s=none (no round trip completed)\n", name);
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		stalled += rtt[i] >= 1e-3;
+	bl_median(rtt, n);
+	printf("%s=%.3f us\n", name, rtt[n / 2] / 2 * 1e6);
+	printf("%s_min=%.3f us\n", name, rtt[0] / 2 * 1e6);
+	printf("%s_p90=%.3f us\n", name, rtt[n * 9 / 10] / 2 * 1e6);
+	printf("%s_stalled=%.2f %%\n", name, 100.0 * stalled / n);
+}
+
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: bv_baseline [-t SECONDS] memcpy SIZE... | pvm-bw SIZE... | udp-bw SIZE... |\n"
-		   "       udp-pps | udp-lat | udp-lat-block | tcp-bw | shm-pingpong | swdev-floor\n");
+	fprintf(
+	    f,
+	    "usage: bv_baseline [-t SECONDS] memcpy SIZE... | pvm-bw SIZE... | udp-bw SIZE... |\n"
+	    "       udp-pps | udp-lat | udp-lat-block | tcp-bw | shm-pingpong | swdev-floor |\n"
+	    "       swdev-floor-rt\n");
 }
 
 int main(int argc, char **argv)
@@ -118,7 +142,9 @@ int main(int argc, char **argv)
 	} else if (!strcmp(what, "shm-pingpong")) {
 		bl_shm_pingpong();
 	} else if (!strcmp(what, "swdev-floor")) {
-		bl_swdev_floor();
+		bl_swdev_floor(0);
+	} else if (!strcmp(what, "swdev-floor-rt")) {
+		bl_swdev_floor(1);
 	} else {
 		usage(stderr);
 		return 2;

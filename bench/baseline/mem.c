@@ -25,6 +25,7 @@ void bl_memcpy_bw(size_t size)
 	char *dst = aligned_alloc(4096, (size + 4095) & ~(size_t)4095);
 	uint64_t bytes = 0;
 	double t0, t1;
+	struct bl_slices sl = {0};
 
 	if (!src || !dst)
 		bl_die("aligned_alloc");
@@ -34,14 +35,18 @@ void bl_memcpy_bw(size_t size)
 	size_t batch = size >= (4u << 20) ? 1 : (4u << 20) / size;
 
 	t0 = bl_now();
+	sl.t = t0;
 	do {
 		for (size_t i = 0; i < batch; i++) {
 			memcpy(dst, src, size);
 			bl_sink = dst;
 		}
 		bytes += size * batch;
-	} while ((t1 = bl_now()) - t0 < bl_seconds);
+		t1 = bl_now();
+		bl_slice(&sl, (double)bytes, t1);
+	} while (t1 - t0 < bl_seconds);
 	printf("memcpy_bw_%zu=%.2f Gb/s\n", size, bytes * 8 / (t1 - t0) / 1e9);
+	printf("memcpy_bw_%zu_best=%.2f Gb/s\n", size, sl.best * 8 / 1e9);
 	free(src);
 	free(dst);
 }

@@ -12,8 +12,11 @@
  * processes sleeping on a futex in shared memory: relay A copies A's message to relay B's inbox
  * and wakes it, relay B copies it into B's buffer. Nothing is done but the hand-overs, so no
  * design whose engines block between messages can have a shorter half round trip here.
+ * swdev-floor-rt: the same with the relays at SCHED_FIFO, the floor of engines that run at
+ * real-time priority (cx4's rt_priority): a woken relay preempts a polling program at once.
  */
 #include <linux/futex.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -55,7 +58,7 @@ static void spin_until(_Atomic uint32_t *w, uint32_t v)
 		cpu_relax();
 }
 
-/* Runs the timed side: SEND(seq) then waits for the echo of seq; prints the median. */
+/* Runs the timed side: SEND(seq) then waits for the echo of seq; prints the half round trips. */
 static void time_rounds(const char *name, void (*send)(void *, uint32_t),
 			_Atomic uint32_t *echo, void *ctx)
 {
@@ -72,7 +75,7 @@ static void time_rounds(const char *name, void (*send)(void *, uint32_t),
 		spin_until(echo, seq);
 		rtt[n++] = bl_now() - t0;
 	}
-	printf("%s=%.3f us\n", name, bl_median(rtt, n) / 2 * 1e6);
+	bl_print_lat(name, rtt, n);
 	free(rtt);
 }
 
@@ -177,19 +180,32 @@ static void swdev_send(void *ctx, uint32_t seq)
 	futex_wake(&s->bell_a);
 }
 
-void bl_swdev_floor(void)
+/* rt: the relays at SCHED_FIFO priority 50, as cx4 engines with rt_priority = 50 */
+static void relay_priority(int rt)
+{
+	struct sched_param sp = {.sched_priority = 50};
+
+	if (rt && sched_setscheduler(0, SCHED_FIFO, &sp))
+		bl_die("sched_setscheduler SCHED_FIFO");
+}
+
+void bl_swdev_floor(int rt)
 {
 	struct swdev *s = shared_map(sizeof(*s));
 	pid_t pids[3];
 
 	pids[0] = fork();
-	if (pids[0] == 0)
+	if (pids[0] == 0) {
+		relay_priority(rt);
 		relay(s, &s->bell_a, &s->ra_from_app, &s->ra_from_wire, &s->rb_from_wire,
 		      &s->bell_b, &s->mem_a);
+	}
 	pids[1] = fork();
-	if (pids[1] == 0)
+	if (pids[1] == 0) {
+		relay_priority(rt);
 		relay(s, &s->bell_b, &s->rb_from_app, &s->rb_from_wire, &s->ra_from_wire,
 		      &s->bell_a, &s->mem_b);
+	}
 	pids[2] = fork();
 	if (pids[2] == 0) {
 		/* program B: polls its memory, answers each message through its engine */
@@ -202,7 +218,8 @@ void bl_swdev_floor(void)
 	for (int i = 0; i < 3; i++)
 		if (pids[i] < 0)
 			bl_die("fork");
-	time_rounds("swdev_floor_half_rtt", swdev_send, &s->mem_a.seq, s);
+	time_rounds(rt ? "swdev_floor_rt_half_rtt" : "swdev_floor_half_rtt", swdev_send,
+		    &s->mem_a.seq, s);
 	for (int i = 0; i < 3; i++) {
 		kill(pids[i], SIGKILL);
 		waitpid(pids[i], NULL, 0);

@@ -13,7 +13,14 @@
 #define BV_VENDOR_ID		0x627665
 #define BV_PART_CX4		0xb4c4
 #define BV_PART_NTB		0xb4e7
-#define BV_GID_TBL_LEN		4	/* v1 link-local, v2 link-local, v1 IPv4, v2 IPv4 */
+/*
+ * A RoCE port's GID table holds more entries than the port's addresses fill, the rest empty:
+ * mlx5 sizes it by the device (roce_address_table_size), rxe has 1024 (RXE_PORT_GID_TBL_LEN),
+ * and the kernel adds entries as the net device gains addresses. ntb fills its first
+ * BV_NTB_NGIDS: 0 fe80:: v1, 1 fe80:: v2, 2 ::ffff:ip v1, 3 ::ffff:ip v2.
+ */
+#define BV_GID_TBL_LEN		16
+#define BV_NTB_NGIDS		4
 /* cx4: the default GID, the IPv4 address and the net device's IPv6 ones, each as RoCE v1 and
  * v2 where the port carries them (devices/cx4/daemon/port.c); the rest of the table empty */
 #define BV_CX4_GID_TBL_LEN	16

@@ -9,8 +9,7 @@
 #include "bvd_timer.h"
 
 struct bvd_timers {
-	struct bvd_timer **h;
-	int n, cap;
+	struct bv_theap heap;
 	int fd;
 	uint64_t armed_for;		/* the deadline the timerfd is set to, 0: none */
 };
@@ -25,49 +24,15 @@ uint64_t bvd_now_ns(void)
 
 void bvd_timer_init(struct bvd_timer *t, void (*fn)(struct bvd *d, struct bvd_timer *t))
 {
-	t->when = 0;
-	t->idx = -1;
+	bv_theap_node_init(&t->node);
 	t->fn = fn;
-}
-
-static void swap(struct bvd_timers *ts, int a, int b)
-{
-	struct bvd_timer *x = ts->h[a];
-
-	ts->h[a] = ts->h[b];
-	ts->h[b] = x;
-	ts->h[a]->idx = a;
-	ts->h[b]->idx = b;
-}
-
-static void sift_up(struct bvd_timers *ts, int i)
-{
-	while (i > 0 && ts->h[(i - 1) / 2]->when > ts->h[i]->when) {
-		swap(ts, i, (i - 1) / 2);
-		i = (i - 1) / 2;
-	}
-}
-
-static void sift_down(struct bvd_timers *ts, int i)
-{
-	for (;;) {
-		int l = 2 * i + 1, r = l + 1, m = i;
-
-		if (l < ts->n && ts->h[l]->when < ts->h[m]->when)
-			m = l;
-		if (r < ts->n && ts->h[r]->when < ts->h[m]->when)
-			m = r;
-		if (m == i)
-			return;
-		swap(ts, i, m);
-		i = m;
-	}
 }
 
 /* Point the timerfd at the earliest deadline (or disarm it). */
 static void reprogram(struct bvd_timers *ts)
 {
-	uint64_t when = ts->n ? ts->h[0]->when : 0;
+	struct bv_theap_node *first = bv_theap_first(&ts->heap);
+	uint64_t when = first ? first->when : 0;
 	struct itimerspec its = { 0 };
 
 	if (when == ts->armed_for)
@@ -88,8 +53,11 @@ static void timers_readable(struct bvd *d, int fd, uint32_t events, void *arg)
 
 	(void)r;
 	ts->armed_for = 0;
-	while (ts->n && ts->h[0]->when <= now) {
-		struct bvd_timer *t = ts->h[0];
+	struct bv_theap_node *first;
+
+	while ((first = bv_theap_first(&ts->heap)) && first->when <= now) {
+		struct bvd_timer *t = (struct bvd_timer *)((char *)first -
+							   offsetof(struct bvd_timer, node));
 
 		bvd_timer_cancel(d, t);
 		t->fn(d, t);
@@ -120,24 +88,13 @@ static struct bvd_timers *timers_of(struct bvd *d)
 int bvd_timer_arm(struct bvd *d, struct bvd_timer *t, uint64_t delay_ms)
 {
 	struct bvd_timers *ts = timers_of(d);
+	int err;
 
 	if (!ts)
 		return -ENOMEM;
-	if (t->idx >= 0)
-		bvd_timer_cancel(d, t);
-	if (ts->n == ts->cap) {
-		int cap = ts->cap ? 2 * ts->cap : 64;
-		struct bvd_timer **h = realloc(ts->h, (size_t)cap * sizeof(*h));
-
-		if (!h)
-			return -ENOMEM;
-		ts->h = h;
-		ts->cap = cap;
-	}
-	t->when = bvd_now_ns() + delay_ms * 1000000ull;
-	t->idx = ts->n;
-	ts->h[ts->n++] = t;
-	sift_up(ts, t->idx);
+	err = bv_theap_add(&ts->heap, &t->node, bvd_now_ns() + delay_ms * 1000000ull);
+	if (err)
+		return err;
 	reprogram(ts);
 	return 0;
 }
@@ -145,19 +102,9 @@ int bvd_timer_arm(struct bvd *d, struct bvd_timer *t, uint64_t delay_ms)
 void bvd_timer_cancel(struct bvd *d, struct bvd_timer *t)
 {
 	struct bvd_timers *ts = d->timers;
-	int i = t->idx;
 
-	if (i < 0 || !ts)
-		return;
-	t->idx = -1;
-	if (i != --ts->n) {
-		struct bvd_timer *moved = ts->h[ts->n];
-
-		ts->h[i] = moved;
-		moved->idx = i;
-		sift_down(ts, i);
-		sift_up(ts, moved->idx);
-	}
+	if (ts)
+		bv_theap_del(&ts->heap, &t->node);
 	/* the timerfd may fire early for a cancelled deadline: the loop re-arms then */
 }
 
@@ -167,11 +114,9 @@ void bvd_timers_fini(struct bvd *d)
 
 	if (!ts)
 		return;
-	for (int i = 0; i < ts->n; i++)
-		ts->h[i]->idx = -1;
+	bv_theap_fini(&ts->heap);
 	bvd_unwatch_fd(d, ts->fd);
 	close(ts->fd);
-	free(ts->h);
 	free(ts);
 	d->timers = NULL;
 }

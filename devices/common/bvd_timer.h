@@ -11,11 +11,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "bv_timer_heap.h"
+
 struct bvd;
 
 struct bvd_timer {
-	uint64_t when;			/* CLOCK_MONOTONIC ns */
-	int idx;			/* heap slot, -1 when not armed */
+	struct bv_theap_node node;	/* when: CLOCK_MONOTONIC ns */
 	void (*fn)(struct bvd *d, struct bvd_timer *t);
 };
 
@@ -27,7 +28,7 @@ void bvd_timer_cancel(struct bvd *d, struct bvd_timer *t);
 
 static inline bool bvd_timer_armed(const struct bvd_timer *t)
 {
-	return t->idx >= 0;
+	return bv_theap_has(&t->node);
 }
 
 /* bvd.c: release the heap and its timerfd. */

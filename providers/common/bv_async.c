@@ -8,8 +8,8 @@
  * clients (ib_uverbs_free_hw_resources), reports IB_EVENT_DEVICE_FATAL on every context's
  * async event file. So the application gets a socket pair of ours instead; a thread (asleep in
  * poll, never spinning) passes the daemon's events on, and when the daemon's connection hangs
- * up it writes IBV_EVENT_DEVICE_FATAL itself, once. Commands to the dead daemon then fail
- * (bv_call: ENODEV).
+ * up it writes IBV_EVENT_DEVICE_FATAL itself, once, and wakes the context's completion
+ * channels (bv_chan.c). Commands to the dead daemon then fail (bv_call: ENODEV).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -53,6 +53,7 @@ static void *relay(void *arg)
 		if (p[2].revents & (POLLHUP | POLLRDHUP | POLLERR)) {
 			ev = (struct bv_async_desc){.event_type = IBV_EVENT_DEVICE_FATAL};
 			send(a->app_end, &ev, sizeof(ev), MSG_DONTWAIT | MSG_NOSIGNAL);
+			bv_chan_wake_all(ctx);
 			fatal = true;
 		}
 	}

@@ -120,6 +120,7 @@ struct bv_context *bv_open_context(struct ibv_device *ibdev, int cmd_fd, size_t 
 		return NULL;
 	pthread_mutex_init(&ctx->conn.lock, NULL);
 	ctx->conn.sock = -1;
+	bv_chan_init(&ctx->chans);
 
 	sock = connect_daemon(dev);
 	if (sock == -EACCES) {
@@ -182,6 +183,7 @@ void bv_close_context(struct bv_context *ctx)
 	if (ctx->conn.sock >= 0)
 		close(ctx->conn.sock);	/* the daemon destroys what we left behind */
 	pthread_mutex_destroy(&ctx->conn.lock);
+	bv_chan_fini(&ctx->chans);
 	bv_verbs_uninit_context(&ctx->vctx);	/* closes cmd_fd and async_fd */
 	free(ctx);
 }

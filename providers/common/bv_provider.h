@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "bv_msg.h"
 #include "bv_paths.h"
@@ -61,12 +62,28 @@ struct bv_async {
 	bool running;
 };
 
+/* A completion channel some CQs of the context deliver to (bv_chan.c). */
+struct bv_chan_ref {
+	int fd;			/* our dup of the channel's fd */
+	unsigned int refs;	/* the CQs using it */
+	ino_t ino;		/* which socket: the fd's inode */
+	dev_t dev;
+};
+
+struct bv_chans {
+	pthread_mutex_t lock;
+	struct bv_chan_ref *v;
+	size_t n, cap;
+	bool dead;		/* woken: the daemon has gone */
+};
+
 /* Every provider context starts with this. */
 struct bv_context {
 	struct verbs_context vctx;
 	struct bv_conn conn;
 	struct bv_device_attr attr;	/* immutable: fetched once at open */
 	struct bv_async async;
+	struct bv_chans chans;
 };
 
 /*
@@ -75,6 +92,17 @@ struct bv_context {
  */
 int bv_async_start(struct bv_context *ctx, int daemon_fd);
 void bv_async_stop(struct bv_context *ctx);
+
+/*
+ * A CQ with a completion channel holds the channel (by its fd) from its creation to its
+ * destruction; when the daemon's connection hangs up every held channel is woken, as the
+ * kernel wakes a gone device's channels (bv_chan.c). bv_chan_hold returns 0 or an errno.
+ */
+int bv_chan_hold(struct bv_context *ctx, int fd);
+void bv_chan_release(struct bv_context *ctx, int fd);
+void bv_chan_wake_all(struct bv_context *ctx);
+void bv_chan_init(struct bv_chans *c);
+void bv_chan_fini(struct bv_chans *c);
 
 static inline struct bv_context *to_bv_context(struct ibv_context *ibctx)
 {

@@ -429,14 +429,21 @@ static struct cx4_cq *create(struct ibv_context *ibctx, int cqe, struct ibv_comp
 	req.comp_vector = (uint32_t)comp_vector;
 	fds[0] = cq->buf.fd;
 	if (ch) {
+		/* cx4d's death wakes the channel (providers/common/bv_chan.c) */
+		err = bv_chan_hold(&ctx->bv, ch->fd);
+		if (err)
+			goto fail;
 		req.flags |= CX4_CQ_CHANNEL;
 		fds[1] = ch->fd;
 		cq->has_channel = true;
 	}
 	err = cx4_call(ibctx, CX4_OP_CREATE_CQ, &req, sizeof(req), fds, ch ? 2 : 1, &rsp,
 		       sizeof(rsp));
-	if (err)
+	if (err) {
+		if (ch)
+			bv_chan_release(&ctx->bv, ch->fd);
 		goto fail;
+	}
 	close(cq->buf.fd);	/* the mapping stays; the daemon holds its own */
 	cq->buf.fd = -1;
 	cq->cqn = rsp.cqn;
@@ -660,6 +667,8 @@ int cx4_destroy_cq(struct ibv_cq *ibcq)
 	sent = (uint32_t)rsp.comp_events - drop_pending_events(ibcq);
 	/* ibv_cmd_destroy_cq(): wait until every delivered event was acknowledged */
 	cx4_wait_events(&ibcq->mutex, &ibcq->cond, &ibcq->comp_events_completed, sent);
+	if (ibcq->channel)
+		bv_chan_release(to_bv_context(ibcq->context), ibcq->channel->fd);
 	cx4_buf_free(&cq->ring);
 	cx4_buf_free(&cq->buf);
 	pthread_spin_destroy(&cq->lock);

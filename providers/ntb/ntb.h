@@ -31,6 +31,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 #include <infiniband/verbs.h>
 
 #include "bv_provider.h"
@@ -40,6 +41,7 @@
 
 /* Limits this provider reports and enforces (query_device). */
 #define NTB_MAX_QP_WR		16384
+#define NTB_GID_TBL_MAX		16	/* port 1's GID table as bvctl writes it (BV_GID_TBL_LEN) */
 #define NTB_MAX_SGE		32
 #define NTB_MAX_SGE_RD		32
 #define NTB_MAX_CQE		(1 << 20)
@@ -426,7 +428,8 @@ struct ntb_context {
 	pthread_mutex_t dma_lock;
 	uint32_t side, slot, slot_epoch, max_slots, mtu;
 	uint32_t gid_tbl_len;
-	union ibv_gid gids[8];		/* our port's GIDs (a datagram to one stays here) */
+	union ibv_gid gids[NTB_GID_TBL_MAX];	/* our port's GIDs (a datagram to one stays here);
+						 * an empty entry is zero */
 	uint32_t ipv4;			/* our port's address (network order), for UD GRHs */
 	uint8_t *local;			/* our control region (fd 0), read/write */
 	uint64_t local_len;
@@ -497,6 +500,28 @@ struct ntb_context {
 static inline struct ntb_context *to_ntb_ctx(struct ibv_context *ibctx)
 {
 	return (struct ntb_context *)to_bv_context(ibctx);
+}
+
+/* Our GID at index i, or NULL where the table has none (an empty entry: zero). */
+static inline const union ibv_gid *ntb_gid(const struct ntb_context *ctx, uint32_t i)
+{
+	static const uint8_t zero[16];
+
+	if (i >= ctx->gid_tbl_len || i >= NTB_GID_TBL_MAX || !memcmp(ctx->gids[i].raw, zero, 16))
+		return NULL;
+	return &ctx->gids[i];
+}
+
+/* gid is one of ours (a datagram or a path to it stays on this end). */
+static inline bool ntb_gid_is_own(const struct ntb_context *ctx, const uint8_t *gid)
+{
+	for (uint32_t i = 0; i < NTB_GID_TBL_MAX; i++) {
+		const union ibv_gid *g = ntb_gid(ctx, i);
+
+		if (g && !memcmp(gid, g->raw, 16))
+			return true;
+	}
+	return false;
 }
 
 static inline struct ntb_pd *to_ntb_pd(struct ibv_pd *pd)

@@ -17,9 +17,8 @@ static bool reachable(struct ntb_context *ctx, const uint8_t *gid)
 {
 	const struct ntb_end *peer = &ctx->ends[NTB_END_PEER];
 
-	for (uint32_t i = 0; i < ctx->gid_tbl_len && i < 8; i++)
-		if (!memcmp(gid, ctx->gids[i].raw, 16))
-			return true;
+	if (ntb_gid_is_own(ctx, gid))
+		return true;
 	/* before the link session: its addresses are not known yet, the sends will fail */
 	if (!ctx->attached || !peer->up)
 		return true;
@@ -31,7 +30,7 @@ struct ibv_ah *ntb_create_ah(struct ibv_pd *ibpd, struct ibv_ah_attr *attr)
 	struct ntb_context *ctx = to_ntb_ctx(ibpd->context);
 	struct ntb_ah *ah;
 
-	if (attr->port_num != 1 || !attr->is_global || attr->grh.sgid_index >= ctx->gid_tbl_len) {
+	if (attr->port_num != 1 || !attr->is_global || !ntb_gid(ctx, attr->grh.sgid_index)) {
 		errno = EINVAL;
 		return NULL;
 	}

@@ -9,22 +9,10 @@
 
 #include "ntb.h"
 
-/* IBTA 9.7.5.2.8 Table 45: the RNR NAK timer field, in microseconds. */
-static const uint32_t rnr_timer_us[32] = {
-	655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960, 1280, 1920,
-	2560, 3840, 5120, 7680, 10240, 15360, 20480, 30720, 40960, 61440, 81920, 122880,
-	163840, 245760, 327680, 491520,
-};
-
 static bool is_rd_atomic(uint8_t op)
 {
 	return op == IBV_WR_RDMA_READ || op == IBV_WR_ATOMIC_CMP_AND_SWP ||
 	       op == IBV_WR_ATOMIC_FETCH_AND_ADD;
-}
-
-static uint64_t timeout_ns(uint8_t t)
-{
-	return t ? 4096ull << (t > 31 ? 31 : t) : 0;
 }
 
 /*
@@ -69,7 +57,7 @@ static bool ack_upto(struct ntb_qp *qp, uint32_t psn)
 
 		if (w->state != NTB_SWQE_SENT)
 			continue;
-		if (ntbv_psn_diff(w->psn, psn) > 0)
+		if (ib_psn_cmp(w->psn, psn) > 0)
 			break;
 		if (is_rd_atomic(w->opcode))
 			continue;	/* its response carries the completion */
@@ -85,8 +73,8 @@ static void progress(struct ntb_qp *qp)
 	qp->retry_left = qp->retry_cnt;
 	qp->retry_wait = 0;
 	qp->rnr_left = qp->rnr_retry;
-	qp->deadline = qp->inflight && timeout_ns(qp->timeout) ?
-			       ntb_now() + timeout_ns(qp->timeout) : 0;
+	qp->deadline = qp->inflight && ib_ack_timeout_ns(qp->timeout) ?
+			       ntb_now() + ib_ack_timeout_ns(qp->timeout) : 0;
 	if (qp->deadline)
 		ntb_timer(qp->ctx, qp->deadline);
 }
@@ -96,7 +84,7 @@ static void nak(struct ntb_qp *qp, const struct ntbv_msg *h)
 	uint32_t i;
 	struct ntb_swqe *w;
 
-	ack_upto(qp, ntbv_psn_add(h->psn, NTBV_PSN_MASK));	/* psn - 1 */
+	ack_upto(qp, ib_psn_sub(h->psn, 1));
 	w = find_psn(qp, h->psn, &i);
 	if (!w)
 		return;		/* stale: already retransmitted past it */
@@ -111,7 +99,7 @@ static void nak(struct ntb_qp *qp, const struct ntbv_msg *h)
 			qp->rnr_left--;
 		}
 		ntb_qp_rewind(qp, i);
-		qp->rnr_until = ntb_now() + 1000ull * rnr_timer_us[h->arg0 & 31];
+		qp->rnr_until = ntb_now() + 1000ull * ib_rnr_timer_usec((uint8_t)h->arg0);
 		ntb_timer(qp->ctx, qp->rnr_until);
 		qp->deadline = 0;
 		return;
@@ -138,7 +126,7 @@ static void read_resp(struct ntb_qp *qp, const struct ntbv_msg *h, const uint8_t
 	w = find_psn(qp, h->psn, &i);
 	if (!w || w->opcode != IBV_WR_RDMA_READ)
 		return;
-	ack_upto(qp, ntbv_psn_add(h->psn, NTBV_PSN_MASK));
+	ack_upto(qp, ib_psn_sub(h->psn, 1));
 	if (h->flags & NTBV_F_PLACE) {
 		/* the responder put the data into our buffer itself, before this answer */
 		if (h->total == w->length && !w->got) {
@@ -165,7 +153,7 @@ static void atomic_resp(struct ntb_qp *qp, const struct ntbv_msg *h)
 	if (!w || (w->opcode != IBV_WR_ATOMIC_CMP_AND_SWP &&
 		   w->opcode != IBV_WR_ATOMIC_FETCH_AND_ADD))
 		return;
-	ack_upto(qp, ntbv_psn_add(h->psn, NTBV_PSN_MASK));
+	ack_upto(qp, ib_psn_sub(h->psn, 1));
 	ntb_sg_copy_in(w->sg, w->num_sge, 0, &h->arg0, sizeof(h->arg0));
 	done(qp, w, IBV_WC_SUCCESS);
 }

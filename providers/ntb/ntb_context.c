@@ -537,7 +537,7 @@ static struct verbs_context *ntb_alloc_context(struct ibv_device *ibdev, int cmd
 
 		ctx->gid_tbl_len = bv_query_port(&bv->vctx.context, 1, &pa) ? 1 : pa.gid_tbl_len;
 		/* our GIDs: an address handle or a path naming one of them stays on this end */
-		for (uint32_t i = 0; i < ctx->gid_tbl_len && i < 8; i++)
+		for (uint32_t i = 0; i < ctx->gid_tbl_len && i < NTB_GID_TBL_MAX; i++)
 			read_gid(ibdev, i, &ctx->gids[i]);
 	}
 	/*

@@ -22,8 +22,11 @@ static uint32_t roundup_pow2(uint32_t v)
 	return p;
 }
 
-static int cq_init(struct ntb_context *ctx, struct ntb_cq *cq, int cqe)
+static int cq_init(struct ntb_context *ctx, struct ntb_cq *cq, int cqe,
+		   struct ibv_comp_channel *ch)
 {
+	int err;
+
 	if (cqe < 1 || cqe >= NTB_MAX_CQE)
 		return EINVAL;
 	/* max_cq, as query_device reports it */
@@ -38,6 +41,13 @@ static int cq_init(struct ntb_context *ctx, struct ntb_cq *cq, int cqe)
 	if (!cq->ring) {
 		atomic_fetch_sub(&ctx->ncq, 1);
 		return ENOMEM;
+	}
+	/* ntbd's death wakes the channel (providers/common/bv_chan.c) */
+	err = ch ? bv_chan_hold(&ctx->bv, ch->fd) : 0;
+	if (err) {
+		free(cq->ring);
+		atomic_fetch_sub(&ctx->ncq, 1);
+		return err;
 	}
 	pthread_mutex_init(&cq->lock, NULL);
 	/* what the application sees: at least what it asked for */
@@ -60,7 +70,7 @@ struct ibv_cq *ntb_create_cq(struct ibv_context *context, int cqe, struct ibv_co
 		errno = ENOMEM;
 		return NULL;
 	}
-	ret = cq_init(to_ntb_ctx(context), cq, cqe);
+	ret = cq_init(to_ntb_ctx(context), cq, cqe, ch);
 	if (ret) {
 		free(cq);
 		errno = ret;
@@ -88,6 +98,8 @@ int ntb_destroy_cq(struct ibv_cq *ibcq)
 	if (atomic_exchange(&cq->armed, 0))
 		atomic_fetch_sub(&ctx->armed_cqs, 1);
 	atomic_fetch_sub(&ctx->ncq, 1);
+	if (ibcq->channel)
+		bv_chan_release(&ctx->bv, ibcq->channel->fd);
 	pthread_mutex_destroy(&cq->lock);
 	free(cq->ring);
 	free(cq);
@@ -389,7 +401,7 @@ struct ibv_cq_ex *ntb_create_cq_ex(struct ibv_context *context, struct ibv_cq_in
 		errno = ENOMEM;
 		return NULL;
 	}
-	ret = cq_init(to_ntb_ctx(context), cq, (int)attr->cqe);
+	ret = cq_init(to_ntb_ctx(context), cq, (int)attr->cqe, attr->channel);
 	if (ret) {
 		free(cq);
 		errno = ret;

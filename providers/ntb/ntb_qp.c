@@ -508,7 +508,7 @@ static int check_attrs(struct ntb_qp *qp, const struct ibv_qp_attr *a, int mask)
 	 */
 	if ((mask & IBV_QP_AV) &&
 	    ((a->ah_attr.port_num && a->ah_attr.port_num != 1) || !a->ah_attr.is_global ||
-	     a->ah_attr.grh.sgid_index >= ctx->gid_tbl_len))
+	     !ntb_gid(ctx, a->ah_attr.grh.sgid_index)))
 		return EINVAL;
 	if ((mask & IBV_QP_PATH_MTU) &&
 	    (a->path_mtu < IBV_MTU_256 || a->path_mtu > IBV_MTU_4096 ||
@@ -588,11 +588,11 @@ int ntb_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *a, int mask)
 	if (mask & IBV_QP_DEST_QPN)
 		qp->dest_qpn = a->dest_qp_num;
 	if (mask & IBV_QP_RQ_PSN) {
-		qp->rq_psn = a->rq_psn & NTBV_PSN_MASK;
+		qp->rq_psn = a->rq_psn & IB_PSN_MASK;
 		qp->epsn = qp->rq_psn;
 	}
 	if (mask & IBV_QP_SQ_PSN) {
-		qp->sq_psn = a->sq_psn & NTBV_PSN_MASK;
+		qp->sq_psn = a->sq_psn & IB_PSN_MASK;
 		qp->next_psn = qp->sq_psn;
 	}
 	if (mask & IBV_QP_MAX_DEST_RD_ATOMIC)

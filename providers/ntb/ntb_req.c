@@ -26,12 +26,6 @@
 
 #include "ntb.h"
 
-static uint64_t timeout_ns(uint8_t t)
-{
-	/* IBTA 9.7.6.1.3: 4.096 us * 2^timeout, 0 = infinite */
-	return t ? 4096ull << (t > 31 ? 31 : t) : 0;
-}
-
 static uint32_t msg_mtu(struct ntb_qp *qp)
 {
 	uint32_t m = ntb_mtu_bytes(qp->path_mtu);
@@ -314,7 +308,7 @@ static bool emit_data(struct ntb_qp *qp, struct ntb_peer *p, struct ntb_swqe *w,
 		memcpy(m, &h, sizeof(h));
 		ntb_tx_commit(&p->req_tx, ncells);
 		if (!w->sent)
-			qp->next_psn = ntbv_psn_add(qp->next_psn, 1);
+			qp->next_psn = ib_psn_add(qp->next_psn, 1);
 		w->sent += chunk;
 	} while (w->sent < w->length);
 	return true;
@@ -370,7 +364,7 @@ static bool emit_one(struct ntb_qp *qp, struct ntb_peer *p, struct ntb_swqe *w)
 	}
 	memcpy(m, &h, sizeof(h));
 	ntb_tx_commit(&p->req_tx, 1);
-	qp->next_psn = ntbv_psn_add(qp->next_psn, 1);
+	qp->next_psn = ib_psn_add(qp->next_psn, 1);
 	w->sent = w->length;
 	return true;
 }
@@ -450,12 +444,12 @@ static void tx_connected(struct ntb_qp *qp)
 			if (rc) {
 				w->state = NTB_SWQE_SENT;
 				w->psn = qp->next_psn;
-				qp->next_psn = ntbv_psn_add(qp->next_psn, 1);
+				qp->next_psn = ib_psn_add(qp->next_psn, 1);
 				qp->inflight++;
 				if (is_rd_atomic(w->opcode))
 					qp->rd_atomic++;
-				if (!qp->deadline && timeout_ns(qp->timeout)) {
-					qp->deadline = ntb_now() + timeout_ns(qp->timeout);
+				if (!qp->deadline && ib_ack_timeout_ns(qp->timeout)) {
+					qp->deadline = ntb_now() + ib_ack_timeout_ns(qp->timeout);
 					ntb_timer(qp->ctx, qp->deadline);
 				}
 			} else {
@@ -517,8 +511,8 @@ static void tx_connected(struct ntb_qp *qp)
 			qp->inflight++;
 			if (is_rd_atomic(w->opcode))
 				qp->rd_atomic++;
-			if (!qp->deadline && timeout_ns(qp->timeout)) {
-				qp->deadline = ntb_now() + timeout_ns(qp->timeout);
+			if (!qp->deadline && ib_ack_timeout_ns(qp->timeout)) {
+				qp->deadline = ntb_now() + ib_ack_timeout_ns(qp->timeout);
 				ntb_timer(qp->ctx, qp->deadline);
 			}
 		} else {
@@ -545,10 +539,7 @@ static bool gid_of(struct ntb_context *ctx, unsigned int endi, const uint8_t *gi
 		return true;
 	if (endi == NTB_END_PEER)
 		return !memcmp(gid, end->gid, 16) || !memcmp(gid, end->gid_ll, 16);
-	for (uint32_t i = 0; i < ctx->gid_tbl_len && i < 8; i++)
-		if (!memcmp(gid, ctx->gids[i].raw, 16))
-			return true;
-	return false;
+	return ntb_gid_is_own(ctx, gid);
 }
 
 /*
@@ -676,7 +667,7 @@ static void tx_ud(struct ntb_qp *qp)
 		ntb_tx_commit(&p->req_tx, ncells);
 		ntb_tx_publish(p, NTBV_QUIET_REQ);
 		pthread_mutex_unlock(&p->tx_lock);
-		qp->next_psn = ntbv_psn_add(qp->next_psn, 1);
+		qp->next_psn = ib_psn_add(qp->next_psn, 1);
 		finish(qp, w, IBV_WC_SUCCESS);
 		qp->sq_tx++;
 	}
@@ -760,7 +751,7 @@ bool ntb_qp_timers(struct ntb_qp *qp, uint64_t now)
 	 */
 	if (qp->peer && ntb_slot_epoch(qp->peer) == qp->peer_epoch &&
 	    atomic_load_explicit(qp->peer->req_tx.cons, memory_order_acquire) < w->ring_end) {
-		qp->deadline = now + timeout_ns(qp->timeout);
+		qp->deadline = now + ib_ack_timeout_ns(qp->timeout);
 		ntb_timer(qp->ctx, qp->deadline);
 		return false;
 	}
@@ -781,7 +772,7 @@ bool ntb_qp_timers(struct ntb_qp *qp, uint64_t now)
 		if (!qp->retry_wait && prod != cons)
 			qp->retry_wait = prod;
 		if (qp->retry_wait && (int64_t)(cons - qp->retry_wait) < 0) {
-			qp->deadline = now + timeout_ns(qp->timeout);
+			qp->deadline = now + ib_ack_timeout_ns(qp->timeout);
 			ntb_timer(qp->ctx, qp->deadline);
 			return false;
 		}
@@ -795,7 +786,7 @@ bool ntb_qp_timers(struct ntb_qp *qp, uint64_t now)
 	}
 	qp->retry_left--;
 	ntb_qp_rewind(qp, i);
-	qp->deadline = now + timeout_ns(qp->timeout);
+	qp->deadline = now + ib_ack_timeout_ns(qp->timeout);
 	ntb_timer(qp->ctx, qp->deadline);
 	return true;
 }

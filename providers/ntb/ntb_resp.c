@@ -116,7 +116,7 @@ static void recv_done(struct ntb_qp *qp, const struct ntbv_msg *h, enum ibv_wc_o
 static void msg_done(struct ntb_peer *p, struct ntb_qp *qp, const struct ntbv_msg *h)
 {
 	qp->cur_active = false;
-	qp->epsn = ntbv_psn_add(h->psn, 1);
+	qp->epsn = ib_psn_add(h->psn, 1);
 	qp->msn++;
 	if (qp->type == IBV_QPT_RC) {
 		qp->need_ack = true;
@@ -350,7 +350,7 @@ static int do_read(struct ntb_peer *p, struct ntb_qp *qp, const struct ntbv_msg 
 	}
 	qp->cur_active = false;
 	if (!qp->cur_dup) {
-		qp->epsn = ntbv_psn_add(h->psn, 1);
+		qp->epsn = ib_psn_add(h->psn, 1);
 		qp->msn++;
 	}
 	qp->need_ack = false;	/* the response acknowledges everything before it */
@@ -381,7 +381,7 @@ static int do_atomic(struct ntb_peer *p, struct ntb_qp *qp, const struct ntbv_ms
 	qp->atomic_cache[qp->atomic_next] = (typeof(qp->atomic_cache[0])){ h->psn, orig, true };
 	qp->atomic_next = (qp->atomic_next + 1) % NTB_MAX_RD_ATOMIC;
 	respond(p, qp, NTBV_OP_ATOMIC_RESP, h->psn, 0, orig);
-	qp->epsn = ntbv_psn_add(h->psn, 1);
+	qp->epsn = ib_psn_add(h->psn, 1);
 	qp->msn++;
 	qp->need_ack = false;
 	return R_NEXT;
@@ -437,7 +437,7 @@ static int duplicate(struct ntb_peer *p, struct ntb_qp *qp, const struct ntbv_ms
 static int rc_request(struct ntb_peer *p, struct ntb_qp *qp, const struct ntbv_msg *h,
 		      const uint8_t *data)
 {
-	int32_t d = ntbv_psn_diff(h->psn, qp->epsn);
+	int32_t d = ib_psn_cmp(h->psn, qp->epsn);
 
 	if (qp->nak_sent) {
 		/* after a NAK everything is discarded until the NAK'ed message comes again */
@@ -644,7 +644,7 @@ static bool send_ack(struct ntb_peer *p, struct ntb_qp *qp)
 {
 	if (!ntb_tx_room(p, &p->resp_tx, 1))
 		return false;
-	respond(p, qp, NTBV_OP_ACK, ntbv_psn_add(qp->epsn, NTBV_PSN_MASK), 0, 0);
+	respond(p, qp, NTBV_OP_ACK, ib_psn_sub(qp->epsn, 1), 0, 0);
 	qp->need_ack = false;
 	return true;
 }

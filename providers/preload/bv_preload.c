@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * libbridgeverbs-preload.so: the two things a userspace provider cannot do from inside
- * libibverbs (rdma-core libibverbs/verbs.c ibv_create_comp_channel, libibverbs/ibdev_nl.c),
- * done by interposing exactly two symbols.
+ * libbridgeverbs-preload.so: the things a userspace provider cannot do from inside
+ * libibverbs (rdma-core libibverbs/verbs.c ibv_create_comp_channel and ibv_get_cq_event,
+ * libibverbs/ibdev_nl.c), done by interposing exactly three symbols.
  *
  * 1. ibv_create_comp_channel() is implemented inside libibverbs as a kernel write() on
  *    cmd_fd. For contexts of a bridgeverbs device we create the channel here: its fd is a
@@ -11,7 +11,13 @@
  *    ibv_get_cq_event() read()s, and nobody else can inject into it. ibv_destroy_comp_channel
  *    (close + free) needs no help. Other contexts go to the real function.
  *
- * 2. With BV_HIDE_RDMA_NETLINK=1, socket(AF_NETLINK, *, NETLINK_RDMA) fails with
+ * 2. ibv_get_cq_event() reads one record from the channel's fd. When the device's daemon dies
+ *    the provider shuts the channel down (providers/common/bv_chan.c), as the kernel closes
+ *    the event queue of a device that goes away; the kernel's read() then fails with EIO
+ *    (ib_uverbs_event_read), the socket's returns 0 and libibverbs returns -1 without an
+ *    errno. For bridgeverbs channels the call here gives that -1 errno EIO.
+ *
+ * 3. With BV_HIDE_RDMA_NETLINK=1, socket(AF_NETLINK, *, NETLINK_RDMA) fails with
  *    EPROTONOSUPPORT, so that on a host whose kernel has RDMA netlink libibverbs still
  *    enumerates the sysfs tree at $SYSFS_PATH (it only reads sysfs when netlink fails).
  *
@@ -34,6 +40,26 @@
 #define BV_PROVIDER_NAME_PREFIX "bridgeverbs-"
 
 typedef struct ibv_comp_channel *(*create_comp_channel_fn)(struct ibv_context *);
+typedef int (*get_cq_event_fn)(struct ibv_comp_channel *, struct ibv_cq **, void **);
+
+/*
+ * libibverbs' own definition of a verb. RTLD_NEXT finds it when libibverbs is in the global
+ * scope (linked in, or dlopen()ed with RTLD_GLOBAL); a Python extension (pyverbs) dlopen()s it
+ * RTLD_LOCAL, and then only a handle to the loaded library finds it.
+ */
+static void *real_verb(const char *name, const char *version)
+{
+	void *f = dlvsym(RTLD_NEXT, name, version), *lib;
+
+	if (f)
+		return f;
+	lib = dlopen("libibverbs.so.1", RTLD_LAZY | RTLD_NOLOAD);
+	if (!lib)
+		return NULL;
+	f = dlvsym(lib, name, version);
+	dlclose(lib);	/* NOLOAD took a reference; the library stays loaded */
+	return f;
+}
 
 static int is_bridgeverbs(struct ibv_context *ctx)
 {
@@ -79,8 +105,8 @@ ibv_create_comp_channel(struct ibv_context *context)
 	}
 	if (!is_bridgeverbs(context)) {
 		if (!real)
-			real = (create_comp_channel_fn)dlvsym(RTLD_NEXT, "ibv_create_comp_channel",
-							      "IBVERBS_1.0");
+			real = (create_comp_channel_fn)real_verb("ibv_create_comp_channel",
+								 "IBVERBS_1.0");
 		if (!real) {
 			errno = ENOSYS;
 			return NULL;
@@ -101,6 +127,27 @@ ibv_create_comp_channel(struct ibv_context *context)
 	ch->context = context;
 	ch->refcnt = 0;
 	return ch;
+}
+
+__attribute__((visibility("default"))) int
+ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq, void **cq_context)
+{
+	static get_cq_event_fn real;
+	int saved = errno, ret;
+
+	if (!real)
+		real = (get_cq_event_fn)real_verb("ibv_get_cq_event", "IBVERBS_1.1");
+	if (!real) {
+		errno = ENOSYS;
+		return -1;
+	}
+	if (!channel || !channel->context || !is_bridgeverbs(channel->context))
+		return real(channel, cq, cq_context);
+	errno = EIO;	/* left as it is only when read() found the channel shut down */
+	ret = real(channel, cq, cq_context);
+	if (!ret)
+		errno = saved;
+	return ret;
 }
 
 __attribute__((visibility("default"))) int socket(int domain, int type, int protocol)

@@ -21,6 +21,8 @@ capture holds no RoCE v2 packet at all (unless --allow-empty).
     icrc_check.py CAPTURE [--port N] [--allow-empty] [-v]
     icrc_check.py --run WIRE_TEST_BINARY      # run the C test with -p, then check its capture
                                               # (and let tshark dissect it, if installed)
+    icrc_check.py --tshark-args               # tshark's options for a header check, one a line
+    icrc_check.py --tshark-selftest           # prove those options still catch bad headers
 """
 import argparse
 import os
@@ -32,6 +34,28 @@ import tempfile
 import zlib
 
 ROCE_PORT = 4791
+
+# tshark hands the payload after the IB transport headers to every heuristic registered on
+# "infiniband.payload" (`tshark -G heuristic-decodes`, Wireshark 4.0), and one that claims a
+# random payload either calls it malformed or shows the frame as another protocol: FCoIB took a
+# UD payload whose first byte had 01 in its top bits, a valid SOF at byte 15, a valid EOF 4
+# bytes from the end and 3 zero bytes after it ("FC 0x8915 [Malformed Packet: FC]", once in
+# ~55,000 frames).  The captures carry test patterns, not those protocols, so every payload
+# heuristic is off: the RoCE headers (GRH, BTH, the extended headers) are still dissected,
+# and a malformed one is still reported (--tshark-selftest proves it).
+IB_PAYLOAD_HEURISTICS = (
+    "fc_infiniband", "eth_over_ib", "mellanox_eoib", "rpcrdma_infiniband",
+    "smb_direct_infiniband", "smcr_infiniband", "nvme_rdma", "lnet_ib", "iser_infiniband",
+    "sdp_infiniband", "drbd_rdma",
+)
+
+
+def tshark_args(off=IB_PAYLOAD_HEURISTICS):
+    """tshark options for checking RoCE headers: every IB payload heuristic off."""
+    args = []
+    for h in off:
+        args += ["--disable-heuristic", h]
+    return args
 
 
 def read_pcap(data):
@@ -242,28 +266,128 @@ def run_wire_test(binary):
         if not tshark:
             print("FAIL: tshark is missing (tools/install-deps.sh installs it)")
             return 1
-        # RoCE v2 is dissected by default on UDP 4791.  The RPC-over-RDMA heuristic treats
-        # arbitrary SEND payloads as RPC and calls them malformed: turn it off.
-        # The same for the Mellanox EoIB heuristic on UD payloads, and for the one that takes
-        # a payload's first two bytes for an Ethertype (random bytes 0x0908: LAPB, malformed).
-        t = subprocess.run([tshark, "-n", "-r", cap, "--disable-protocol", "rpcordma",
-                            "--disable-heuristic", "mellanox_eoib",
-                            "--disable-heuristic", "eth_over_ib",
-                            "-T", "fields", "-e", "frame.number", "-e", "_ws.col.Protocol",
-                            "-e", "_ws.malformed", "-e", "_ws.expert.severity"],
-                           capture_output=True, text=True)
-        if t.returncode:
-            print("tshark failed: %s" % t.stderr.strip())
+        # RoCE v2 is dissected by default on UDP 4791; the payload heuristics are off
+        lines = tshark_dissect(tshark, cap)
+        if lines is None:
             return 1
-        lines = [l.split("\t") for l in t.stdout.splitlines() if l.strip()]
-        # severity 8388608 = PI_ERROR (epan/proto.h); notes/warnings (e.g. TTL 1) are fine
-        # RoCE v2 shows as RRoCE, RoCE v1 (Ethertype 0x8915) as RoCE
-        broken = [l for l in lines if len(l) < 2 or l[1] not in ("RRoCE", "RoCE") or
-                  (len(l) > 2 and l[2]) or (len(l) > 3 and "8388608" in l[3].split(","))]
+        broken = not_clean(lines)
         print("tshark: %d frame(s) dissected, %d not clean RoCE v2" % (len(lines), len(broken)))
         for l in broken[:20]:
             print("  frame", " | ".join(l))
         return rc or (1 if broken or not lines else 0)
+
+
+def tshark_dissect(tshark, cap, off=IB_PAYLOAD_HEURISTICS):
+    """[frame number, protocol column, malformed, expert severities] for every frame."""
+    t = subprocess.run([tshark, "-n", "-r", cap] + tshark_args(off) +
+                       ["-T", "fields", "-e", "frame.number", "-e", "_ws.col.Protocol",
+                        "-e", "_ws.malformed", "-e", "_ws.expert.severity"],
+                       capture_output=True, text=True)
+    if t.returncode:
+        print("tshark failed: %s" % t.stderr.strip())
+        return None
+    return [(l.split("\t") + ["", "", ""])[:4] for l in t.stdout.splitlines() if l.strip()]
+
+
+def not_clean(lines):
+    """The frames that are not clean RoCE: RoCE v2 shows as RRoCE, RoCE v1 (Ethertype 0x8915)
+    as RoCE; severity 8388608 = PI_ERROR (epan/proto.h); notes and warnings (TTL 1) are fine."""
+    return [l for l in lines if l[1] not in ("RRoCE", "RoCE") or l[2] or
+            "8388608" in l[3].split(",")]
+
+
+# --tshark-selftest: hand-built frames, each ICRC right, so that only tshark's verdict varies.
+def _ipv4_udp(payload):
+    hdr = struct.pack(">BBHHHBBH4s4s", 0x45, 0, 28 + len(payload), 1, 0x4000, 64, 17, 0,
+                      bytes([10, 0, 0, 1]), bytes([10, 0, 0, 2]))
+    s = sum(struct.unpack(">10H", hdr))
+    s = (s & 0xFFFF) + (s >> 16)
+    return hdr[:10] + struct.pack(">H", ~((s & 0xFFFF) + (s >> 16)) & 0xFFFF) + hdr[12:]
+
+
+def _eth(etype, pkt):
+    return b"\x02\0\0\0\0\x02\x02\0\0\0\0\x01" + struct.pack(">H", etype) + pkt
+
+
+def _roce_v2(transport):
+    udp = struct.pack(">HHHH", 49152, ROCE_PORT, 8 + len(transport) + 4, 0)
+    ip = bytearray(_ipv4_udp(transport + b"\0" * 4))
+    masked = bytearray(ip)
+    masked[1], masked[8], masked[10:12] = 0xFF, 0xFF, b"\xff\xff"
+    icrc = roce_icrc(bytes(masked), udp, transport)
+    return _eth(0x0800, bytes(ip) + udp + transport + struct.pack("<I", icrc))
+
+
+def _roce_v1(transport):
+    gid = b"\xfe\x80" + b"\0" * 13
+    grh = struct.pack(">IHBB16s16s", 6 << 28, len(transport) + 4, 0x1B, 64, gid + b"\x01",
+                      gid + b"\x02")
+    icrc = roce_icrc(masked_ip6(grh), b"", transport)
+    return _eth(0x8915, grh + transport + struct.pack("<I", icrc))
+
+
+def _bth(opcode):
+    return struct.pack(">BBHII", opcode, 0, 0xFFFF, 0x11, 5)
+
+
+def _ud_send(payload):
+    return _bth(0x64) + struct.pack(">II", 0x11111111, 0x12) + payload
+
+
+def _write_pcap(path, frames):
+    with open(path, "wb") as f:
+        f.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1))
+        for i, fr in enumerate(frames):
+            f.write(struct.pack("<IIII", i, 0, len(fr), len(fr)) + fr)
+
+
+def tshark_selftest():
+    """The header check is strict and the payload heuristics cannot fail it: good frames are
+    clean, a payload FCoIB claims with the heuristics on is clean with them off, and every
+    malformed GRH/BTH/extended header is still reported."""
+    tshark = shutil.which("tshark")
+    if not tshark:
+        print("FAIL: tshark is missing (tools/install-deps.sh installs it)")
+        return 1
+    fcoib = bytearray(range(64))
+    fcoib[0], fcoib[15], fcoib[-4], fcoib[-3:] = 0x40, 0x2E, 0x42, b"\0\0\0"  # SOFi3, EOFt
+    cases = [  # (frame, clean?, what)
+        (_roce_v2(_ud_send(bytes(range(32)))), True, "RoCE v2 UD SEND"),
+        (_roce_v1(_ud_send(bytes(range(32)))), True, "RoCE v1 UD SEND"),
+        (_roce_v2(_ud_send(bytes(fcoib))), True, "RoCE v2 UD SEND, an FCoIB-like payload"),
+        (_roce_v1(_ud_send(bytes(fcoib))), True, "RoCE v1 UD SEND, an FCoIB-like payload"),
+        (_roce_v2(_bth(0x64)[:8]), False, "RoCE v2, BTH cut to 8 bytes"),
+        (_roce_v2(_bth(0x64)), False, "RoCE v2 UD SEND without its DETH"),
+        (_roce_v2(_bth(0x0C) + b"\0" * 4), False, "RoCE v2 RDMA READ request, RETH cut"),
+        (_roce_v1(_bth(0x64)[:6]), False, "RoCE v1, BTH cut to 6 bytes"),
+        (_roce_v1(_bth(0x0A) + b"\0" * 4), False, "RoCE v1 RDMA WRITE, RETH cut"),
+    ]
+    bad = 0
+    with tempfile.TemporaryDirectory() as d:
+        cap = os.path.join(d, "selftest.pcap")
+        _write_pcap(cap, [c[0] for c in cases])
+        lines = tshark_dissect(tshark, cap)
+        if lines is None or len(lines) != len(cases):
+            print("FAIL: tshark dissected %s of %d frames" % (lines and len(lines), len(cases)))
+            return 1
+        broken = {l[0] for l in not_clean(lines)}
+        for n, (_, clean, what) in enumerate(cases, 1):
+            ok = (str(n) not in broken) == clean
+            bad += not ok
+            print("%s frame %d: %s: %s" % ("ok  " if ok else "FAIL", n, what,
+                                           "clean" if str(n) not in broken else "reported"))
+        # the FCoIB-like payload matters: with the heuristic on, it is not shown as RoCE
+        on = tshark_dissect(tshark, cap, [h for h in IB_PAYLOAD_HEURISTICS
+                                          if h != "fc_infiniband"])
+        claimed = [l for l in on or [] if l[0] in ("3", "4") and l[1] not in ("RRoCE", "RoCE")]
+        print("%s with fc_infiniband on, frames 3 and 4 show as %s" %
+              ("ok  " if len(claimed) == 2 else "FAIL", [l[1] for l in on or []][2:4]))
+        bad += len(claimed) != 2
+        if check_capture(cap, ROCE_PORT, False, False) == 0:
+            print("FAIL: icrc_check passed a capture with cut headers")  # the frames are short
+            bad += 1
+    print("tshark self-test: %s" % ("PASS" if not bad else "%d FAILED" % bad))
+    return 1 if bad else 0
 
 
 def main():
@@ -272,8 +396,15 @@ def main():
     ap.add_argument("--port", type=int, default=ROCE_PORT, help="RoCE v2 UDP port (4791)")
     ap.add_argument("--allow-empty", action="store_true")
     ap.add_argument("--run", metavar="WIRE_TEST", help="run wire_test -p and check its capture")
+    ap.add_argument("--tshark-args", action="store_true", help="print tshark's options")
+    ap.add_argument("--tshark-selftest", action="store_true")
     ap.add_argument("-v", "--verbose", action="store_true")
     a = ap.parse_args()
+    if a.tshark_args:
+        print("\n".join(tshark_args()))
+        return 0
+    if a.tshark_selftest:
+        return tshark_selftest()
     if a.run:
         return run_wire_test(a.run)
     if not a.capture:

@@ -22,6 +22,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "bv_expect.h"
 #include "icrc.h"
 #include "packet_port.h"
 #include "pcap.h"
@@ -31,26 +32,7 @@
 #include "roce_pkt.h"
 #include "udp_port.h"
 
-static int failures;
 static struct roce_pcap *pcap;
-
-#define EXPECT(c)                                                                    \
-	do {                                                                         \
-		if (!(c)) {                                                          \
-			fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #c); \
-			failures++;                                                  \
-		}                                                                    \
-	} while (0)
-
-#define EXPECT_EQ(a, b)                                                                    \
-	do {                                                                               \
-		long long _a = (long long)(a), _b = (long long)(b);                        \
-		if (_a != _b) {                                                            \
-			fprintf(stderr, "FAIL %s:%d: %s == %s (%lld != %lld)\n", __FILE__, \
-				__LINE__, #a, #b, _a, _b);                                 \
-			failures++;                                                        \
-		}                                                                          \
-	} while (0)
 
 static uint64_t rng_state = 0x2545f4914f6cdd1dull;
 

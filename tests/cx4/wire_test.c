@@ -23,6 +23,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "bv_expect.h"
 #include "icrc.h"
 #include "pcap.h"
 #include "roce_hdr.h"
@@ -30,26 +31,7 @@
 #include "roce_pkt.h"
 #include "udp_port.h"
 
-static int failures;
 static struct roce_pcap *pcap;
-
-#define EXPECT(c)                                                                    \
-	do {                                                                         \
-		if (!(c)) {                                                          \
-			fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #c); \
-			failures++;                                                  \
-		}                                                                    \
-	} while (0)
-
-#define EXPECT_EQ(a, b)                                                                    \
-	do {                                                                               \
-		long long _a = (long long)(a), _b = (long long)(b);                        \
-		if (_a != _b) {                                                            \
-			fprintf(stderr, "FAIL %s:%d: %s == %s (%lld != %lld)\n", __FILE__, \
-				__LINE__, #a, #b, _a, _b);                                 \
-			failures++;                                                        \
-		}                                                                          \
-	} while (0)
 
 /* xorshift64*: reproducible pseudo-random test data */
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
@@ -253,11 +235,17 @@ static void test_headers(void)
 	roce_deth_put(b, ROCE_GSI_QKEY, 1);
 	EXPECT(!memcmp(b, "\x80\x01\x00\x00\x00\x00\x00\x01", 8));
 
-	EXPECT(roce_psn_cmp(5, 3) > 0);
-	EXPECT(roce_psn_cmp(3, 5) < 0);
-	EXPECT(roce_psn_cmp(0, 0xffffff) > 0); /* wraps */
-	EXPECT(roce_psn_cmp(0xffffff, 0) < 0);
-	EXPECT_EQ(roce_psn_cmp(0x7ff, 0x7ff), 0);
+	EXPECT(ib_psn_cmp(5, 3) > 0);
+	EXPECT(ib_psn_cmp(3, 5) < 0);
+	EXPECT(ib_psn_cmp(0, 0xffffff) > 0); /* wraps */
+	EXPECT(ib_psn_cmp(0xffffff, 0) < 0);
+	EXPECT_EQ(ib_psn_cmp(0x7ff, 0x7ff), 0);
+	EXPECT_EQ(ib_psn_add(0xffffff, 2), 1);
+	EXPECT_EQ(ib_psn_sub(1, 0xffffff), 2);
+	EXPECT_EQ(ib_ack_timeout_ns(0), 0); /* infinite */
+	EXPECT_EQ(ib_ack_timeout_ns(1), 8192);
+	EXPECT_EQ(ib_ack_timeout_ns(31), 4096ull << 31);
+	EXPECT_EQ(ib_ack_timeout_ns(40), 4096ull << 31);
 }
 
 /* ---- opcode table --------------------------------------------------------------------------- */
@@ -385,10 +373,10 @@ static void test_opcode_table(void)
 	EXPECT_EQ(roce_mtu_bytes(1), 256);
 	EXPECT_EQ(roce_mtu_bytes(5), 4096);
 	EXPECT_EQ(roce_mtu_bytes(6), 0);
-	EXPECT_EQ(roce_rnr_timer_usec(0), 655360);
-	EXPECT_EQ(roce_rnr_timer_usec(1), 10);
-	EXPECT_EQ(roce_rnr_timer_usec(25), 61440);
-	EXPECT_EQ(roce_rnr_timer_usec(31), 491520);
+	EXPECT_EQ(ib_rnr_timer_usec(0), 655360);
+	EXPECT_EQ(ib_rnr_timer_usec(1), 10);
+	EXPECT_EQ(ib_rnr_timer_usec(25), 61440);
+	EXPECT_EQ(ib_rnr_timer_usec(31), 491520);
 }
 
 /* ---- CRC-32 --------------------------------------------------------------------------------- */

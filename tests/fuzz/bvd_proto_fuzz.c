@@ -36,7 +36,6 @@
  * a PD allocated and freed): nothing a client sends may break the device for the next one.
  * BV_FUZZ_VERBOSE=1 prints every request and its status.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -49,11 +48,11 @@
 #include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "bv_msg.h"
 #include "bvd_proto_fuzz.h"
+#include "fuzz_util.h"
 
 #define REPLY_MS 5000
 
@@ -73,45 +72,12 @@ void fuzz_die(const char *fmt, ...)
 	abort();
 }
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-static int count_fds(void)
-{
-	DIR *dir = opendir("/proc/self/fd");
-	int n = 0;
-
-	if (!dir)
-		return -1;
-	while (readdir(dir))
-		n++;
-	closedir(dir);
-	return n;
-}
-
-static void remove_rundir(void)
-{
-	char cmd[128];
-
-	if (!rundir[0])
-		return;
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", rundir);
-	if (system(cmd))
-		fprintf(stderr, "bvd_proto_fuzz: could not remove %s\n", rundir);
-	rundir[0] = 0;
-}
-
 static void teardown(void)
 {
 	if (daemon_bvd.ops && daemon_bvd.ops->fini)
 		daemon_bvd.ops->fini(&daemon_bvd);
 	fuzz_kind_fini();
-	remove_rundir();
+	fuzz_rundir_remove(rundir, "bvd_proto_fuzz");
 }
 
 void fuzz_pump(int timeout_ms)
@@ -130,8 +96,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 	signal(SIGPIPE, SIG_IGN);
 	verbose = getenv("BV_FUZZ_VERBOSE") && *getenv("BV_FUZZ_VERBOSE") == '1';
-	snprintf(rundir, sizeof(rundir), "/tmp/bvd_proto_fuzz.XXXXXX");
-	if (!mkdtemp(rundir))
+	if (fuzz_rundir_make(rundir, sizeof(rundir), "bvd_proto_fuzz"))
 		fuzz_die("mkdtemp: %s", strerror(errno));
 	setenv("BV_RUNDIR", rundir, 1);
 	atexit(teardown);
@@ -183,7 +148,7 @@ static void client_close(struct fclient *c)
 static int wait_reply(struct fclient *c, uint16_t op, uint32_t seq, struct bv_msg_hdr *h,
 		      void *payload, size_t max)
 {
-	uint64_t end = now_ms() + REPLY_MS;
+	uint64_t end = fuzz_now_ms() + REPLY_MS;
 
 	for (;;) {
 		int fds[BV_MSG_MAX_FDS];
@@ -193,7 +158,7 @@ static int wait_reply(struct fclient *c, uint16_t op, uint32_t seq, struct bv_ms
 		fuzz_pump(0);
 		ret = bv_msg_recv(c->sock, h, payload, max, fds, &nfds);
 		if (ret == -EAGAIN) {
-			if (now_ms() > end)
+			if (fuzz_now_ms() > end)
 				fuzz_die("op 0x%x seq %u: no reply in %d ms", op, seq, REPLY_MS);
 			fuzz_pump(1);
 			continue;
@@ -377,10 +342,10 @@ static void canary(void)
 /* Wait until the daemon let every client go (it does when it reads the hang-up). */
 static void drain_clients(void)
 {
-	uint64_t end = now_ms() + REPLY_MS;
+	uint64_t end = fuzz_now_ms() + REPLY_MS;
 
 	while (daemon_bvd.clients) {
-		if (now_ms() > end)
+		if (fuzz_now_ms() > end)
 			fuzz_die("a closed client was not freed in %d ms", REPLY_MS);
 		fuzz_pump(1);
 	}
@@ -394,7 +359,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int before;
 
 	drain_clients();
-	before = count_fds();
+	before = fuzz_count_fds();
 	for (int i = 0; i < 2; i++) {
 		client_open(&cl[i]);
 		if (!(session & (1u << i))) {
@@ -426,8 +391,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	client_close(&cl[1]);
 	drain_clients();
 	fuzz_kind_check_idle();
-	if (count_fds() > before)
-		fuzz_die("%d descriptors more after the clients left", count_fds() - before);
+	if (fuzz_count_fds() > before)
+		fuzz_die("%d descriptors more after the clients left", fuzz_count_fds() - before);
 	canary();
 	drain_clients();
 	return 0;

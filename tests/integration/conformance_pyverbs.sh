@@ -1,17 +1,20 @@
 #!/bin/bash
-# rdma-core v44.0's own test suite (pyverbs), as shipped in ../shared/conformance and run by its
-# runner, on one device (the argument: cx4_0 or ntb_0), in this test's own run directory and
-# network namespace. Any failure, error or hang fails the test; skips are listed, and each
-# remaining one is explained in docs/conformance.md. Without ../shared the test is skipped.
+# rdma-core v44.0's own test suite (pyverbs), as shipped in the shared tools' conformance/ and run
+# by its runner, on one device (the argument: cx4_0 or ntb_0), in this test's own run directory
+# and network namespace. Any failure, error or hang fails the test; skips are listed, and each
+# remaining one is explained in docs/conformance.md. The shared tools are $BV_SHARED_DIR, or
+# ../shared beside the source tree (bv_shared_dir); without them the test is skipped.
 #
 #   PYVERBS_LOG_DIR  where the suite's full log goes (default: tests/pyverbs in the build tree)
 #   PYVERBS_TIMEOUT  seconds the whole suite may take on the device (default 300: a hang)
 . "$BV_SOURCE_DIR/tests/lib/harness.sh"
 DEV=${1:?usage: conformance_pyverbs.sh DEVICE}
-RUNNER=$(cd "$BV_SOURCE_DIR/.." && pwd)/shared/conformance/run-pyverbs
-if [ ! -x "$RUNNER" ]; then
-	echo "SKIP: rdma-core's test suite is not there ($RUNNER): it lives in the shared" \
-		"checkout next to the source tree, which this machine lacks"
+SHARED=$(bv_shared_dir)
+RUNNER=$SHARED/conformance/run-pyverbs
+if [ -z "$SHARED" ] || [ ! -x "$RUNNER" ]; then
+	echo "SKIP: rdma-core's test suite is not there (${SHARED:-${BV_SHARED_DIR:-../shared}}" \
+		"has no conformance/run-pyverbs): set BV_SHARED_DIR to the shared tools, or put" \
+		"them in ../shared beside the source tree"
 	exit 77
 fi
 bv_isolate_net "$@"

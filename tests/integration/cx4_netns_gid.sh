@@ -53,6 +53,8 @@ printf '[device cx4_0]\nkind = cx4\nip = %s\nport_mtu = 1500\npcap = %s\n' $IPA 
 printf '[device cx4_0]\nkind = cx4\nip = %s\nport_mtu = 1500\n' $IPB >"$RB/host.conf"
 A() { ip netns exec $NA env BV_RUNDIR="$RA" "$@"; }
 B() { ip netns exec $NB env BV_RUNDIR="$RB" "$@"; }
+# a failed pair shows both hosts' devices (their model counters)
+BV_PAIR_ON_FAIL='A "$BVCTL" status; B "$BVCTL" status'
 A "$BVCTL" --config "$RA/host.conf" up >/dev/null || bv_fail "bvctl up in $NA"
 B "$BVCTL" --config "$RB/host.conf" up >/dev/null || bv_fail "bvctl up in $NB"
 
@@ -114,10 +116,11 @@ A "$BVCTL" down >/dev/null 2>&1
 python3 "$BV_SOURCE_DIR/tests/cx4/icrc_check.py" "$RA/a.pcap" >"$CX4_OUT/icrc" ||
 	{ cat "$CX4_OUT/icrc"; bv_fail "ICRC check of the capture"; }
 if command -v tshark >/dev/null; then
-	# payload heuristics off (tests/cx4/icrc_check.py says why): the headers are what is checked
-	t=$(tshark -n -r "$RA/a.pcap" --disable-protocol rpcordma --disable-heuristic mellanox_eoib \
-		--disable-heuristic eth_over_ib \
-		-T fields -e _ws.col.Protocol -e eth.type -e _ws.malformed 2>/dev/null | sort | uniq -c)
+	# every IB payload heuristic off (tests/cx4/icrc_check.py says why, and its
+	# --tshark-selftest, ctest cx4_tshark_strict, proves bad headers are still reported)
+	mapfile -t targs < <(python3 "$BV_SOURCE_DIR/tests/cx4/icrc_check.py" --tshark-args)
+	t=$(tshark -n -r "$RA/a.pcap" "${targs[@]}" -T fields -e _ws.col.Protocol -e eth.type \
+		-e _ws.malformed 2>/dev/null | sort | uniq -c)
 	echo "$t" | grep -q "malformed" && { echo "$t"; bv_fail "tshark: malformed frames"; }
 	for w in "RoCE	0x8915" "RRoCE	0x86dd" "RRoCE	0x0800"; do
 		echo "$t" | grep -qF "$w" || { echo "$t"; bv_fail "tshark: no '$w' frames"; }

@@ -28,6 +28,15 @@ bv_note() {
 	echo "# $*"
 }
 
+# The shared tools (rdma-core's suite, the rxe peer): BV_SHARED_DIR where CI names them (.ci/run;
+# a relative path is taken from the source tree, where .ci/run runs), else ../shared beside the
+# source tree. Prints the absolute path, or nothing when the folder is not there.
+bv_shared_dir() {
+	local d=${BV_SHARED_DIR:-../shared}
+	case $d in /*) ;; *) d=$BV_SOURCE_DIR/$d ;; esac
+	(cd "$d" 2>/dev/null && pwd)
+}
+
 # Re-run this script in a private network namespace (root only): the loopback addresses the
 # devices bind to are then this test's alone, and tests may run in parallel.
 bv_isolate_net() {
@@ -139,7 +148,8 @@ bv_show() {
 # in $BV_OUT/NAME.{srv,cli} and are shown on failure; returns 1 then. Never hangs: every
 # process has a timeout, and a failed client takes the server down with it (after a grace
 # period in which a server that finished its part can still exit). BV_PAIR_S and BV_PAIR_C
-# are optional command prefixes for the server and the client (another namespace).
+# are optional command prefixes for the server and the client (another namespace). On a
+# failure the devices' state is shown too: `bvctl status`, or the commands in BV_PAIR_ON_FAIL.
 #
 # One failure is retried once, and only this one: perftest calibrates the CPU clock by timing
 # busy loops and gives up ("Correlation coefficient r^2 ... < 0.9", "Can't produce a report")
@@ -224,6 +234,10 @@ bv_pair_once() {
 		echo "FAIL [$BV_TEST_NAME]: $name: \"invalid data\": the data check found a wrong byte" >&2
 	echo "--- $name: server exit $src, client exit $crc" >&2
 	bv_pair_show "$name" "$srv" "$cli" "" >&2
+	# the devices' view (the model's retransmits, NAKs, RNR NAKs, drops): what tells a lost
+	# packet never resent from a starved machine when a pair stalls
+	echo "--- $name: the devices after the failure" >&2
+	eval "${BV_PAIR_ON_FAIL:-\"\$BVCTL\" status}" >&2 2>&1
 	return 1
 }
 

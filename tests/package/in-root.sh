@@ -170,6 +170,15 @@ for fabric in ntb cx4; do
 	echo "scif_hello, scif_rma over $fabric: every byte checked"
 done
 
+note "bvctl demo, installed: perftest, rping and the packaged scif_hello on both kinds"
+as_root "bvctl demo" >/tmp/demo.out 2>&1 || { cat /tmp/demo.out; fail "bvctl demo"; }
+[ "$(grep -c '^ping data: rdma-ping-' /tmp/demo.out)" = 8 ] &&
+	grep -q "^node 1 got: HELLO OVER NTB$" /tmp/demo.out &&
+	grep -q "^node 1 got: HELLO OVER CX4$" /tmp/demo.out &&
+	! grep -q "skipped" /tmp/demo.out && grep -q "^bvctl demo: done$" /tmp/demo.out ||
+	{ cat /tmp/demo.out; fail "bvctl demo: not every part ran and passed"; }
+echo "bvctl demo: ib_write_bw, rping and scif_hello on cx4 and ntb"
+
 note "bvctl down"
 as_root "bvctl down" || fail "bvctl down"
 pgrep -x cx4d >/dev/null || pgrep -x ntbd >/dev/null && fail "a daemon survived bvctl down"

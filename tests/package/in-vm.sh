@@ -3,8 +3,9 @@
 # root with the packages installed (tests/package/package-test.sh makes it), on Debian's own
 # kernel, which has RDMA as modules: the devices came up at boot through bridgeverbs.target;
 # users run programs with bvctl run, and with nothing set once ib_core's autoload is
-# blacklisted; bvctl up and down go through systemd; a killed daemon is restarted;
-# socket_group restricts a device; a purge stops everything. The last line says PASS or FAIL.
+# blacklisted; bvctl up and down go through systemd; a killed daemon is restarted; rping (the
+# CM library) through the units' daemons; socket_group restricts a device; a purge of every
+# package stops everything. The last line says PASS or FAIL.
 set -uo pipefail
 fail() {
 	echo "FAIL [package-test vm]: $*"
@@ -115,6 +116,19 @@ done
 [ "$new" != "$old" ] && [ "$new" != 0 ] || fail "cx4d@cx4_1 was not restarted"
 pingpong as_user cx4_0 cx4_1 18605
 
+note "rping through the units' daemons (the CM library), data verified (-V)"
+as_user "bvctl run -- rping -s -a 127.0.1.1 -p 7201 -C 20 -V" >/tmp/rping.srv 2>&1 &
+for _ in $(seq 600); do
+	as_user "bvctl status" 2>/dev/null | grep -q "cm listen: ps 0x0106 port 7201\$" && break
+	sleep 0.2
+done
+out=$(as_user "bvctl run -- rping -c -a 127.0.1.1 -I 127.0.1.2 -p 7201 -C 20 -V -v" 2>&1) ||
+	{ echo "$out"; cat /tmp/rping.srv; fail "rping cx4_1 -> cx4_0"; }
+wait $! || { cat /tmp/rping.srv; fail "rping server on cx4_0"; }
+[ "$(echo "$out" | grep -c '^ping data: rdma-ping-')" = 20 ] ||
+	{ echo "$out"; fail "rping cx4_1 -> cx4_0: not 20 verified pings"; }
+echo "rping cx4_1 -> cx4_0: 20 verified pings"
+
 note "socket_group: a device only a group may open"
 as_root "bvctl down" || fail "bvctl down"
 groupadd bvusers
@@ -130,10 +144,18 @@ usermod -aG bvusers tester
 as_user "ibv_devinfo -d cx4_2" >/dev/null || fail "a member of bvusers cannot open cx4_2"
 
 note "purge under systemd stops everything"
-dpkg --purge bridgeverbs-dbgsym bridgeverbs-providers-dbgsym bridgeverbs \
-	bridgeverbs-providers >/tmp/dpkg.log 2>&1 || { cat /tmp/dpkg.log; fail "dpkg --purge"; }
+# every package built from the bridgeverbs source (dbgsym, the CM library, libscif included):
+# the package test installed them all
+pkgs=$(dpkg-query -W -f '${binary:Package} ${source:Package}\n' | awk '$2 == "bridgeverbs" {print $1}')
+[ "$(echo "$pkgs" | wc -w)" -ge 6 ] || fail "installed from bridgeverbs: only $pkgs"
+# shellcheck disable=SC2086
+dpkg --purge $pkgs >/tmp/dpkg.log 2>&1 || { cat /tmp/dpkg.log; fail "dpkg --purge"; }
 ps -o pid= -C cx4d,ntbd && fail "a daemon survived the purge"
 [ ! -e /lib/systemd/system/cx4d@.service ] || fail "units left"
+left=$(dpkg-query -W -f '${db:Status-Abbrev} ${binary:Package} ${source:Package}\n' |
+	awk '$1 !~ /^[up]n/ && $3 == "bridgeverbs"')
+[ -z "$left" ] || fail "not purged: $left"
+[ "$(systemctl is-active bridgeverbs.target)" != active ] || fail "bridgeverbs.target active"
 note "all checks passed"
 echo "BV-VM-TEST: PASS"
 systemctl poweroff

@@ -160,7 +160,7 @@ timeout "${BV_PACKAGE_VM_TIMEOUT:-900}" nice qemu-system-x86_64 -accel "${BV_ACC
 	-drive "file=$OUT/vm.img,format=raw,if=virtio" </dev/null >"$OUT/vm-console.log" 2>&1 ||
 	true
 tr -d '\r' <"$OUT/vm-console.log" |
-	sed -n 's/.*bv-vm-test\[[0-9]*\]: \(# \[vm .*\|[a-z0-9_]* <- .*\)/\1/p' || true
+	sed -n 's/.*bv-vm-test\[[0-9]*\]: \(# \[vm .*\|[a-z0-9_]* <- .*\|rping .*\)/\1/p' || true
 grep -aq "BV-VM-TEST: PASS" "$OUT/vm-console.log" ||
 	{ tail -n 60 "$OUT/vm-console.log"; fail "under systemd (vm-console.log)"; }
 rm -f "$OUT/vm.img"

@@ -1,7 +1,8 @@
 #!/bin/bash
 # rdma_cm interoperability with a Linux kernel: our connection manager (a cx4 device, cx4d +
-# the model, 10.99.0.1) against the kernel's rdma_cm on rxe0 in a Debian 12 VM (shared/tools/
-# rxe-peer's image; guest 10.99.0.2, rdma_ucm loaded), both directions: rping (data verified)
+# the model, 10.99.0.1) against the kernel's rdma_cm on rxe0 in a Debian 12 VM (the rxe-peer
+# tools' image, BV_RXE_TOOLS or $BV_SHARED_DIR/tools/rxe-peer; guest 10.99.0.2, rdma_ucm
+# loaded), both directions: rping (data verified)
 # and ib_send_bw -R. The MADs are real IB CM MADs on QP1 both ways: a REQ the kernel built
 # reaches our listener, our REQ reaches the kernel's.
 #
@@ -13,8 +14,8 @@
 . "$BV_SOURCE_DIR/tests/lib/harness.sh"
 . "$BV_SOURCE_DIR/tests/rdmacm/rdmacm_lib.sh"
 [ "$(id -u)" = 0 ] || { echo "SKIP: needs root"; exit 77; }
-TOOLS=${BV_RXE_TOOLS:-$BV_SOURCE_DIR/../shared/tools/rxe-peer}
-[ -x "$TOOLS/build-vm" ] || TOOLS=/work/shared/tools/rxe-peer
+TOOLS=${BV_RXE_TOOLS:-$(bv_shared_dir)/tools/rxe-peer}
+[ -x "$TOOLS/build-vm" ] || { echo "SKIP: no rxe-peer tools in $TOOLS (BV_RXE_TOOLS)"; exit 77; }
 IMG=${BV_RXE_IMAGE:-/var/tmp/rxe-peer}
 [ -s "$IMG/root.img" ] || "$TOOLS/build-vm" "$IMG" || bv_fail "cannot build the rxe VM image"
 command -v tshark >/dev/null || bv_fail "tshark is missing (tools/install-deps.sh installs it)"

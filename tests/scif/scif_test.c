@@ -163,6 +163,34 @@ static void sync_recv(scif_epd_t e)
 	MUST(recv_all(e, &c, 1) == 1 && c == 'g');
 }
 
+/*
+ * Marks: files both sides of a case see (also across network namespaces) that order steps a
+ * connection cannot order, e.g. a connect after the server's checks that no request waits.
+ */
+static void case_mark(uint16_t port, char *path, size_t len, const char *what)
+{
+	snprintf(path, len, "/tmp/scif_test.mark.%u.%u.%s", (unsigned int)getuid(), port, what);
+}
+
+static void mark_set(const char *path)
+{
+	int fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+
+	CHECK(fd >= 0);
+	close(fd);
+}
+
+/* Wait (30 s at most) for the other side's mark. */
+static bool mark_wait(const char *path)
+{
+	for (int i = 0; i < 3000; i++) {
+		if (!access(path, F_OK))
+			return true;
+		usleep(10000);
+	}
+	return false;
+}
+
 /* ----------------------------------------------------------------------------------------- */
 /* Cases: each is a server (node 0) and a client (node 1) run in two processes                 */
 
@@ -179,6 +207,11 @@ static void connect_server(uint16_t port)
 	scif_epd_t l = listener(port, 4), n;
 
 	MUST(l >= 0);
+	{
+		struct scif_portID self = { 0, port };
+
+		FAILS(scif_connect(l, &self), EOPNOTSUPP);	/* a listener does not connect */
+	}
 	n = accept_one(l, &peer);
 	MUST(n >= 0);
 	CHECK(peer.node == (getenv("SCIF_TEST_SELF") ? 0 : 1) && peer.port >= SCIF_PORT_RSVD);
@@ -279,6 +312,26 @@ static void msg_server(uint16_t port)
 	CHECK(recv_all(n, buf, 10) == 10 && !mismatch(buf, 10, 9));
 	FAILS(scif_recv(n, buf, 1, SCIF_RECV_BLOCK), ECONNRESET);
 	FAILS(scif_send(n, buf, 1, 0), ECONNRESET);
+	/* every other call that needs the connection too (scif(3)) */
+	{
+		uint8_t *pg = pages(PG);
+		int mark;
+
+		MUST(pg);
+		CHECK(scif_register(n, pg, PG, 0, SCIF_PROT_READ, 0) == SCIF_REGISTER_FAILED &&
+		      errno == ECONNRESET);
+		FAILS(scif_unregister(n, 0, PG), ECONNRESET);
+		FAILS(scif_readfrom(n, 0, PG, 0, 0), ECONNRESET);
+		FAILS(scif_writeto(n, 0, PG, 0, 0), ECONNRESET);
+		FAILS(scif_vreadfrom(n, pg, PG, 0, 0), ECONNRESET);
+		FAILS(scif_vwriteto(n, pg, PG, 0, 0), ECONNRESET);
+		FAILS(scif_fence_mark(n, SCIF_FENCE_INIT_SELF, &mark), ECONNRESET);
+		FAILS(scif_fence_signal(n, 0, 1, 0, 1, SCIF_FENCE_INIT_SELF | SCIF_SIGNAL_LOCAL),
+		      ECONNRESET);
+		CHECK(scif_mmap(NULL, PG, SCIF_PROT_READ, 0, n, 0) == SCIF_MMAP_FAILED &&
+		      errno == ECONNRESET);
+		munmap(pg, PG);
+	}
 	CHECK(scif_close(n) == 0 && scif_close(l) == 0);
 }
 
@@ -386,6 +439,28 @@ static void rma_server(uint16_t port)
 	o3 = scif_register(n, w3, PG, 0x7000, SCIF_PROT_READ, 0);
 	CHECK(o3 >= (1l << 62) && o3 % PG == 0);
 	CHECK(scif_register(n, w4, PG, W4, SCIF_PROT_WRITE, SCIF_MAP_FIXED) == W4);
+	{
+		/*
+		 * Memory that cannot be pinned: EFAULT, nothing registered. A hole (the middle
+		 * page unmapped), also for the v* calls; read-only memory for SCIF_PROT_WRITE
+		 * (it registers for SCIF_PROT_READ).
+		 */
+		uint8_t *holey = pages(3 * PG);
+		void *ro = mmap(NULL, PG, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		off_t o;
+
+		MUST(holey && ro != MAP_FAILED && !munmap(holey + PG, PG));
+		CHECK(scif_register(n, holey, 3 * PG, 0, SCIF_PROT_READ, 0) ==
+			      SCIF_REGISTER_FAILED && errno == EFAULT);
+		FAILS(scif_vwriteto(n, holey, 3 * PG, W1, 0), EFAULT);
+		FAILS(scif_vreadfrom(n, holey + 5, 3 * PG - 10, W1, 0), EFAULT);
+		CHECK(scif_register(n, ro, PG, 0, SCIF_PROT_READ | SCIF_PROT_WRITE, 0) ==
+			      SCIF_REGISTER_FAILED && errno == EFAULT);
+		o = scif_register(n, ro, PG, 0, SCIF_PROT_READ, 0);
+		CHECK(o != SCIF_REGISTER_FAILED && scif_unregister(n, o, PG) == 0);
+		munmap(holey, 3 * PG);
+		munmap(ro, PG);
+	}
 	put64(n, (uint64_t)o3);
 	clo = (off_t)get64(n);
 
@@ -592,6 +667,89 @@ static void rma_client(uint16_t port)
 }
 
 
+/*
+ * Registered memory mapped over again (the report behind bv_shadow's stale-memfd check): the
+ * application replaces the mapping under a window it keeps registered (MAP_FIXED), and then
+ * registers the new memory at the same address: a window (server) and the v* calls' own
+ * registrations, temporary and cached (client). Those must reach the new pages, the ones the
+ * application sees, not the old window's. What the old window reaches is not checked: SCIF
+ * pins the old pages, and a provider that writes by DMA (no userfaultfd) reaches the new ones.
+ */
+#define REMAP_LEN	(160 * PG)	/* past SCIF_BOUNCE_SIZE / 2: v* calls register */
+#define W_OLD		0x100000l
+#define W_NEW		0x200000l
+
+static uint8_t *remap(uint8_t *b, size_t len)
+{
+	void *p = mmap(b, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+
+	return p == (void *)b ? b : NULL;
+}
+
+static void remap_server(uint16_t port)
+{
+	scif_epd_t l = listener(port, 1), n;
+	uint8_t *b = pages(REMAP_LEN);
+	int rw = SCIF_PROT_READ | SCIF_PROT_WRITE;
+
+	MUST(l >= 0 && b);
+	n = accept_one(l, NULL);
+	MUST(n >= 0);
+	fill(b, REMAP_LEN, 71);
+	CHECK(scif_register(n, b, REMAP_LEN, W_OLD, rw, SCIF_MAP_FIXED) == W_OLD);
+	MUST(remap(b, REMAP_LEN));
+	fill(b, REMAP_LEN, 72);
+	CHECK(scif_register(n, b, REMAP_LEN, W_NEW, rw, SCIF_MAP_FIXED) == W_NEW);
+	put64(n, 1);
+	/* the client read the new window, then wrote it from its own remapped memory */
+	MUST(get64(n) == 2);
+	{
+		size_t m = mismatch(b, REMAP_LEN, 74);
+
+		if (m)
+			fprintf(stderr, "remap: byte %zu of the new window differs\n", m - 1);
+		CHECK(!m);
+	}
+	fill(b, REMAP_LEN, 75);
+	put64(n, 3);
+	MUST(get64(n) == 4);
+	CHECK(scif_unregister(n, W_OLD, REMAP_LEN) == 0);
+	CHECK(scif_unregister(n, W_NEW, REMAP_LEN) == 0);
+	put64(n, 5);
+	CHECK(scif_close(n) == 0 && scif_close(l) == 0);
+	munmap(b, REMAP_LEN);
+}
+
+static void remap_client(uint16_t port)
+{
+	scif_epd_t e = connect_to(0, port);
+	uint8_t *v = pages(REMAP_LEN), *c = pages(REMAP_LEN);
+	off_t lc;
+
+	MUST(e >= 0 && v && c);
+	MUST(get64(e) == 1);
+	CHECK(scif_vreadfrom(e, v, REMAP_LEN, W_NEW, SCIF_RMA_SYNC) == 0);
+	CHECK(!mismatch(v, REMAP_LEN, 72));
+	/* our own window, mapped over; then v* calls from the new memory at its address */
+	fill(c, REMAP_LEN, 73);
+	lc = scif_register(e, c, REMAP_LEN, 0, SCIF_PROT_READ | SCIF_PROT_WRITE, 0);
+	CHECK(lc != SCIF_REGISTER_FAILED);
+	MUST(remap(c, REMAP_LEN));
+	fill(c, REMAP_LEN, 74);
+	CHECK(scif_vwriteto(e, c, REMAP_LEN, W_NEW, SCIF_RMA_SYNC) == 0);
+	put64(e, 2);
+	MUST(get64(e) == 3);
+	CHECK(scif_vreadfrom(e, c, REMAP_LEN, W_NEW, SCIF_RMA_USECACHE | SCIF_RMA_SYNC) == 0);
+	CHECK(!mismatch(c, REMAP_LEN, 75));
+	if (lc != SCIF_REGISTER_FAILED)
+		CHECK(scif_unregister(e, lc, REMAP_LEN) == 0);
+	put64(e, 4);
+	MUST(get64(e) == 5);
+	CHECK(scif_close(e) == 0);
+	munmap(v, REMAP_LEN);
+	munmap(c, REMAP_LEN);
+}
+
 /* ----------------------------------------------------------------------------------------- */
 /* Readiness: poll, select, epoll, scif_poll; non-blocking connect and accept                  */
 
@@ -609,13 +767,17 @@ static void poll_server(uint16_t port)
 	struct scif_pollepd pe;
 	struct epoll_event ev = { .events = EPOLLIN };
 	int ep = epoll_create1(0);
-	char b[16];
+	char b[16], checked[80];
 
+	case_mark(port, checked, sizeof(checked), "checked");
+	unlink(checked);	/* a stale one */
 	MUST(l >= 0 && ep >= 0);
 	/* a listener: POLLIN once a request waits; accept without SYNC: EAGAIN before */
 	FAILS(scif_accept(l, &peer, &n, 0), EAGAIN);
 	CHECK(revents(l, POLLIN | POLLOUT, 0) == 0);
+	mark_set(checked);	/* the client connects now */
 	CHECK(revents(l, POLLIN, 10000) == POLLIN);
+	unlink(checked);
 	CHECK(scif_accept(l, &peer, &n, 0) == 0 && peer.node == 1);
 	CHECK(revents(l, POLLIN, 0) == 0);
 	/* connected: POLLOUT (ring space), no POLLIN until data comes */
@@ -635,6 +797,7 @@ static void poll_server(uint16_t port)
 	CHECK(scif_recv(n, b, 5, 0) == 5 && !memcmp(b, "hello", 5));
 	/* nothing left: the readiness goes away */
 	CHECK(revents(n, POLLIN, 0) == 0);
+	sync_send(n);	/* the next bytes come after this check, however late we are */
 	/* scif_poll */
 	pe.epd = n;
 	pe.events = SCIF_POLLIN;
@@ -654,12 +817,14 @@ static void poll_client(uint16_t port)
 {
 	scif_epd_t e = scif_open();
 	struct scif_portID dst = { 0, port };
+	char checked[80];
 	int r;
 
 	MUST(e >= 0);
 	/* a non-blocking connect: EINPROGRESS, POLLOUT when it is done, the result next */
 	CHECK(!fcntl(e, F_SETFL, fcntl(e, F_GETFL) | O_NONBLOCK));
-	usleep(300000);	/* the server's first checks see no request */
+	case_mark(port, checked, sizeof(checked), "checked");
+	MUST(mark_wait(checked));	/* the server's first checks saw no request */
 	FAILS(scif_connect(e, &dst), EINPROGRESS);
 	r = scif_connect(e, &dst);
 	CHECK(r == -1 && (errno == EINPROGRESS || errno == EISCONN || r > 0));
@@ -668,9 +833,10 @@ static void poll_client(uint16_t port)
 	CHECK(r >= SCIF_PORT_RSVD);
 	FAILS(scif_connect(e, &dst), EISCONN);
 	sync_recv(e);
-	usleep(200000);
+	usleep(200000);	/* the server most likely sleeps in epoll_wait: its wake-up */
 	CHECK(send_all(e, "hello", 5) == 5);
-	usleep(200000);
+	sync_recv(e);	/* the server saw the readiness go */
+	usleep(200000);	/* ... and most likely sleeps in scif_poll */
 	CHECK(send_all(e, "again!", 6) == 6);
 	sync_recv(e);
 	CHECK(scif_close(e) == 0);
@@ -678,40 +844,16 @@ static void poll_client(uint16_t port)
 
 /*
  * The backlog: requests beyond it are refused; a listener closed with requests queued too.
- * The second connector starts once the server saw the first request queued (a file both
- * sides see, also across network namespaces), or a loaded machine may deliver it first.
+ * The second connector starts once the server saw the first request queued (a mark), or a
+ * loaded machine may deliver it first.
  */
-static void backlog_mark(uint16_t port, char *path, size_t len, const char *what)
-{
-	snprintf(path, len, "/tmp/scif_test.backlog.%u.%u.%s", (unsigned int)getuid(), port, what);
-}
-
-static void mark_set(const char *path)
-{
-	int fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
-
-	CHECK(fd >= 0);
-	close(fd);
-}
-
-/* Wait (30 s at most) for the other side's mark. */
-static bool mark_wait(const char *path)
-{
-	for (int i = 0; i < 3000; i++) {
-		if (!access(path, F_OK))
-			return true;
-		usleep(10000);
-	}
-	return false;
-}
-
 static void backlog_server(uint16_t port)
 {
 	scif_epd_t l = listener(port, 1), n;
 	char queued[80], refused[80];
 
-	backlog_mark(port, queued, sizeof(queued), "queued");
-	backlog_mark(port, refused, sizeof(refused), "refused");
+	case_mark(port, queued, sizeof(queued), "queued");
+	case_mark(port, refused, sizeof(refused), "refused");
 	unlink(queued);	/* stale ones */
 	unlink(refused);
 	MUST(l >= 0);
@@ -744,8 +886,8 @@ static void backlog_client(uint16_t port)
 		char queued[80], refused[80];
 		bool ok;
 
-		backlog_mark(port, queued, sizeof(queued), "queued");
-		backlog_mark(port, refused, sizeof(refused), "refused");
+		case_mark(port, queued, sizeof(queued), "queued");
+		case_mark(port, refused, sizeof(refused), "refused");
 		mark_wait(queued);
 		errno = 0;
 		ok = scif_connect(b, &dst) == -1 && errno == ECONNREFUSED;
@@ -1228,6 +1370,7 @@ static const struct tcase cases[] = {
 	{ "refused", NULL, refused_client, 1 },
 	{ "messages", msg_server, msg_client, 1 },
 	{ "rma", rma_server, rma_client, 1 },
+	{ "remap", remap_server, remap_client, 1 },
 	{ "poll", poll_server, poll_client, 1 },
 	{ "backlog", backlog_server, backlog_client, 1 },
 	{ "interrupt", intr_server, intr_client, 1 },

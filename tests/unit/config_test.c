@@ -4,17 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "bv_expect.h"
 #include "bv_config.h"
-
-static int failures;
-
-#define EXPECT(c)                                                                                  \
-	do {                                                                                       \
-		if (!(c)) {                                                                        \
-			fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #c);               \
-			failures++;                                                                \
-		}                                                                                  \
-	} while (0)
 
 static void expect_error(const char *text, const char *msg)
 {

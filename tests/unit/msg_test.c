@@ -7,17 +7,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "bv_expect.h"
 #include "bv_msg.h"
-
-static int failures;
-
-#define EXPECT(c)                                                                                  \
-	do {                                                                                       \
-		if (!(c)) {                                                                        \
-			fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #c);               \
-			failures++;                                                                \
-		}                                                                                  \
-	} while (0)
 
 int main(void)
 {

@@ -47,7 +47,8 @@ static const char *usage_text =
 	"                      run CMD with the bridgeverbs environment (as SCIF node N)\n"
 	"  model DEV REQUEST   a modelled cx4 card's controls outside its function:\n"
 	"                      cable pull|plug, fail disable|firmware, drop N, stats\n"
-	"  demo                the quick-start demo: perftest on a cx4 pair and an ntb link\n"
+	"  demo                the quick-start demo: perftest and rping on a cx4 pair and an\n"
+	"                      ntb link, a SCIF program between SCIF nodes 0 and 1\n"
 	"  sysfs               write the configuration copy and the sysfs tree, start nothing\n"
 	"                      (what bridgeverbs-sysfs.service runs)\n"
 	"\n"
@@ -244,7 +245,7 @@ static int start_direct(struct bvctl *b)
 	return failed;
 }
 
-static int cmd_up(struct bvctl *b)
+int bvctl_up(struct bvctl *b)
 {
 	int failed;
 
@@ -433,7 +434,7 @@ static int cmd_env(struct bvctl *b)
 	return 0;
 }
 
-static void set_env(const struct bvctl *b)
+void bvctl_set_env(const struct bvctl *b)
 {
 	struct env_var v[8];
 	int n = build_env(b, v);
@@ -478,140 +479,11 @@ static int cmd_run(struct bvctl *b, int argc, char **argv)
 		fprintf(stderr, "usage: bvctl run [--] CMD [ARGS...]\n");
 		return 2;
 	}
-	set_env(b);
+	bvctl_set_env(b);
 	bvctl_sys_view();
 	execvp(argv[0], argv);
 	fprintf(stderr, "bvctl run: %s: %s\n", argv[0], strerror(errno));
 	return 127;
-}
-
-/* Run argv with the environment, wait; returns its exit status. */
-static int run_wait(const struct bvctl *b, char *const argv[])
-{
-	int status;
-	pid_t pid = fork();
-
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		set_env(b);
-		bvctl_sys_view();
-		execvp(argv[0], argv);
-		fprintf(stderr, "bvctl: %s: %s\n", argv[0], strerror(errno));
-		_exit(127);
-	}
-	if (waitpid(pid, &status, 0) < 0)
-		return -1;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-/* Until a TCP socket listens on port (this network namespace), at most ms milliseconds. */
-static bool wait_listen(unsigned int port, int ms)
-{
-	char pat[32], line[256];
-
-	snprintf(pat, sizeof(pat), ":%04X 00000000:0000 0A", port);
-	for (; ms > 0; ms -= 50) {
-		FILE *f = fopen("/proc/net/tcp", "re");
-		bool found = false;
-
-		while (f && !found && fgets(line, sizeof(line), f))
-			found = strstr(line, pat) != NULL;
-		if (f)
-			fclose(f);
-		if (found)
-			return true;
-		usleep(50 * 1000);
-	}
-	return false;
-}
-
-/* ib_write_bw between two devices: the server on srv, the client on cli, over TCP port. */
-static int demo_pair(const struct bvctl *b, const char *what, const char *srv, const char *cli,
-		     const char *port)
-{
-	char *const server[] = { "ib_write_bw", "-d", (char *)srv, "-x", "3", "-D", "2", "-p",
-				 (char *)port, NULL };
-	char *const client[] = { "ib_write_bw", "-d", (char *)cli, "-x", "3", "-D", "2", "-p",
-				 (char *)port, "127.0.0.1", NULL };
-	int ret, status;
-	pid_t pid;
-
-	printf("\n# %s\n$ bvctl run -- ib_write_bw -d %s -x 3 -D 2 -p %s &\n"
-	       "$ bvctl run -- ib_write_bw -d %s -x 3 -D 2 -p %s 127.0.0.1\n",
-	       what, srv, port, cli, port);
-	fflush(stdout);
-	pid = fork();
-	if (pid < 0)
-		return 1;
-	if (pid == 0) {
-		int null = open("/dev/null", O_WRONLY);
-
-		/* the client prints the same table: show it once */
-		if (null >= 0)
-			dup2(null, STDOUT_FILENO);
-		set_env(b);
-		execvp(server[0], server);
-		_exit(127);
-	}
-	if (!wait_listen((unsigned int)atoi(port), 20000)) {
-		fprintf(stderr, "bvctl demo: the ib_write_bw server on %s did not start\n", srv);
-		ret = 1;
-	} else {
-		ret = run_wait(b, client);
-	}
-	if (ret)
-		kill(pid, SIGTERM);
-	if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status))
-		ret |= 1;
-	return ret ? 1 : 0;
-}
-
-/*
- * The demo: the devices come up, then perftest's ib_write_bw runs over each kind, server and
- * client meeting over the loopback TCP side channel: between the first two cx4 ports (RDMA
- * WRITEs through the provider, cx4d, the ConnectX-4 model and RoCE v2 on the wire) and between
- * the two ends of the first ntb link (through the NTB's windows, doorbells and DMA engine).
- */
-static int cmd_demo(struct bvctl *b)
-{
-	char *const devices[] = { "ibv_devices", NULL };
-	const char *cx4[2] = { NULL, NULL }, *ntb[2] = { NULL, NULL };
-	int ret, ncx4 = 0;
-
-	ret = cmd_up(b);
-	if (ret)
-		return ret;
-	for (int i = 0; i < b->cfg.ndev; i++) {
-		const struct bv_dev_conf *d = &b->cfg.dev[i];
-
-		if (!strcmp(d->kind, "cx4") && ncx4 < 2)
-			cx4[ncx4++] = d->name;
-		if (strcmp(d->kind, "ntb") || ntb[0] || d->side != 0)
-			continue;
-		for (int k = 0; k < b->cfg.ndev; k++) {
-			const struct bv_dev_conf *p = &b->cfg.dev[k];
-
-			if (!strcmp(p->kind, "ntb") && !strcmp(p->link, d->link) && p->side == 1) {
-				ntb[0] = d->name;
-				ntb[1] = p->name;
-			}
-		}
-	}
-	printf("\n$ bvctl run -- ibv_devices\n");
-	fflush(stdout);
-	ret = run_wait(b, devices);
-	if (cx4[1])
-		ret |= demo_pair(b, "cx4: two ConnectX-4 ports, RoCE v2 between the device models",
-				 cx4[0], cx4[1], "18599");
-	else
-		printf("\n# cx4: fewer than two cx4 devices configured, nothing to show\n");
-	if (ntb[1])
-		ret |= demo_pair(b, "ntb: the two ends of an NTB link, RDMA through its windows",
-				 ntb[0], ntb[1], "18600");
-	else
-		printf("\n# ntb: no NTB link with both ends configured, nothing to show\n");
-	return ret ? 1 : 0;
 }
 
 struct cmdline {
@@ -695,7 +567,7 @@ int main(int argc, char **argv)
 	if (!strcmp(cmd, "setup"))
 		return bvctl_setup(c.tmpfiles);
 	if (!strcmp(cmd, "up"))
-		return cmd_up(&b);
+		return bvctl_up(&b);
 	if (!strcmp(cmd, "down"))
 		return cmd_down(&b);
 	if (!strcmp(cmd, "status"))
@@ -705,7 +577,7 @@ int main(int argc, char **argv)
 	if (!strcmp(cmd, "run"))
 		return cmd_run(&b, argc - optind, argv + optind);
 	if (!strcmp(cmd, "demo"))
-		return cmd_demo(&b);
+		return bvctl_demo(&b);
 	if (!strcmp(cmd, "model"))
 		return load_config(&b, false) ? 1 : bvctl_model(&b, argc - optind, argv + optind);
 	if (!strcmp(cmd, "sysfs"))

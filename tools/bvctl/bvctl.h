@@ -18,6 +18,14 @@ struct bvctl {
 	struct bv_config cfg;
 };
 
+/* bvctl.c: bring the configured devices up (as 'bvctl up'); put the environment 'bvctl run'
+ * gives a program into this process's. */
+int bvctl_up(struct bvctl *b);
+void bvctl_set_env(const struct bvctl *b);
+
+/* demo.c: the quick-start demo (bvctl demo). */
+int bvctl_demo(struct bvctl *b);
+
 /* setup.c: /dev/infiniband/uverbsN -> /dev/null (root, once). */
 int bvctl_setup(bool tmpfiles);
 bool bvctl_setup_done(void);

@@ -18,20 +18,23 @@
  *                                  link_layer
  *
  * The daemon adds what it learns from its device (bv_sysfs.h): fw_ver, the port's state
- * files, and for cx4 the GID table it programmed (until then every entry is empty). For ntb
+ * files, and for cx4 the GID table it programmed (until then every entry is empty); a daemon
+ * that runs as its own user owns its device's directory for that. For ntb
  * the GID table is the one mlx5 builds for a RoCE port: 0 fe80:: v1, 1 fe80:: v2, 2 ::ffff:ip
- * v1, 3 ::ffff:ip v2. Every index below gid_tbl_len has its files: perftest and ibv_devinfo
- * query them all.
+ * v1, 3 ::ffff:ip v2, the rest of its BV_GID_TBL_LEN entries empty. Every index below
+ * gid_tbl_len has its files: perftest and ibv_devinfo query them all.
  */
 #define _XOPEN_SOURCE 700
 #include <errno.h>
 #include <ftw.h>
+#include <pwd.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bv_install.h"
 #include "bv_sysfs.h"
 #include "bvd_attr.h"
 #include "bvctl.h"
@@ -78,6 +81,40 @@ static int write_parent(const char *root, const char *ibdev_dir, const struct bv
 	return err;
 }
 
+static uid_t daemon_uid;
+static gid_t daemon_gid;
+
+static int chown_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	if (lchown(path, daemon_uid, daemon_gid)) {
+		fprintf(stderr, "bvctl: %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The daemon, in the kernel's role, rewrites its device's attributes as it learns them
+ * (bv_sysfs.h: fw_ver, the port's state, cx4's GID table), each file through a rename in its
+ * directory. Started by root as BV_DAEMON_USER (bvctl or its unit), it owns its device's
+ * directory; the rest of the tree stays root's. Without that user, nothing to do.
+ */
+static int give_to_daemon(const char *ibdev_dir)
+{
+	const struct passwd *pw;
+
+	if (geteuid() != 0 || !*BV_DAEMON_USER)
+		return 0;
+	if (!(pw = getpwnam(BV_DAEMON_USER)))
+		return 0;	/* starting the daemon says so */
+	daemon_uid = pw->pw_uid;
+	daemon_gid = pw->pw_gid;
+	return nftw(ibdev_dir, chown_entry, 16, FTW_PHYS) ? -1 : 0;
+}
+
 static bool gids_present(const char *ibdev_dir)
 {
 	char path[BV_PATH_MAX * 3];
@@ -119,16 +156,16 @@ static int write_device(const char *root, const struct bv_dev_conf *dev)
 	err |= bv_sysfs_put(d, "bridgeverbs/kind", "%s\n", dev->kind);
 
 	if (!strcmp(dev->kind, "ntb")) {
-		struct bv_gid_entry e[4];
+		struct bv_gid_entry e[BV_NTB_NGIDS];
 
-		for (int i = 0; i < 4; i++) {
+		for (int i = 0; i < BV_NTB_NGIDS; i++) {
 			if (i < 2)
 				bv_dev_gid_link_local(dev, e[i].gid);
 			else
 				bv_dev_gid_ipv4(dev, e[i].gid);
 			e[i].type = i % 2 ? BV_GID_ROCE_V2 : BV_GID_ROCE_V1;
 		}
-		err |= bv_sysfs_write_gids(d, e, 4, BV_GID_TBL_LEN, dev->netdev);
+		err |= bv_sysfs_write_gids(d, e, BV_NTB_NGIDS, BV_GID_TBL_LEN, dev->netdev);
 	} else if (!gids_present(d)) {
 		/*
 		 * cx4d writes the table it programmed into the device (port.c); until then every
@@ -139,6 +176,7 @@ static int write_device(const char *root, const struct bv_dev_conf *dev)
 	}
 	err |= bv_sysfs_put(d, "ports/1/pkeys/0", "0xffff\n");
 	err |= bv_sysfs_put(d, "ports/1/link_layer", "Ethernet\n");
+	err |= give_to_daemon(d);
 	return err ? -1 : 0;
 }
 

@@ -16,6 +16,7 @@
  *                LAP (refused), what a destroyed id tells its peer, a port going down
  *   cm_qp_attr.c the QP attributes of each transition (rdma_init_qp_attr)
  *   cm_sidr.c    UD service ID resolution: SIDR_REQ, SIDR_REP
+ *   cm_req_wait.c REQs without a listener, held a moment for a listen on its way
  *   cm_mad.c     MADs: the header, validation of what arrives (the fuzzed parser), counters
  */
 #ifndef BVD_CM_INT_H
@@ -24,6 +25,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include <infiniband/verbs.h>
 
 #include "bv_cm_proto.h"
 #include "bvd.h"
@@ -72,9 +74,11 @@ enum ibcm_state {
 #define CMA_CM_MRA_SETTING		(IBCM_MRA_FLAG_DELAY | 24)
 #define IBCM_MRA_FLAG_DELAY		0x80	/* MRA only when the message comes again */
 #define UCMA_MAX_BACKLOG		1024	/* Linux ucma.c max_backlog */
+#define CM_LISTEN_WAIT_MS		100	/* cm_req_wait.c; the kernel: 0 */
 
 struct cm_dev;
 struct cm_evq;
+struct cm_req_wait;
 
 /* An event channel of a client on this daemon: where its ids' events go. */
 struct cm_chan {
@@ -177,6 +181,7 @@ struct cm_stats {
 	uint64_t rx_duplicates;
 	uint64_t rx_malformed;		/* dropped: not a valid CM MAD */
 	uint64_t rx_unmatched;		/* dropped: no id in a state that takes it */
+	uint64_t req_waits;		/* REQs that waited for their listener (cm_req_wait.c) */
 	uint64_t events;
 	uint64_t events_dropped;	/* the library's channel went away */
 };
@@ -193,12 +198,14 @@ struct cm_dev {
 	uint32_t nids;
 	struct cm_bind *binds;
 	struct cm_chan *chans;
-	uint32_t next_chan;
 	uint32_t last_port;		/* last ephemeral port handed out */
 	/* CM timing, from the configuration (docs/rdmacm.md): the kernel's by default */
 	uint8_t response_timeout;	/* cm_response_timeout */
 	uint8_t max_cm_retries;		/* cm_max_retries */
 	uint8_t packet_life_time;	/* cm_packet_life_time */
+	uint32_t listen_wait_ms;	/* cm_listen_wait_ms (cm_req_wait.c) */
+	struct cm_req_wait *req_waits;
+	unsigned int nreq_waits;
 	struct cm_stats st;
 };
 
@@ -207,6 +214,14 @@ struct cm_dev {
 static inline struct cm_dev *cm_of(struct bvd *d)
 {
 	return d->cm;
+}
+
+/* A REQ's transport service type as the QP type a listener must take (0xff: none). */
+static inline uint8_t cm_req_qp_type(const uint8_t *req)
+{
+	unsigned int tst = cx4_get(req, IB_CM_REQ_TRANSPORT_SERVICE_TYPE);
+
+	return tst == 0 ? IBV_QPT_RC : tst == 1 ? IBV_QPT_UC : 0xff;
 }
 
 /* 4.096 us * 2^t in ms, as Linux cm_convert_to_ms() approximates it */
@@ -227,8 +242,9 @@ struct cm_id *cm_remote_find(struct cm_dev *cm, uint64_t ca_guid, uint32_t remot
 bool cm_refresh_port(struct cm_dev *cm);
 
 /* cm_chan.c */
-struct cm_chan *cm_chan_attach(struct cm_dev *cm, struct bvd_client *owner, int fd,
-			       uint32_t cookie);
+/* A channel the library named handle (bv_cm_attach_req): 0 or EINVAL, EEXIST, ENOMEM. */
+int cm_chan_attach(struct cm_dev *cm, struct bvd_client *owner, int fd, uint32_t cookie,
+		   uint32_t handle);
 struct cm_chan *cm_chan_find(struct cm_dev *cm, struct bvd_client *owner, uint32_t handle);
 void cm_chan_free(struct cm_chan *ch);
 /* Deliver an event of id (dropped, as the kernel drops it, when the id's uid is 0). */
@@ -267,6 +283,8 @@ int cm_accept(struct cm_id *id, const struct bv_cm_conn *p, const struct bv_cm_e
 int cm_establish_rtu(struct cm_id *id);
 int cm_reject(struct cm_id *id, uint8_t reason, const uint8_t *priv, uint8_t len);
 void cm_recv_req(struct cm_dev *cm, const struct bvd_cm_rx *rx);
+/* The kernel's answer to a REQ that no listener takes: REJ 8, or 28 (a listener elsewhere). */
+void cm_req_no_listener(struct cm_dev *cm, const struct bvd_cm_rx *rx);
 void cm_recv_mra(struct cm_dev *cm, const struct bvd_cm_rx *rx);
 void cm_recv_rej(struct cm_dev *cm, const struct bvd_cm_rx *rx);
 void cm_recv_rep(struct cm_dev *cm, const struct bvd_cm_rx *rx);
@@ -304,6 +322,12 @@ int cm_sidr_reject(struct cm_id *id, const uint8_t *priv, uint8_t len);
 void cm_sidr_send_error(struct cm_id *id);
 void cm_recv_sidr_req(struct cm_dev *cm, const struct bvd_cm_rx *rx);
 void cm_recv_sidr_rep(struct cm_dev *cm, const struct bvd_cm_rx *rx);
+
+/* cm_req_wait.c: true when the REQ waits (for a listen, or a duplicate of one that does) */
+bool cm_req_wait(struct cm_dev *cm, const struct bvd_cm_rx *rx);
+/* A listen began: the REQs it takes go on. */
+void cm_req_wait_listen(struct cm_dev *cm);
+void cm_req_wait_fini(struct cm_dev *cm);
 
 /* cm_mad.c */
 void cm_mad_hdr(uint8_t *mad, uint16_t attr_id, uint64_t tid, uint32_t attr_mod);

@@ -139,18 +139,20 @@ void cm_event_conn_req(struct cm_id *listen, struct cm_id *conn, struct bv_cm_ev
 	chan_send(listen->chan, ev);
 }
 
-struct cm_chan *cm_chan_attach(struct cm_dev *cm, struct bvd_client *owner, int fd,
-			       uint32_t cookie)
+int cm_chan_attach(struct cm_dev *cm, struct bvd_client *owner, int fd, uint32_t cookie,
+		   uint32_t handle)
 {
 	struct cm_chan *ch;
 	int type = 0, size = CHAN_SNDBUF;
 	socklen_t tl = sizeof(type);
 
-	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tl) || type != SOCK_SEQPACKET)
-		return NULL;
+	if (!handle || getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tl) || type != SOCK_SEQPACKET)
+		return EINVAL;
+	if (cm_chan_find(cm, owner, handle))
+		return EEXIST;
 	ch = calloc(1, sizeof(*ch));
 	if (!ch)
-		return NULL;
+		return ENOMEM;
 	/* root may go past net.core.wmem_max; anyone else keeps the default */
 	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &size, sizeof(size)))
 		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof(size));
@@ -158,10 +160,10 @@ struct cm_chan *cm_chan_attach(struct cm_dev *cm, struct bvd_client *owner, int 
 	ch->owner = owner;
 	ch->fd = fd;
 	ch->cookie = cookie;
-	ch->handle = ++cm->next_chan ? cm->next_chan : ++cm->next_chan;
+	ch->handle = handle;
 	ch->next = cm->chans;
 	cm->chans = ch;
-	return ch;
+	return 0;
 }
 
 struct cm_chan *cm_chan_find(struct cm_dev *cm, struct bvd_client *owner, uint32_t handle)

@@ -218,19 +218,91 @@ static void do_attach(struct cm_dev *cm, struct bvd_client *c, const void *in, s
 {
 	NEED(struct bv_cm_attach_req);
 	struct bv_cm_attach_rsp *rsp = r->payload;
-	struct cm_chan *ch;
 
 	if (nfds != 1 || fds[0] < 0) {
 		r->status = EINVAL;
 		return;
 	}
-	ch = cm_chan_attach(cm, c, fds[0], req->cookie);
-	if (!ch) {
-		r->status = EINVAL;	/* not a SOCK_SEQPACKET socket, or no memory */
+	/* EINVAL: not a SOCK_SEQPACKET socket or no name; EEXIST: the name is taken */
+	r->status = cm_chan_attach(cm, c, fds[0], req->cookie, req->chan);
+	if (r->status)
+		return;
+	fds[0] = -1;			/* ours now */
+	rsp->chan = req->chan;
+	r->len = sizeof(*rsp);
+}
+
+/* Options set before the id was on a device (bv_cm_id_opts), as rdma_set_option sets them. */
+static int create_opts(struct cm_id *id, const struct bv_cm_id_opts *o)
+{
+	struct bv_cm_set_option_req q = { .level = RDMA_OPTION_ID };
+	int v, err = 0;
+
+	if (o->set & BV_CM_OPT_TOS) {
+		q.optname = RDMA_OPTION_ID_TOS;
+		q.optlen = 1;
+		q.optval[0] = o->tos;
+		err = set_option(id, &q);
+	}
+	if (!err && (o->set & BV_CM_OPT_REUSEADDR)) {
+		q.optname = RDMA_OPTION_ID_REUSEADDR;
+		q.optlen = sizeof(v);
+		v = o->reuseaddr;
+		memcpy(q.optval, &v, sizeof(v));
+		err = set_option(id, &q);
+	}
+	if (!err && (o->set & BV_CM_OPT_AFONLY)) {
+		q.optname = RDMA_OPTION_ID_AFONLY;
+		q.optlen = sizeof(v);
+		v = o->afonly;
+		memcpy(q.optval, &v, sizeof(v));
+		err = set_option(id, &q);
+	}
+	if (!err && (o->set & BV_CM_OPT_ACK_TIMEOUT)) {
+		q.optname = RDMA_OPTION_ID_ACK_TIMEOUT;
+		q.optlen = 1;
+		q.optval[0] = o->timeout;
+		err = set_option(id, &q);
+	}
+	return err;
+}
+
+static void do_create_id(struct cm_dev *cm, struct bvd_client *c, const void *in, size_t len,
+			 struct bvd_reply *r)
+{
+	NEED(struct bv_cm_create_id_req);
+	struct bv_cm_create_id_rsp *rsp = r->payload;
+	struct cm_chan *ch = cm_chan_find(cm, c, req->chan);
+	struct cm_id *id;
+	int err;
+
+	if (!ch || (req->qp_type != IBV_QPT_RC && req->qp_type != IBV_QPT_UD) ||
+	    (req->ps != RDMA_PS_TCP && req->ps != RDMA_PS_UDP && req->ps != RDMA_PS_IB &&
+	     req->ps != RDMA_PS_IPOIB) ||
+	    (req->flags & ~(BV_CM_CREATE_BIND | BV_CM_BIND_WILDCARD_SET))) {
+		r->status = EINVAL;
 		return;
 	}
-	fds[0] = -1;			/* ours now */
-	rsp->chan = ch->handle;
+	id = cm_id_alloc(cm, c, ch, req->uid, req->ps, req->qp_type);
+	if (!id) {
+		r->status = ENOMEM;
+		return;
+	}
+	err = create_opts(id, &req->opts);
+	if (!err && (req->flags & BV_CM_CREATE_BIND)) {
+		err = cm_bind(id, (const struct sockaddr *)&req->addr,
+			      req->flags & BV_CM_BIND_WILDCARD_SET);
+		err = err < 0 ? -err : err;
+	}
+	if (err) {
+		cm_id_destroy(id);
+		r->status = err;
+		return;
+	}
+	memset(rsp, 0, sizeof(*rsp));
+	rsp->handle = id->handle;
+	if (req->flags & BV_CM_CREATE_BIND)
+		cm_route_of(id, &rsp->route);
 	r->len = sizeof(*rsp);
 }
 
@@ -276,26 +348,9 @@ void bvd_cm_request(struct bvd *d, struct bvd_client *c, uint16_t op, const void
 			chan_close(cm, ch);
 		return;
 	}
-	case BV_OP_CM_CREATE_ID: {
-		NEED(struct bv_cm_create_id_req);
-		struct bv_cm_create_id_rsp *rsp = r->payload;
-		struct cm_chan *ch = cm_chan_find(cm, c, req->chan);
-
-		if (!ch || (req->qp_type != IBV_QPT_RC && req->qp_type != IBV_QPT_UD) ||
-		    (req->ps != RDMA_PS_TCP && req->ps != RDMA_PS_UDP && req->ps != RDMA_PS_IB &&
-		     req->ps != RDMA_PS_IPOIB)) {
-			r->status = EINVAL;
-			return;
-		}
-		id = cm_id_alloc(cm, c, ch, req->uid, req->ps, req->qp_type);
-		if (!id) {
-			r->status = ENOMEM;
-			return;
-		}
-		rsp->handle = id->handle;
-		r->len = sizeof(*rsp);
+	case BV_OP_CM_CREATE_ID:
+		do_create_id(cm, c, in, len, r);
 		return;
-	}
 	case BV_OP_CM_DESTROY_ID:
 	case BV_OP_CM_DISCONNECT:
 	case BV_OP_CM_RESOLVE_ROUTE:
@@ -355,8 +410,10 @@ void bvd_cm_request(struct bvd *d, struct bvd_client *c, uint16_t op, const void
 			return;
 		}
 		ret = cm_listen(id, req->backlog);
-		if (!ret)
+		if (!ret) {
 			reply_route(id, r);
+			cm_req_wait_listen(cm);
+		}
 		break;
 	}
 	case BV_OP_CM_CONNECT: {
@@ -496,6 +553,7 @@ int bvd_cm_init(struct bvd *d)
 {
 	struct cm_dev *cm = calloc(1, sizeof(*cm));
 	uint32_t rnd[2] = { 0 };
+	long lw;
 
 	if (!cm)
 		return ENOMEM;
@@ -522,9 +580,12 @@ int bvd_cm_init(struct bvd *d)
 						       CMA_MAX_CM_RETRIES);
 	cm->packet_life_time = (uint8_t)bv_conf_get_long(d->conf, "cm_packet_life_time",
 							 CMA_IBOE_PACKET_LIFETIME);
-	if (cm->response_timeout > 31 || cm->max_cm_retries > 15 || cm->packet_life_time > 30) {
-		bvd_log(d, "cm: cm_response_timeout <= 31, cm_max_retries <= 15 and "
-			   "cm_packet_life_time <= 30, please");
+	lw = bv_conf_get_long(d->conf, "cm_listen_wait_ms", CM_LISTEN_WAIT_MS);
+	cm->listen_wait_ms = lw >= 0 && lw <= 10000 ? (uint32_t)lw : UINT32_MAX;
+	if (cm->response_timeout > 31 || cm->max_cm_retries > 15 || cm->packet_life_time > 30 ||
+	    cm->listen_wait_ms == UINT32_MAX) {
+		bvd_log(d, "cm: cm_response_timeout <= 31, cm_max_retries <= 15, "
+			   "cm_packet_life_time <= 30 and cm_listen_wait_ms <= 10000, please");
 		free(cm->ids);
 		free(cm->remote);
 		free(cm);
@@ -542,6 +603,7 @@ void bvd_cm_fini(struct bvd *d)
 
 	if (!cm)
 		return;
+	cm_req_wait_fini(cm);
 	for (unsigned int b = 0; b < CM_HASH; b++)
 		while (cm->ids[b])
 			cm_id_destroy(cm->ids[b]);
@@ -599,12 +661,13 @@ void bvd_cm_status(struct bvd *d, char *buf, size_t len)
 	if (n < len)
 		n += (size_t)snprintf(buf + n, len - n,
 				      "; retries %llu, dropped: malformed %llu, unmatched %llu, "
-				      "duplicates %llu, events %llu\n",
+				      "duplicates %llu, events %llu; listen waits %llu\n",
 				      (unsigned long long)cm->st.tx_retries,
 				      (unsigned long long)cm->st.rx_malformed,
 				      (unsigned long long)cm->st.rx_unmatched,
 				      (unsigned long long)cm->st.rx_duplicates,
-				      (unsigned long long)cm->st.events_dropped);
+				      (unsigned long long)cm->st.events_dropped,
+				      (unsigned long long)cm->st.req_waits);
 	/* the listening ports, for tests and operators ("bvctl status") */
 	for (unsigned int b = 0; b < CM_HASH && n < len; b++)
 		for (struct cm_id *id = cm->ids[b]; id && n < len; id = id->hnext)

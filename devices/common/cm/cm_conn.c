@@ -376,6 +376,20 @@ static void path_from_req(const uint8_t *m, const struct bvd_cm_rx *rx, struct b
 	p->numb_path = 1;
 }
 
+void cm_req_no_listener(struct cm_dev *cm, const struct bvd_cm_rx *rx)
+{
+	/*
+	 * No rdma_cm listener on the port: the service ID is unknown. A listener on the port that
+	 * does not take this request (another address, another QP type): rdma_cm refuses the new
+	 * id and ib_cm rejects it as the consumer's (Linux cm_destroy_id() in REQ_RCVD).
+	 */
+	cm_issue_rej(cm, rx,
+		     cm_listener_on_port(cm, cx4_get64(rx->mad, IB_CM_REQ_SERVICE_ID)) ?
+			     IB_CM_REJ_CONSUMER_DEFINED :
+			     IB_CM_REJ_INVALID_SERVICE_ID,
+		     IB_CM_MSG_RESPONSE_REQ, NULL, 0);
+}
+
 /* Linux cm_req_handler() + cma_ib_req_handler() */
 void cm_recv_req(struct cm_dev *cm, const struct bvd_cm_rx *rx)
 {
@@ -384,7 +398,6 @@ void cm_recv_req(struct cm_dev *cm, const struct bvd_cm_rx *rx)
 	uint64_t guid = cx4_get64(m, IB_CM_REQ_LOCAL_CA_GUID);
 	uint32_t remote_id = cx4_get(m, IB_CM_REQ_LOCAL_COMM_ID);
 	uint64_t sid = cx4_get64(m, IB_CM_REQ_SERVICE_ID);
-	unsigned int tst = cx4_get(m, IB_CM_REQ_TRANSPORT_SERVICE_TYPE);
 	struct cm_id *cur, *listen, *conn;
 	struct bv_cm_event ev;
 	unsigned int off;
@@ -399,18 +412,10 @@ void cm_recv_req(struct cm_dev *cm, const struct bvd_cm_rx *rx)
 		return;
 	}
 	listen = cm_find_listener(cm, sid, priv, IB_CM_REQ_PRIVATE_DATA_LEN,
-				  tst == 0 ? IBV_QPT_RC : tst == 1 ? IBV_QPT_UC : 0xff);
+				  cm_req_qp_type(m));
 	if (!listen) {
-		/*
-		 * No rdma_cm listener on the port: the service ID is unknown. A listener on the
-		 * port that does not take this request (another address, another QP type):
-		 * rdma_cm refuses the new id and ib_cm rejects it as the consumer's (Linux
-		 * cm_destroy_id() in REQ_RCVD).
-		 */
-		cm_issue_rej(cm, rx,
-			  cm_listener_on_port(cm, sid) ? IB_CM_REJ_CONSUMER_DEFINED :
-							 IB_CM_REJ_INVALID_SERVICE_ID,
-			  IB_CM_MSG_RESPONSE_REQ, NULL, 0);
+		if (!cm_req_wait(cm, rx))
+			cm_req_no_listener(cm, rx);
 		return;
 	}
 	if (memcmp(m + IB_CM_REQ_PRIMARY_REMOTE_PORT_GID_OFF, cm->port.gid, 16) &&

@@ -98,6 +98,7 @@ enum cx4d_obj_type {
 	CX4D_OBJ_QP,
 	CX4D_OBJ_MW,
 };
+#define CX4D_OBJ_NTYPES (CX4D_OBJ_MW + 1) /* nobj[] is indexed by type: keep it the last + 1 */
 
 struct cx4d_client;
 
@@ -263,7 +264,7 @@ struct cx4d {
 	struct cx4d_idmap qps, cqs, srqs;
 
 	/* what clients hold, for bvctl status: a client that died must leave nothing behind */
-	unsigned int nobj[CX4D_OBJ_QP + 1];	/* live objects of each type */
+	unsigned int nobj[CX4D_OBJ_NTYPES];	/* live objects of each type */
 	unsigned int numem;			/* client memory mapped for the device */
 	uint64_t umem_bytes;
 

@@ -196,7 +196,8 @@ static void iseg_write(struct mdev *d, uint16_t off, const uint8_t *val)
 		d->cmd_pending = 0;
 		cx4_set(d->bar0, CX4_ISEG_INITIALIZING, 1);
 		d->initializing = true;
-		if (!mtimer_armed(&d->boot_timer) || d->boot_timer.when < d->now + CMDIF_SETUP_NS)
+		if (!mtimer_armed(&d->boot_timer) ||
+		    d->boot_timer.node.when < d->now + CMDIF_SETUP_NS)
 			cx4m_mtimer_arm(&d->timers, &d->boot_timer, d->now + CMDIF_SETUP_NS);
 		break;
 	}

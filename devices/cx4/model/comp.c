@@ -29,16 +29,6 @@
 
 #include "model.h"
 
-static inline uint32_t psn_add(uint32_t psn, uint32_t n)
-{
-	return (psn + n) & ROCE_PSN_MASK;
-}
-
-static inline uint32_t psn_sub(uint32_t a, uint32_t b)
-{
-	return (a - b) & ROCE_PSN_MASK;
-}
-
 static inline bool in_flight(const struct mreq *r, uint32_t pos)
 {
 	return pos - r->swq_tail < r->swq_head - r->swq_tail;
@@ -158,7 +148,7 @@ static void progress(struct mdev *d, struct mqp *qp)
 	r->reissued = false;
 	cx4m_mtimer_cancel(&d->timers, &r->retry_timer);
 	cx4m_comp_retire(d, qp);
-	if (r->swq_tail != r->swq_head && psn_sub(r->sent_psn, r->ack_psn))
+	if (r->swq_tail != r->swq_head && ib_psn_sub(r->sent_psn, r->ack_psn))
 		cx4m_req_arm_retry(d, qp);
 	cx4m_qp_activate(d, qp);
 }
@@ -207,19 +197,19 @@ static bool ack_upto(struct mdev *d, struct mqp *qp, uint32_t psn)
 	struct mreq *r = &qp->req;
 
 	/* only PSNs in [ack_psn, sent_psn) mean anything; older ones are duplicates */
-	if (psn_sub(psn, r->ack_psn) >= psn_sub(r->sent_psn, r->ack_psn))
+	if (ib_psn_sub(psn, r->ack_psn) >= ib_psn_sub(r->sent_psn, r->ack_psn))
 		return true;
 	for (uint32_t p = r->swq_tail; p != r->swq_head; p++) {
 		struct mswqe *e = &r->swq[p % r->swq_size];
 
 		if (e->done || wqe_local(e->opcode))
 			continue;
-		if (psn_sub(psn, e->first_psn) >= (1u << 23))
+		if (ib_psn_sub(psn, e->first_psn) >= (1u << 23))
 			break; /* e starts after psn */
 		if (e->opcode == MLX5_OPCODE_RDMA_READ || e->opcode == MLX5_OPCODE_ATOMIC_CS ||
 		    e->opcode == MLX5_OPCODE_ATOMIC_FA) {
 			/* implied NAK: its responses were lost; ask again from what is missing */
-			uint32_t at = psn_add(e->first_psn, (e->len - e->resid) / qp->pmtu);
+			uint32_t at = ib_psn_add(e->first_psn, (e->len - e->resid) / qp->pmtu);
 
 			if (e->opcode != MLX5_OPCODE_RDMA_READ)
 				at = e->first_psn;
@@ -231,12 +221,12 @@ static bool ack_upto(struct mdev *d, struct mqp *qp, uint32_t psn)
 			go_back(d, qp, at, p);
 			return false;
 		}
-		if (psn_sub(e->last_psn, e->first_psn) <= psn_sub(psn, e->first_psn))
+		if (ib_psn_sub(e->last_psn, e->first_psn) <= ib_psn_sub(psn, e->first_psn))
 			e->done = 1;
 		else
 			break;
 	}
-	r->ack_psn = psn_add(psn, 1);
+	r->ack_psn = ib_psn_add(psn, 1);
 	progress(d, qp);
 	return true;
 }
@@ -283,7 +273,7 @@ static uint32_t entry_of(const struct mreq *r, uint32_t psn)
 		const struct mswqe *e = &r->swq[p % r->swq_size];
 
 		if (!wqe_local(e->opcode) &&
-		    psn_sub(psn, e->first_psn) <= psn_sub(e->last_psn, e->first_psn))
+		    ib_psn_sub(psn, e->first_psn) <= ib_psn_sub(e->last_psn, e->first_psn))
 			return p;
 	}
 	return r->swq_head;
@@ -294,11 +284,11 @@ static void on_nak(struct mdev *d, struct mqp *qp, const struct roce_pkt *p, uin
 	struct mreq *r = &qp->req;
 	uint32_t pos;
 
-	if (psn_sub(p->psn, r->ack_psn) >= psn_sub(r->sent_psn, r->ack_psn) + 1)
+	if (ib_psn_sub(p->psn, r->ack_psn) >= ib_psn_sub(r->sent_psn, r->ack_psn) + 1)
 		return; /* not about anything outstanding */
 	if (r->rnr_wait)
 		return; /* waiting out an RNR NAK: resending anyway */
-	if (psn_sub(p->psn, r->ack_psn) && !ack_upto(d, qp, psn_sub(p->psn, 1)))
+	if (ib_psn_sub(p->psn, r->ack_psn) && !ack_upto(d, qp, ib_psn_sub(p->psn, 1)))
 		return;
 	pos = entry_of(r, p->psn);
 	switch (syn & ROCE_AETH_TYPE_MASK) {
@@ -316,7 +306,7 @@ static void on_nak(struct mdev *d, struct mqp *qp, const struct roce_pkt *p, uin
 		r->rnr_psn = p->psn;
 		cx4m_mtimer_cancel(&d->timers, &r->retry_timer);
 		cx4m_mtimer_arm(&d->timers, &r->rnr_timer,
-				d->now + 1000ull * roce_rnr_timer_usec(syn & ROCE_AETH_VALUE_MASK));
+				d->now + 1000ull * ib_rnr_timer_usec(syn & ROCE_AETH_VALUE_MASK));
 		return;
 	case ROCE_AETH_NAK:
 		switch (syn & ROCE_AETH_VALUE_MASK) {
@@ -405,13 +395,13 @@ static void on_read_resp(struct mdev *d, struct mqp *qp, const struct roce_pkt *
 	if (e->opcode != MLX5_OPCODE_RDMA_READ || e->done)
 		return;
 	off = e->len - e->resid;
-	expect = psn_add(e->first_psn, off / qp->pmtu);
-	if (psn_sub(p->psn, expect) >= (1u << 23))
+	expect = ib_psn_add(e->first_psn, off / qp->pmtu);
+	if (ib_psn_sub(p->psn, expect) >= (1u << 23))
 		return; /* a duplicate of what we have */
 	/* the response acknowledges everything before the READ (unless an earlier READ or
 	 * atomic is still unanswered: then it is the one to ask again first) */
-	if (psn_sub(e->first_psn, r->ack_psn) && psn_sub(e->first_psn, r->ack_psn) < (1u << 23)) {
-		if (!ack_upto(d, qp, psn_sub(e->first_psn, 1)))
+	if (ib_psn_sub(e->first_psn, r->ack_psn) && ib_psn_sub(e->first_psn, r->ack_psn) < (1u << 23)) {
+		if (!ack_upto(d, qp, ib_psn_sub(e->first_psn, 1)))
 			return;
 		if (e->done || !in_flight(r, pos))
 			return;
@@ -438,7 +428,7 @@ static void on_read_resp(struct mdev *d, struct mqp *qp, const struct roce_pkt *
 		return;
 	}
 	e->resid -= p->payload_len;
-	r->ack_psn = psn_add(p->psn, 1);
+	r->ack_psn = ib_psn_add(p->psn, 1);
 	if (!e->resid) {
 		e->done = 1;
 		if (e->read_issued && r->reads_out)
@@ -463,8 +453,8 @@ static void on_atomic_ack(struct mdev *d, struct mqp *qp, const struct roce_pkt 
 	e = &r->swq[pos % r->swq_size];
 	if ((e->opcode != MLX5_OPCODE_ATOMIC_CS && e->opcode != MLX5_OPCODE_ATOMIC_FA) || e->done)
 		return;
-	if (psn_sub(e->first_psn, r->ack_psn) && psn_sub(e->first_psn, r->ack_psn) < (1u << 23)) {
-		if (!ack_upto(d, qp, psn_sub(e->first_psn, 1)))
+	if (ib_psn_sub(e->first_psn, r->ack_psn) && ib_psn_sub(e->first_psn, r->ack_psn) < (1u << 23)) {
+		if (!ack_upto(d, qp, ib_psn_sub(e->first_psn, 1)))
 			return;
 		if (e->done || !in_flight(r, pos))
 			return;
@@ -486,7 +476,7 @@ static void on_atomic_ack(struct mdev *d, struct mqp *qp, const struct roce_pkt 
 	e->done = 1;
 	if (e->read_issued && r->reads_out)
 		r->reads_out--;
-	r->ack_psn = psn_add(p->psn, 1);
+	r->ack_psn = ib_psn_add(p->psn, 1);
 	progress(d, qp);
 }
 

@@ -21,6 +21,9 @@
 
 #define OP(x) CX4_CMD_OP_##x
 #define CQN_BASE 1
+/* [dv] op_own, the CQE's last byte: opcode [7:4], SE [1], owner [0]; written after the rest */
+#define OP_OWN offsetof(struct mlx5_cqe64, op_own)
+#define OPCODE(cqe) ((cqe)[OP_OWN] >> 4)
 
 enum { ARM_NONE, ARM_NEXT, ARM_SOL };
 
@@ -119,21 +122,21 @@ static void write_cqe(struct mdev *d, struct mcq *cq, uint8_t *cqe)
 	off = cq->cc ? 0 : (uint64_t)(cq->pi & (size - 1)) * cq->cqe_size;
 	if (cq->cqe_size == 128)
 		off += 64; /* a 128-byte CQE carries the CQE64 in its second half */
-	cqe[63] = (uint8_t)((cqe[63] & ~1u) | ((cq->pi >> cq->log_size) & 1));
+	cqe[OP_OWN] = (uint8_t)((cqe[OP_OWN] & ~1u) | ((cq->pi >> cq->log_size) & 1));
 	p = cx4m_dbuf_ptr(d, &cq->buf, off, 64, CX4_DMA_WRITE);
 	if (p) {
-		memcpy(p, cqe, 63);
+		memcpy(p, cqe, OP_OWN);
 		atomic_thread_fence(memory_order_release);
-		((volatile uint8_t *)p)[63] = cqe[63];
-	} else if (cx4m_dbuf_write(d, &cq->buf, off, cqe, 63) ||
-		   cx4m_dbuf_write(d, &cq->buf, off + 63, &cqe[63], 1)) {
+		((volatile uint8_t *)p)[OP_OWN] = cqe[OP_OWN];
+	} else if (cx4m_dbuf_write(d, &cq->buf, off, cqe, OP_OWN) ||
+		   cx4m_dbuf_write(d, &cq->buf, off + OP_OWN, &cqe[OP_OWN], 1)) {
 		cq_error(d, cq, CX4_CQ_ERR_SYND_ACCESS_VIOLATION, CX4_CQC_STATUS_CQ_WRITE_FAIL);
 		return;
 	}
 	cq->pi++;
 	/* solicited: the CQE's SE bit, or any error CQE (IBTA: errors always notify) */
-	sol = (cqe[63] & 2) || (cqe[63] >> 4) == MLX5_CQE_REQ_ERR ||
-	      (cqe[63] >> 4) == MLX5_CQE_RESP_ERR;
+	sol = (cqe[OP_OWN] & 2) || OPCODE(cqe) == MLX5_CQE_REQ_ERR ||
+	      OPCODE(cqe) == MLX5_CQE_RESP_ERR;
 	if (sol)
 		cq->last_solicit = cq->pi;
 	notify(d, cq, sol);
@@ -150,8 +153,9 @@ int cx4m_cq_flush(struct mdev *d)
 			continue; /* its CQ was destroyed meanwhile */
 		/* the internal timer at the moment the CQE is written ([dv] timestamp); error
 		 * CQEs have their syndromes there instead ([dv] mlx5_err_cqe) */
-		if ((cqe[63] >> 4) != MLX5_CQE_REQ_ERR && (cqe[63] >> 4) != MLX5_CQE_RESP_ERR)
-			cx4_set64(cqe, CX4_FLD64(0x30), (d->now - d->boot_ns) * 275 / 1000);
+		if (OPCODE(cqe) != MLX5_CQE_REQ_ERR && OPCODE(cqe) != MLX5_CQE_RESP_ERR)
+			cx4_be64_store(cqe + offsetof(struct mlx5_cqe64, timestamp),
+				       (d->now - d->boot_ns) * 275 / 1000);
 		write_cqe(d, d->cqe_q[i].cq, cqe);
 	}
 	d->ncqe_q = 0;
@@ -361,9 +365,9 @@ static int resize_cq(struct mdev *d, struct mcmd *c, struct mcq *cq)
 		return mcmd_err(c, CX4_CMD_STAT_BAD_PARAM_ERR, MSYND(OP(MODIFY_CQ), 16));
 	/* the RESIZE CQE ends the old ring: opcode and owner bit, nothing else */
 	off = (uint64_t)(cq->pi & (old_size - 1)) * cq->cqe_size + (cq->cqe_size == 128 ? 64 : 0);
-	cqe[63] = (uint8_t)(MLX5_CQE_RESIZE_CQ << 4 | ((cq->pi >> cq->log_size) & 1));
-	if (cx4m_dbuf_write(d, &cq->buf, off, cqe, 63) ||
-	    cx4m_dbuf_write(d, &cq->buf, off + 63, &cqe[63], 1)) {
+	cqe[OP_OWN] = (uint8_t)(MLX5_CQE_RESIZE_CQ << 4 | ((cq->pi >> cq->log_size) & 1));
+	if (cx4m_dbuf_write(d, &cq->buf, off, cqe, OP_OWN) ||
+	    cx4m_dbuf_write(d, &cq->buf, off + OP_OWN, &cqe[OP_OWN], 1)) {
 		cx4m_dbuf_free(&nb);
 		cq_error(d, cq, CX4_CQ_ERR_SYND_ACCESS_VIOLATION, CX4_CQC_STATUS_CQ_WRITE_FAIL);
 		return mcmd_err(c, CX4_CMD_STAT_BAD_PARAM_ERR, MSYND(OP(MODIFY_CQ), 17));

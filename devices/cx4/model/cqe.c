@@ -21,76 +21,79 @@
 #define CQE_FLAGS_GRH (1u << 28)
 #define CQE_ROCE_L3_SHIFT 24
 
-static void set_own(uint8_t *cqe, uint8_t opcode, bool se)
+/* cx4m_cq_push takes 64 bytes: both [dv] structures are a whole CQE64 */
+_Static_assert(sizeof(struct mlx5_cqe64) == 64 && sizeof(struct mlx5_err_cqe) == 64, "CQE64");
+
+static uint8_t op_own(uint8_t opcode, bool se)
 {
-	cqe[63] = (uint8_t)(opcode << 4 | (se ? 2 : 0));
+	return (uint8_t)(opcode << 4 | (se ? 2 : 0));
 }
 
 void cx4m_cqe_req(struct mdev *d, struct mqp *qp, const struct mswqe *w, uint32_t byte_cnt)
 {
-	uint8_t c[64] = {0};
+	struct mlx5_cqe64 c = {0};
 
-	cx4_be32_store(c + 0x20, qp->user_index & 0xffffff);
-	cx4_be32_store(c + 0x2c, byte_cnt);
-	cx4_be32_store(c + 0x38, (uint32_t)w->opcode << 24 | qp->qpn);
-	c[0x3c] = (uint8_t)(w->idx >> 8);
-	c[0x3d] = (uint8_t)w->idx;
-	set_own(c, MLX5_CQE_REQ, false);
-	cx4m_cq_push(d, qp->scq, c);
+	c.srqn_uidx = htobe32(qp->user_index & 0xffffff);
+	c.byte_cnt = htobe32(byte_cnt);
+	c.sop_drop_qpn = htobe32((uint32_t)w->opcode << 24 | qp->qpn);
+	c.wqe_counter = htobe16(w->idx);
+	c.op_own = op_own(MLX5_CQE_REQ, false);
+	cx4m_cq_push(d, qp->scq, (const uint8_t *)&c);
+}
+
+/* [dv] struct mlx5_err_cqe: its fields are in wire order too, but declared host-typed. */
+static void err_cqe(struct mlx5_err_cqe *e, struct mqp *qp, uint16_t idx, uint8_t wqe_opcode,
+		    uint8_t syndrome, uint8_t cqe_opcode)
+{
+	memset(e, 0, sizeof(*e));
+	e->srqn = htobe32(qp->user_index & 0xffffff);
+	e->syndrome = syndrome;
+	e->s_wqe_opcode_qpn = htobe32((uint32_t)wqe_opcode << 24 | qp->qpn);
+	e->wqe_counter = htobe16(idx);
+	e->op_own = op_own(cqe_opcode, false);
 }
 
 void cx4m_cqe_req_err(struct mdev *d, struct mqp *qp, uint16_t idx, uint8_t opcode,
 		      uint8_t syndrome)
 {
-	uint8_t c[64] = {0};
+	struct mlx5_err_cqe e;
 
-	cx4_be32_store(c + 0x20, qp->user_index & 0xffffff);
-	c[0x37] = syndrome;
-	cx4_be32_store(c + 0x38, (uint32_t)opcode << 24 | qp->qpn);
-	c[0x3c] = (uint8_t)(idx >> 8);
-	c[0x3d] = (uint8_t)idx;
-	set_own(c, MLX5_CQE_REQ_ERR, false);
+	err_cqe(&e, qp, idx, opcode, syndrome, MLX5_CQE_REQ_ERR);
 	if (syndrome != MLX5_CQE_SYNDROME_WR_FLUSH_ERR)
 		cx4m_mdev_log(d, "QP 0x%x: requester error CQE, WQE %u, syndrome 0x%02x", qp->qpn,
 			      idx, syndrome);
-	cx4m_cq_push(d, qp->scq, c);
+	cx4m_cq_push(d, qp->scq, (const uint8_t *)&e);
 }
 
 void cx4m_cqe_resp(struct mdev *d, struct mqp *qp, const struct mrecv *r)
 {
-	uint8_t c[64] = {0};
+	struct mlx5_cqe64 c = {0};
 	uint32_t flags = 0;
 
 	if (mqp_datagram(qp))
 		flags = CQE_FLAGS_GRH |
-			(uint32_t)(r->net == ROCE_NET_IPV4   ? 2
-				   : r->net == ROCE_NET_IPV6 ? 1
-							     : 0)
+			(uint32_t)(r->net == ROCE_NET_IPV4   ? MLX5_CQE_L3_HDR_TYPE_IPV4
+				   : r->net == ROCE_NET_IPV6 ? MLX5_CQE_L3_HDR_TYPE_IPV6
+							     : MLX5_CQE_L3_HDR_TYPE_NONE)
 			    << CQE_ROCE_L3_SHIFT |
 			(r->src_qp & 0xffffff);
-	cx4_be32_store(c + 0x18, flags);
-	cx4_be32_store(c + 0x20, qp->user_index & 0xffffff);
-	memcpy(c + 0x24, &r->imm, 4);
-	cx4_be32_store(c + 0x2c, r->byte_cnt);
-	cx4_be32_store(c + 0x38, qp->qpn);
-	c[0x3c] = (uint8_t)(r->wqe_counter >> 8);
-	c[0x3d] = (uint8_t)r->wqe_counter;
-	set_own(c, r->opcode, r->solicited);
-	cx4m_cq_push(d, qp->rcq, c);
+	c.flags_rqpn = htobe32(flags);
+	c.srqn_uidx = htobe32(qp->user_index & 0xffffff);
+	c.imm_inval_pkey = r->imm; /* as it came: big-endian */
+	c.byte_cnt = htobe32(r->byte_cnt);
+	c.sop_drop_qpn = htobe32(qp->qpn);
+	c.wqe_counter = htobe16(r->wqe_counter);
+	c.op_own = op_own(r->opcode, r->solicited);
+	cx4m_cq_push(d, qp->rcq, (const uint8_t *)&c);
 }
 
 void cx4m_cqe_resp_err(struct mdev *d, struct mqp *qp, uint16_t wqe_counter, uint8_t syndrome)
 {
-	uint8_t c[64] = {0};
+	struct mlx5_err_cqe e;
 
-	cx4_be32_store(c + 0x20, qp->user_index & 0xffffff);
-	c[0x37] = syndrome;
-	cx4_be32_store(c + 0x38, qp->qpn);
-	c[0x3c] = (uint8_t)(wqe_counter >> 8);
-	c[0x3d] = (uint8_t)wqe_counter;
-	set_own(c, MLX5_CQE_RESP_ERR, false);
+	err_cqe(&e, qp, wqe_counter, 0, syndrome, MLX5_CQE_RESP_ERR);
 	if (syndrome != MLX5_CQE_SYNDROME_WR_FLUSH_ERR)
 		cx4m_mdev_log(d, "QP 0x%x: responder error CQE, syndrome 0x%02x", qp->qpn,
 			      syndrome);
-	cx4m_cq_push(d, qp->rcq, c);
+	cx4m_cq_push(d, qp->rcq, (const uint8_t *)&e);
 }

@@ -27,6 +27,7 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
+#include "bv_timer_heap.h"
 #include "cable.h"
 #include "cx4_bus.h"
 #include "cx4_model_ctl.h"
@@ -67,14 +68,13 @@ uint64_t cx4m_mdev_now_ns(void);
 
 /* ---- timers (timer.c): a binary heap of deadlines, fired by the engine ------------------- */
 struct mtimer {
-	uint64_t when; /* CLOCK_MONOTONIC ns */
-	int idx;       /* heap slot, -1 when not armed */
+	struct bv_theap_node node; /* when: CLOCK_MONOTONIC ns */
 	void (*fn)(struct mdev *d, struct mtimer *t);
 };
 
+/* the heap (common/bv_timer_heap.h) of every armed timer of one device */
 struct mtimer_heap {
-	struct mtimer **h;
-	int n, cap;
+	struct bv_theap heap;
 };
 
 void cx4m_mtimer_init(struct mtimer *t, void (*fn)(struct mdev *, struct mtimer *));
@@ -82,7 +82,7 @@ int cx4m_mtimer_arm(struct mtimer_heap *hp, struct mtimer *t, uint64_t when);
 void cx4m_mtimer_cancel(struct mtimer_heap *hp, struct mtimer *t);
 static inline bool mtimer_armed(const struct mtimer *t)
 {
-	return t->idx >= 0;
+	return bv_theap_has(&t->node);
 }
 /* Earliest deadline, or UINT64_MAX. */
 uint64_t cx4m_mtimer_next(const struct mtimer_heap *hp);

@@ -1084,7 +1084,7 @@ int cx4m_net_set_fault(struct mdev *d, const struct cx4_model_fault *f)
 		return 0;
 	}
 	if (f->action < CX4_MODEL_FAULT_DROP || f->action > CX4_MODEL_FAULT_DELAY ||
-	    f->op_min > f->op_max || f->qpn > ROCE_PSN_MASK ||
+	    f->op_min > f->op_max || f->qpn > ROCE_QPN_MASK ||
 	    (f->action == CX4_MODEL_FAULT_DELAY && (!f->delay || f->delay > 64)))
 		return -EINVAL;
 	if (n->nfault == CX4_MODEL_FAULT_RULES)

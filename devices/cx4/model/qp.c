@@ -519,7 +519,7 @@ static int query_qp(struct mdev *d, struct mcmd *c)
 	cx4_set(qpc, CX4_QPC_MTU, qp->mtu_code);
 	cx4_set(qpc, CX4_QPC_NEXT_SEND_PSN, qp->req.psn);
 	cx4_set(qpc, CX4_QPC_NEXT_RCV_PSN, qp->resp.epsn);
-	cx4_set(qpc, CX4_QPC_LAST_ACKED_PSN, (qp->req.ack_psn - 1) & ROCE_PSN_MASK);
+	cx4_set(qpc, CX4_QPC_LAST_ACKED_PSN, (qp->req.ack_psn - 1) & IB_PSN_MASK);
 	cx4_set(qpc, CX4_QPC_RMSN, qp->resp.msn);
 	cx4_set(qpc, CX4_QPC_RRE, qp->rre);
 	cx4_set(qpc, CX4_QPC_RWE, qp->rwe);

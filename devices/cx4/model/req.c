@@ -30,16 +30,6 @@
 #define WINDOW 512	/* unacknowledged RC packets per QP */
 #define ACKREQ_EVERY 64 /* as rxe RXE_MAX_PKT_PER_ACK */
 
-static inline uint32_t psn_add(uint32_t psn, uint32_t n)
-{
-	return (psn + n) & ROCE_PSN_MASK;
-}
-
-static inline uint32_t psn_sub(uint32_t a, uint32_t b)
-{
-	return (a - b) & ROCE_PSN_MASK;
-}
-
 static uint8_t mkey_synd(int err)
 {
 	/* local key, PD, access or bounds violations and IOMMU faults: local protection */
@@ -174,8 +164,8 @@ static int start_new(struct mdev *d, struct mqp *qp)
 	}
 	e->resid = w->len;
 	e->first_psn = r->psn;
-	e->last_psn = psn_sub(psn_add(r->psn, npkts), 1);
-	r->psn = psn_add(r->psn, npkts);
+	e->last_psn = ib_psn_sub(ib_psn_add(r->psn, npkts), 1);
+	r->psn = ib_psn_add(r->psn, npkts);
 	return 1;
 }
 
@@ -233,7 +223,7 @@ static uint8_t data_opcode(const struct mqp *qp, uint8_t wop, uint32_t k, uint32
 
 static bool window_full(const struct mqp *qp)
 {
-	return qp->st == CX4_QP_ST_RC && psn_sub(qp->req.cur_psn, qp->req.ack_psn) >= WINDOW;
+	return qp->st == CX4_QP_ST_RC && ib_psn_sub(qp->req.cur_psn, qp->req.ack_psn) >= WINDOW;
 }
 
 /*
@@ -245,17 +235,17 @@ static bool window_full(const struct mqp *qp)
 static void skip_acked(struct mqp *qp, const struct mswqe *e)
 {
 	struct mreq *r = &qp->req;
-	uint32_t ahead = psn_sub(r->ack_psn, r->cur_psn);
+	uint32_t ahead = ib_psn_sub(r->ack_psn, r->cur_psn);
 
 	if (qp->st == CX4_QP_ST_RC && ahead && ahead < (1u << 23) &&
-	    psn_sub(r->ack_psn, e->first_psn) <= psn_sub(e->last_psn, e->first_psn))
+	    ib_psn_sub(r->ack_psn, e->first_psn) <= ib_psn_sub(e->last_psn, e->first_psn))
 		r->cur_psn = r->ack_psn;
 }
 
 /* sent_psn = max(sent_psn, end), modulo 2^24 */
 static void sent_upto(struct mqp *qp, uint32_t end)
 {
-	if (psn_sub(end, qp->req.sent_psn) - 1 < (1u << 23) - 1)
+	if (ib_psn_sub(end, qp->req.sent_psn) - 1 < (1u << 23) - 1)
 		qp->req.sent_psn = end;
 }
 
@@ -288,7 +278,7 @@ static int emit(struct mdev *d, struct mqp *qp, uint32_t pos, const struct mwqe 
 	t->swq_pos = (int32_t)pos;
 	t->last = last;
 	cx4m_net_tx_commit(d, t);
-	sent_upto(qp, psn_add(h->psn, 1));
+	sent_upto(qp, ib_psn_add(h->psn, 1));
 	return 0;
 }
 
@@ -315,7 +305,7 @@ static int send_entry(struct mdev *d, struct mqp *qp, uint32_t pos)
 	switch (e->opcode) {
 	case MLX5_OPCODE_RDMA_READ: {
 		struct roce_tx_hdr h = {.opcode = roce_op(qp, ROCE_OP_RDMA_READ_REQUEST)};
-		uint32_t off = psn_sub(r->cur_psn, e->first_psn) * qp->pmtu;
+		uint32_t off = ib_psn_sub(r->cur_psn, e->first_psn) * qp->pmtu;
 
 		if (window_full(qp))
 			return 0;
@@ -335,7 +325,7 @@ static int send_entry(struct mdev *d, struct mqp *qp, uint32_t pos)
 			e->read_issued = true;
 			r->reads_out++;
 		}
-		r->cur_psn = psn_add(e->last_psn, 1);
+		r->cur_psn = ib_psn_add(e->last_psn, 1);
 		/*
 		 * Its responses take the READ's whole PSN range: all of it is outstanding, not
 		 * just the request's PSN (rxe: req.psn = first_psn + num_pkts). Else the first
@@ -370,7 +360,7 @@ static int send_entry(struct mdev *d, struct mqp *qp, uint32_t pos)
 			e->read_issued = true;
 			r->reads_out++;
 		}
-		r->cur_psn = psn_add(e->last_psn, 1);
+		r->cur_psn = ib_psn_add(e->last_psn, 1);
 		cx4m_req_arm_retry(d, qp);
 		return 1;
 	}
@@ -378,9 +368,9 @@ static int send_entry(struct mdev *d, struct mqp *qp, uint32_t pos)
 		break;
 	}
 	/* SEND / WRITE (+IMM): one packet per PMTU */
-	while (psn_sub(r->cur_psn, e->first_psn) <= psn_sub(e->last_psn, e->first_psn)) {
-		uint32_t n = psn_sub(e->last_psn, e->first_psn) + 1;
-		uint32_t k = psn_sub(r->cur_psn, e->first_psn);
+	while (ib_psn_sub(r->cur_psn, e->first_psn) <= ib_psn_sub(e->last_psn, e->first_psn)) {
+		uint32_t n = ib_psn_sub(e->last_psn, e->first_psn) + 1;
+		uint32_t k = ib_psn_sub(r->cur_psn, e->first_psn);
 		uint32_t off = k * qp->pmtu;
 		uint32_t plen = e->len - off < qp->pmtu ? e->len - off : qp->pmtu;
 		bool last = k == n - 1;
@@ -413,7 +403,7 @@ static int send_entry(struct mdev *d, struct mqp *qp, uint32_t pos)
 			cx4m_comp_error(d, qp, pos, (uint8_t)synd);
 			return 0;
 		}
-		r->cur_psn = psn_add(r->cur_psn, 1);
+		r->cur_psn = ib_psn_add(r->cur_psn, 1);
 		if (qp->st == CX4_QP_ST_RC)
 			cx4m_req_arm_retry(d, qp);
 	}
@@ -479,11 +469,11 @@ int cx4m_req_run(struct mdev *d, struct mqp *qp, unsigned int budget)
 
 void cx4m_req_arm_retry(struct mdev *d, struct mqp *qp)
 {
-	/* local ACK timeout: 4.096 us << ack_timeout; 0 means infinite ([IBTA] 9.7.6.1.3) */
+	/* local ACK timeout 0 means infinite ([IBTA] 9.7.6.1.3) */
 	if (!qp->ack_timeout || mtimer_armed(&qp->req.retry_timer))
 		return;
 	cx4m_mtimer_arm(&d->timers, &qp->req.retry_timer,
-			d->now + (4096ull << (qp->ack_timeout > 31 ? 31 : qp->ack_timeout)));
+			d->now + ib_ack_timeout_ns(qp->ack_timeout));
 }
 
 void cx4m_req_rewind(struct mdev *d, struct mqp *qp, uint32_t psn)
@@ -496,16 +486,16 @@ void cx4m_req_rewind(struct mdev *d, struct mqp *qp, uint32_t psn)
 		if (e->done || wqe_local(e->opcode))
 			continue;
 		/* the first entry not entirely before psn */
-		if (psn_sub(psn, e->first_psn) <= psn_sub(e->last_psn, e->first_psn) ||
-		    psn_sub(e->first_psn, psn) < (1u << 23)) {
+		if (ib_psn_sub(psn, e->first_psn) <= ib_psn_sub(e->last_psn, e->first_psn) ||
+		    ib_psn_sub(e->first_psn, psn) < (1u << 23)) {
 			r->pos = p;
 			r->cur_started = true;
 			r->cur_psn =
-			    psn_sub(psn, e->first_psn) <= psn_sub(e->last_psn, e->first_psn)
+			    ib_psn_sub(psn, e->first_psn) <= ib_psn_sub(e->last_psn, e->first_psn)
 				? psn
 				: e->first_psn;
 			if (e->opcode == MLX5_OPCODE_RDMA_READ)
-				e->resid = e->len - psn_sub(r->cur_psn, e->first_psn) * qp->pmtu;
+				e->resid = e->len - ib_psn_sub(r->cur_psn, e->first_psn) * qp->pmtu;
 			d->stats.retransmits++;
 			cx4m_qp_activate(d, qp);
 			return;

@@ -28,16 +28,6 @@
 
 #define GRH_LEN 40
 
-static inline uint32_t psn_add(uint32_t psn, uint32_t n)
-{
-	return (psn + n) & ROCE_PSN_MASK;
-}
-
-static inline uint32_t psn_sub(uint32_t a, uint32_t b)
-{
-	return (a - b) & ROCE_PSN_MASK;
-}
-
 /* ---- packets the responder sends ------------------------------------------------------------ */
 
 static struct txpkt *ctl_pkt(struct mdev *d, struct mqp *qp, struct roce_tx_hdr *h)
@@ -95,7 +85,7 @@ static void owe_ack(struct mdev *d, struct mqp *qp, uint32_t psn)
 
 	/* a NAK still owed for PSN n acknowledges n - 1 itself; only a later ACK replaces it */
 	if (s->ack_owed && (s->ack_syn & ROCE_AETH_TYPE_MASK) != ROCE_AETH_ACK &&
-	    roce_psn_cmp(psn, s->ack_psn) < 0)
+	    ib_psn_cmp(psn, s->ack_psn) < 0)
 		return;
 	owe(d, qp, ROCE_AETH_ACK | ROCE_AETH_NO_CREDIT, psn);
 }
@@ -320,7 +310,7 @@ static bool send_inv_done(struct mdev *d, struct mqp *qp, const struct roce_pkt 
 	}
 	complete_recv(d, qp, MLX5_CQE_RESP_SEND_INV, s->msg_off, htobe32(rkey), p->se, 0,
 		      p->addr.net);
-	s->msn = psn_add(s->msn, 1);
+	s->msn = ib_psn_add(s->msn, 1);
 	return true;
 }
 
@@ -369,7 +359,7 @@ static bool do_send(struct mdev *d, struct mqp *qp, const struct roce_pkt *p)
 		    s->msg_off,
 		    is_imm(p->opcode) ? roce_immdt_raw(roce_pkt_hdr(p, ROCE_HDR_IMMDT)) : 0, p->se,
 		    0, p->addr.net);
-		s->msn = psn_add(s->msn, 1);
+		s->msn = ib_psn_add(s->msn, 1);
 	}
 	return true;
 }
@@ -432,7 +422,7 @@ static bool do_write(struct mdev *d, struct mqp *qp, const struct roce_pkt *p)
 			complete_recv(d, qp, MLX5_CQE_RESP_WR_IMM, s->msg_len,
 				      roce_immdt_raw(roce_pkt_hdr(p, ROCE_HDR_IMMDT)), p->se, 0,
 				      p->addr.net);
-		s->msn = psn_add(s->msn, 1);
+		s->msn = ib_psn_add(s->msn, 1);
 	}
 	return true;
 }
@@ -512,7 +502,7 @@ static struct mres *res_find(struct mresp *s, uint32_t psn, uint32_t *idx)
 		uint32_t i = s->rd_tail - 1 - n;
 		struct mres *res = &s->rd[i % MRES_KEPT];
 
-		if (res->kind && psn_sub(psn, res->psn) < res->npkts) {
+		if (res->kind && ib_psn_sub(psn, res->psn) < res->npkts) {
 			*idx = i;
 			return res;
 		}
@@ -553,7 +543,7 @@ static bool do_read(struct mdev *d, struct mqp *qp, const struct roce_pkt *p)
 	res->rkey = rkey;
 	res->len = len;
 	res->npkts = read_pkts(len, qp->pmtu);
-	s->msn = psn_add(s->msn, 1);
+	s->msn = ib_psn_add(s->msn, 1);
 	cx4m_qp_activate(d, qp);
 	return true;
 }
@@ -575,7 +565,7 @@ static void dup_read(struct mdev *d, struct mqp *qp, const struct roce_pkt *p)
 		d->stats.rx_drop_qp++;
 		return;
 	}
-	k = psn_sub(p->psn, res->psn);
+	k = ib_psn_sub(p->psn, res->psn);
 	off = (uint64_t)k * qp->pmtu;
 	if (roce_reth_rkey(reth) != res->rkey || roce_reth_va(reth) != res->va + off ||
 	    (uint64_t)roce_reth_len(reth) + off != res->len) {
@@ -635,7 +625,7 @@ static bool do_atomic(struct mdev *d, struct mqp *qp, const struct roce_pkt *p)
 		fatal_nak(d, qp, ROCE_NAK_REM_OP_ERR, p->psn, CX4_EVENT_TYPE_WQ_CATAS_ERROR);
 		return false;
 	}
-	s->msn = psn_add(s->msn, 1);
+	s->msn = ib_psn_add(s->msn, 1);
 	res->kind = MRES_ATOMIC;
 	res->npkts = 1;
 	res->orig = cur;
@@ -649,7 +639,7 @@ static void duplicate(struct mdev *d, struct mqp *qp, const struct roce_pkt *p)
 	uint32_t f = p->info->flags;
 
 	if (f & (ROCE_F_SEND | ROCE_F_WRITE)) {
-		owe_ack(d, qp, psn_sub(qp->resp.epsn, 1));
+		owe_ack(d, qp, ib_psn_sub(qp->resp.epsn, 1));
 	} else if (f & ROCE_F_READ) {
 		dup_read(d, qp, p);
 	} else if (f & ROCE_F_ATOMIC) {
@@ -676,7 +666,7 @@ static void rc_rx(struct mdev *d, struct mqp *qp, const struct roce_pkt *p)
 {
 	struct mresp *s = &qp->resp;
 	uint32_t f = p->info->flags;
-	int32_t cmp = roce_psn_cmp(p->psn, s->epsn);
+	int32_t cmp = ib_psn_cmp(p->psn, s->epsn);
 	bool ok;
 
 	if (cmp > 0) {
@@ -711,9 +701,9 @@ static void rc_rx(struct mdev *d, struct mqp *qp, const struct roce_pkt *p)
 	if (!ok)
 		return;
 	if (f & ROCE_F_READ)
-		s->epsn = psn_add(s->epsn, s->rd[(s->rd_tail - 1) % MRES_KEPT].npkts);
+		s->epsn = ib_psn_add(s->epsn, s->rd[(s->rd_tail - 1) % MRES_KEPT].npkts);
 	else
-		s->epsn = psn_add(s->epsn, 1);
+		s->epsn = ib_psn_add(s->epsn, 1);
 	s->in_msg = !(f & ROCE_F_LAST) && (f & (ROCE_F_SEND | ROCE_F_WRITE));
 	s->msg_op = (f & ROCE_F_SEND) ? 0 : 1;
 	if (p->ackreq && (f & (ROCE_F_SEND | ROCE_F_WRITE)))
@@ -734,7 +724,7 @@ static void uc_rx(struct mdev *d, struct mqp *qp, const struct roce_pkt *p)
 			return;
 		}
 	}
-	s->epsn = psn_add(p->psn, 1);
+	s->epsn = ib_psn_add(p->psn, 1);
 	if (s->drop_msg) {
 		s->drop_msg = !(f & ROCE_F_LAST);
 		return;
@@ -838,7 +828,7 @@ int cx4m_resp_read_run(struct mdev *d, struct mqp *qp, unsigned int budget)
 	while (s->rd_head != s->rd_tail && budget) {
 		struct mres *res = &s->rd[s->rd_head % MRES_KEPT];
 		uint32_t i = res->next, off = i * qp->pmtu, plen;
-		struct roce_tx_hdr h = {.psn = psn_add(res->psn, i)};
+		struct roce_tx_hdr h = {.psn = ib_psn_add(res->psn, i)};
 		struct dseg segs[MQP_MAX_SEGS];
 		struct txpkt *t;
 		int n = 0;

@@ -95,19 +95,21 @@ static int parse_umr(struct mwqe *w, uint32_t at)
 
 int cx4m_wqe_fetch(struct mdev *d, struct mqp *qp, uint16_t idx, struct mwqe *w)
 {
+	struct mlx5_wqe_ctrl_seg ctrl;
 	uint32_t dw0, dw1, ds, at;
 	uint8_t *p = w->raw;
 
-	if (sq_read(d, qp, idx, 0, p, 16))
+	if (sq_read(d, qp, idx, 0, p, sizeof(ctrl)))
 		return MLX5_CQE_SYNDROME_LOCAL_PROT_ERR;
-	dw0 = cx4_be32_load(p);
-	dw1 = cx4_be32_load(p + 4);
+	memcpy(&ctrl, p, sizeof(ctrl));
+	dw0 = be32toh(ctrl.opmod_idx_opcode);
+	dw1 = be32toh(ctrl.qpn_ds);
 	ds = dw1 & 0x3f;
 	w->idx = idx;
 	w->opcode = (uint8_t)dw0;
 	w->opmod = (uint8_t)(dw0 >> 24);
-	w->fm_ce_se = p[11];
-	memcpy(&w->imm, p + 12, 4);
+	w->fm_ce_se = ctrl.fm_ce_se;
+	w->imm = ctrl.imm; /* as it stands: big-endian */
 	w->ds = (uint8_t)ds;
 	w->nbb = (uint8_t)((ds * 16 + 63) / 64);
 	w->len = 0;
@@ -115,32 +117,34 @@ int cx4m_wqe_fetch(struct mdev *d, struct mqp *qp, uint16_t idx, struct mwqe *w)
 	if (!ds || ds * 16 > MLX5_SEND_WQE_BB * 16 || (dw1 >> 8) != qp->qpn ||
 	    ((dw0 >> 8) & 0xffff) != idx || !opcode_ok(qp->st, w->opcode) || w->opmod)
 		return MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR;
-	if (ds > 1 && sq_read(d, qp, idx, 16, p + 16, (ds - 1) * 16))
+	at = sizeof(ctrl);
+	if (ds > 1 && sq_read(d, qp, idx, at, p + at, (ds - 1) * 16))
 		return MLX5_CQE_SYNDROME_LOCAL_PROT_ERR;
-	at = 16;
 	w->umr_ctrl = NULL;
 	if (w->opcode == MLX5_OPCODE_NOP)
 		return 0;
 	if (w->opcode == MLX5_OPCODE_UMR)
 		return parse_umr(w, at);
 	if (mqp_datagram(qp)) {
-		const uint8_t *av = p + at;
-		uint32_t qkey = cx4_be32_load(av);
+		struct mlx5_wqe_av av;
+		uint32_t qkey;
 
-		if (ds * 16 < at + 48)
+		if (ds * 16 < at + sizeof(av))
 			return MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR;
+		memcpy(&av, p + at, sizeof(av));
+		qkey = be32toh(av.key.qkey.qkey);
 		/* IBTA: a Q_Key with the high bit set means "use the QP's Q_Key" */
 		w->qkey = (qkey & 0x80000000u) ? qp->qkey : qkey;
-		w->dqpn = cx4_be32_load(av + 8) & 0xffffff;
-		w->av.udp_sport = (uint16_t)(av[0x0e] << 8 | av[0x0f]);
-		memcpy(w->av.rmac, av + 0x14, 6);
-		w->av.tclass = av[0x1a];
-		w->av.hop_limit = av[0x1b];
-		w->av.sgid_index = (uint8_t)(cx4_be32_load(av + 0x1c) >> 20);
-		w->av.flow_label = cx4_be32_load(av + 0x1c) & 0xfffff;
+		w->dqpn = be32toh(av.dqp_dct) & 0xffffff;
+		w->av.udp_sport = be16toh(av.rlid); /* RoCE: rlid carries the UDP source port */
+		memcpy(w->av.rmac, av.rmac, 6);
+		w->av.tclass = av.tclass;
+		w->av.hop_limit = av.hop_limit;
+		w->av.sgid_index = (uint8_t)(be32toh(av.grh_gid_fl) >> 20);
+		w->av.flow_label = be32toh(av.grh_gid_fl) & 0xfffff;
 		/* the network type is the source GID entry's, checked when the packet leaves */
-		memcpy(w->av.rgid, av + 0x20, 16);
-		at += 48;
+		memcpy(w->av.rgid, av.rgid, 16);
+		at += sizeof(av);
 	}
 	if (w->opcode == MLX5_OPCODE_RDMA_WRITE || w->opcode == MLX5_OPCODE_RDMA_WRITE_IMM ||
 	    w->opcode == MLX5_OPCODE_RDMA_READ || w->opcode == MLX5_OPCODE_ATOMIC_CS ||

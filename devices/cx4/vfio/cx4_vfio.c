@@ -130,23 +130,23 @@ static int check_identity(struct cx4_vfio *v, unsigned int *vendor, unsigned int
 	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/vendor", v->bdf);
 	err = read_sysfs_hex(s, path, &ven);
 	if (err == -ENOENT)
-		return vfio_fail(ENODEV, "%s: no such PCI device (%s)", v->bdf, path);
+		return cx4_vfio_fail(ENODEV, "%s: no such PCI device (%s)", v->bdf, path);
 	if (err)
-		return vfio_fail(-err, "%s: reading %s", v->bdf, path);
+		return cx4_vfio_fail(-err, "%s: reading %s", v->bdf, path);
 	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/device", v->bdf);
 	err = read_sysfs_hex(s, path, &dev);
 	if (err)
-		return vfio_fail(-err, "%s: reading %s", v->bdf, path);
+		return cx4_vfio_fail(-err, "%s: reading %s", v->bdf, path);
 	*vendor = (unsigned int)ven;
 	*device = (unsigned int)dev;
 	if (ven == CX4_PCI_VENDOR_MELLANOX)
 		for (size_t i = 0; i < sizeof(cx4_device_ids) / sizeof(cx4_device_ids[0]); i++)
 			if (dev == cx4_device_ids[i])
 				return 0;
-	return vfio_fail(ENODEV,
-			 "%s: PCI id %04lx:%04lx is not a ConnectX-4 or ConnectX-4 Lx "
-			 "(15b3:1013/1014/1015/1016)",
-			 v->bdf, ven, dev);
+	return cx4_vfio_fail(ENODEV,
+			     "%s: PCI id %04lx:%04lx is not a ConnectX-4 or ConnectX-4 Lx "
+			     "(15b3:1013/1014/1015/1016)",
+			     v->bdf, ven, dev);
 }
 
 /* Why /dev/vfio/<group> is missing: name the driver the function is bound to. */
@@ -158,11 +158,11 @@ static int no_group_node(struct cx4_vfio *v, const char *node, int err)
 	if (read_link_name(v->sys, path, drv, sizeof(drv)))
 		strcpy(drv, "none");
 	if (strcmp(drv, "vfio-pci"))
-		return vfio_fail(err,
-				 "%s: opening %s (bound to driver %s, not vfio-pci; see "
-				 "docs/cx4-vfio.md)",
-				 v->bdf, node, drv);
-	return vfio_fail(err, "%s: opening %s", v->bdf, node);
+		return cx4_vfio_fail(err,
+				     "%s: opening %s (bound to driver %s, not vfio-pci; see "
+				     "docs/cx4-vfio.md)",
+				     v->bdf, node, drv);
+	return cx4_vfio_fail(err, "%s: opening %s", v->bdf, node);
 }
 
 static int open_container_and_group(struct cx4_vfio *v)
@@ -175,30 +175,30 @@ static int open_container_and_group(struct cx4_vfio *v)
 	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/iommu_group", v->bdf);
 	err = read_link_name(s, path, group, sizeof(group));
 	if (err)
-		return vfio_fail(err == -ENOENT ? ENOENT : -err,
-				 "%s: no IOMMU group (%s; is the "
-				 "IOMMU enabled, e.g. intel_iommu=on?)",
-				 v->bdf, path);
+		return cx4_vfio_fail(err == -ENOENT ? ENOENT : -err,
+				     "%s: no IOMMU group (%s; is the "
+				     "IOMMU enabled, e.g. intel_iommu=on?)",
+				     v->bdf, path);
 	for (const char *p = group; *p; p++)
 		if (!isdigit((unsigned char)*p))
-			return vfio_fail(EPROTO, "%s: IOMMU group name '%s' is not a number",
-					 v->bdf, group);
+			return cx4_vfio_fail(EPROTO, "%s: IOMMU group name '%s' is not a number",
+					     v->bdf, group);
 
 	v->container_fd = s->open(s->ctx, "/dev/vfio/vfio", O_RDWR | O_CLOEXEC);
 	if (v->container_fd < 0)
-		return vfio_fail(errno, "%s: opening /dev/vfio/vfio", v->bdf);
+		return cx4_vfio_fail(errno, "%s: opening /dev/vfio/vfio", v->bdf);
 	r = s->ioctl(s->ctx, v->container_fd, VFIO_GET_API_VERSION, 0);
 	if (r != VFIO_API_VERSION)
-		return vfio_fail(r < 0 ? errno : EPROTO,
-				 "%s: VFIO_GET_API_VERSION is %d, we speak "
-				 "%d",
-				 v->bdf, r, VFIO_API_VERSION);
+		return cx4_vfio_fail(r < 0 ? errno : EPROTO,
+				     "%s: VFIO_GET_API_VERSION is %d, we speak "
+				     "%d",
+				     v->bdf, r, VFIO_API_VERSION);
 	r = s->ioctl(s->ctx, v->container_fd, VFIO_CHECK_EXTENSION, VFIO_TYPE1v2_IOMMU);
 	if (r <= 0)
-		return vfio_fail(r < 0 ? errno : EOPNOTSUPP,
-				 "%s: VFIO_CHECK_EXTENSION: no "
-				 "VFIO_TYPE1v2_IOMMU",
-				 v->bdf);
+		return cx4_vfio_fail(r < 0 ? errno : EOPNOTSUPP,
+				     "%s: VFIO_CHECK_EXTENSION: no "
+				     "VFIO_TYPE1v2_IOMMU",
+				     v->bdf);
 
 	snprintf(node, sizeof(node), "/dev/vfio/%s", group);
 	v->group_fd = s->open(s->ctx, node, O_RDWR | O_CLOEXEC);
@@ -206,24 +206,25 @@ static int open_container_and_group(struct cx4_vfio *v)
 		if (errno == ENOENT)
 			return no_group_node(v, node, ENOENT);
 		if (errno == EBUSY)
-			return vfio_fail(EBUSY,
-					 "%s: opening %s (the group is open in another "
-					 "process)",
-					 v->bdf, node);
-		return vfio_fail(errno, "%s: opening %s", v->bdf, node);
+			return cx4_vfio_fail(EBUSY,
+					     "%s: opening %s (the group is open in another "
+					     "process)",
+					     v->bdf, node);
+		return cx4_vfio_fail(errno, "%s: opening %s", v->bdf, node);
 	}
 	if (s->ioctl(s->ctx, v->group_fd, VFIO_GROUP_GET_STATUS, (uintptr_t)&st))
-		return vfio_fail(errno, "%s: VFIO_GROUP_GET_STATUS of group %s", v->bdf, group);
+		return cx4_vfio_fail(errno, "%s: VFIO_GROUP_GET_STATUS of group %s", v->bdf, group);
 	if (!(st.flags & VFIO_GROUP_FLAGS_VIABLE))
-		return vfio_fail(EBUSY,
-				 "%s: IOMMU group %s is not viable (every device in "
-				 "/sys/kernel/iommu_groups/%s/devices must be bound to vfio-pci)",
-				 v->bdf, group, group);
+		return cx4_vfio_fail(
+		    EBUSY,
+		    "%s: IOMMU group %s is not viable (every device in "
+		    "/sys/kernel/iommu_groups/%s/devices must be bound to vfio-pci)",
+		    v->bdf, group, group);
 	if (s->ioctl(s->ctx, v->group_fd, VFIO_GROUP_SET_CONTAINER, (uintptr_t)&v->container_fd))
-		return vfio_fail(errno, "%s: VFIO_GROUP_SET_CONTAINER", v->bdf);
+		return cx4_vfio_fail(errno, "%s: VFIO_GROUP_SET_CONTAINER", v->bdf);
 	if (s->ioctl(s->ctx, v->container_fd, VFIO_SET_IOMMU, VFIO_TYPE1v2_IOMMU))
-		return vfio_fail(errno, "%s: VFIO_SET_IOMMU(VFIO_TYPE1v2_IOMMU)", v->bdf);
-	return vfio_iommu_info(v);
+		return cx4_vfio_fail(errno, "%s: VFIO_SET_IOMMU(VFIO_TYPE1v2_IOMMU)", v->bdf);
+	return cx4_vfio_iommu_info(v);
 }
 
 /*
@@ -237,7 +238,7 @@ static struct vfio_region_info *region_info(struct cx4_vfio *v, uint32_t index, 
 	uint32_t need;
 
 	if (!ri) {
-		vfio_fail(ENOMEM, "%s: region info of %s", v->bdf, name);
+		cx4_vfio_fail(ENOMEM, "%s: region info of %s", v->bdf, name);
 		return NULL;
 	}
 	ri->argsz = sizeof(*ri);
@@ -249,13 +250,13 @@ static struct vfio_region_info *region_info(struct cx4_vfio *v, uint32_t index, 
 		struct vfio_region_info *n;
 
 		if (need > REGION_INFO_MAX) {
-			vfio_fail(EPROTO, "%s: VFIO_DEVICE_GET_REGION_INFO(%s) wants %u bytes",
-				  v->bdf, name, need);
+			cx4_vfio_fail(EPROTO, "%s: VFIO_DEVICE_GET_REGION_INFO(%s) wants %u bytes",
+				      v->bdf, name, need);
 			goto fail;
 		}
 		n = realloc(ri, need);
 		if (!n) {
-			vfio_fail(ENOMEM, "%s: region info of %s", v->bdf, name);
+			cx4_vfio_fail(ENOMEM, "%s: region info of %s", v->bdf, name);
 			goto fail;
 		}
 		ri = n;
@@ -265,14 +266,15 @@ static struct vfio_region_info *region_info(struct cx4_vfio *v, uint32_t index, 
 		if (s->ioctl(s->ctx, v->device_fd, VFIO_DEVICE_GET_REGION_INFO, (uintptr_t)ri))
 			goto fail_errno;
 		if (ri->argsz > need) {
-			vfio_fail(EPROTO, "%s: VFIO_DEVICE_GET_REGION_INFO(%s) grew to %u bytes",
-				  v->bdf, name, ri->argsz);
+			cx4_vfio_fail(EPROTO,
+				      "%s: VFIO_DEVICE_GET_REGION_INFO(%s) grew to %u bytes",
+				      v->bdf, name, ri->argsz);
 			goto fail;
 		}
 	}
 	return ri;
 fail_errno:
-	vfio_fail(errno, "%s: VFIO_DEVICE_GET_REGION_INFO(%s)", v->bdf, name);
+	cx4_vfio_fail(errno, "%s: VFIO_DEVICE_GET_REGION_INFO(%s)", v->bdf, name);
 fail:
 	free(ri);
 	return NULL;
@@ -309,8 +311,8 @@ static int read_config(struct cx4_vfio *v, void *buf, size_t len, uint64_t off)
 
 	if (n == (ssize_t)len)
 		return 0;
-	return vfio_fail(n < 0 ? errno : EIO, "%s: reading PCI config space at 0x%" PRIx64, v->bdf,
-			 off);
+	return cx4_vfio_fail(n < 0 ? errno : EIO, "%s: reading PCI config space at 0x%" PRIx64,
+			     v->bdf, off);
 }
 
 static int write_config(struct cx4_vfio *v, const void *buf, size_t len, uint64_t off)
@@ -320,8 +322,8 @@ static int write_config(struct cx4_vfio *v, const void *buf, size_t len, uint64_
 
 	if (n == (ssize_t)len)
 		return 0;
-	return vfio_fail(n < 0 ? errno : EIO, "%s: writing PCI config space at 0x%" PRIx64, v->bdf,
-			 off);
+	return cx4_vfio_fail(n < 0 ? errno : EIO, "%s: writing PCI config space at 0x%" PRIx64,
+			     v->bdf, off);
 }
 
 /*
@@ -346,8 +348,8 @@ static int set_pci_command(struct cx4_vfio *v, uint16_t set, uint16_t clear)
 	if (err)
 		return err;
 	if ((cmd & (set | clear)) != set)
-		return vfio_fail(EIO, "%s: PCI COMMAND is 0x%04x after writing 0x%04x", v->bdf, cmd,
-				 want);
+		return cx4_vfio_fail(EIO, "%s: PCI COMMAND is 0x%04x after writing 0x%04x", v->bdf,
+				     cmd, want);
 	return 0;
 }
 
@@ -365,10 +367,10 @@ static int setup_config(struct cx4_vfio *v, unsigned int vendor, unsigned int de
 	if ((ri->flags & (VFIO_REGION_INFO_FLAG_READ | VFIO_REGION_INFO_FLAG_WRITE)) !=
 		(VFIO_REGION_INFO_FLAG_READ | VFIO_REGION_INFO_FLAG_WRITE) ||
 	    ri->size < 64)
-		err = vfio_fail(ENODEV,
-				"%s: config region (flags 0x%x, %" PRIu64 " bytes) is "
-				"not a read/write PCI header",
-				v->bdf, ri->flags, (uint64_t)ri->size);
+		err = cx4_vfio_fail(ENODEV,
+				    "%s: config region (flags 0x%x, %" PRIu64 " bytes) is "
+				    "not a read/write PCI header",
+				    v->bdf, ri->flags, (uint64_t)ri->size);
 	free(ri);
 	if (err)
 		return err;
@@ -377,8 +379,8 @@ static int setup_config(struct cx4_vfio *v, unsigned int vendor, unsigned int de
 	if (err)
 		return err;
 	if (id[0] != vendor || id[1] != device)
-		return vfio_fail(ENODEV, "%s: config space says %04x:%04x, sysfs %04x:%04x", v->bdf,
-				 id[0], id[1], vendor, device);
+		return cx4_vfio_fail(ENODEV, "%s: config space says %04x:%04x, sysfs %04x:%04x",
+				     v->bdf, id[0], id[1], vendor, device);
 	return 0;
 }
 
@@ -397,15 +399,16 @@ static int map_bar0(struct cx4_vfio *v, const struct vfio_region_info *ri)
 
 	sp = (const void *)region_cap(ri, VFIO_REGION_INFO_CAP_SPARSE_MMAP, &err);
 	if (err)
-		return vfio_fail(EPROTO, "%s: BAR0 region capability chain is malformed", v->bdf);
+		return cx4_vfio_fail(EPROTO, "%s: BAR0 region capability chain is malformed",
+				     v->bdf);
 	if (sp && region_cap(ri, VFIO_REGION_INFO_CAP_MSIX_MAPPABLE, &err))
 		sp = NULL;
 	if (!sp) {
 		base = s->mmap(s->ctx, NULL, ri->size, PROT_READ | PROT_WRITE, MAP_SHARED,
 			       v->device_fd, (off_t)ri->offset);
 		if (base == MAP_FAILED)
-			return vfio_fail(errno, "%s: mmap of BAR0 (%" PRIu64 " bytes)", v->bdf,
-					 (uint64_t)ri->size);
+			return cx4_vfio_fail(errno, "%s: mmap of BAR0 (%" PRIu64 " bytes)", v->bdf,
+					     (uint64_t)ri->size);
 		v->bar0_map = base;
 		return 0;
 	}
@@ -413,12 +416,12 @@ static int map_bar0(struct cx4_vfio *v, const struct vfio_region_info *ri)
 	    ((size_t)((const uint8_t *)ri + ri->argsz - (const uint8_t *)sp) - sizeof(*sp)) /
 		    sizeof(sp->areas[0]) <
 		sp->nr_areas)
-		return vfio_fail(EPROTO, "%s: BAR0 sparse mmap capability truncated", v->bdf);
+		return cx4_vfio_fail(EPROTO, "%s: BAR0 sparse mmap capability truncated", v->bdf);
 	base = s->mmap(s->ctx, NULL, ri->size, PROT_NONE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (base == MAP_FAILED)
-		return vfio_fail(errno, "%s: reserving %" PRIu64 " bytes for BAR0", v->bdf,
-				 (uint64_t)ri->size);
+		return cx4_vfio_fail(errno, "%s: reserving %" PRIu64 " bytes for BAR0", v->bdf,
+				     (uint64_t)ri->size);
 	v->bar0_map = base;
 	for (uint32_t i = 0; i < sp->nr_areas; i++) {
 		uint64_t off = sp->areas[i].offset, len = sp->areas[i].size;
@@ -426,15 +429,15 @@ static int map_bar0(struct cx4_vfio *v, const struct vfio_region_info *ri)
 		if (!len)
 			continue;
 		if (((off | len) & 4095) || off + len < off || off + len > ri->size)
-			return vfio_fail(EPROTO,
-					 "%s: BAR0 mmap area %u [0x%" PRIx64 ", +0x%" PRIx64
-					 ") is unaligned or outside the BAR",
-					 v->bdf, i, off, len);
+			return cx4_vfio_fail(EPROTO,
+					     "%s: BAR0 mmap area %u [0x%" PRIx64 ", +0x%" PRIx64
+					     ") is unaligned or outside the BAR",
+					     v->bdf, i, off, len);
 		if (s->mmap(s->ctx, base + off, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
 			    v->device_fd, (off_t)(ri->offset + off)) == MAP_FAILED)
-			return vfio_fail(errno,
-					 "%s: mmap of BAR0 area [0x%" PRIx64 ", +0x%" PRIx64 ")",
-					 v->bdf, off, len);
+			return cx4_vfio_fail(
+			    errno, "%s: mmap of BAR0 area [0x%" PRIx64 ", +0x%" PRIx64 ")", v->bdf,
+			    off, len);
 	}
 	return 0;
 }
@@ -449,10 +452,10 @@ static int setup_bar0(struct cx4_vfio *v)
 	if (!ri)
 		return -errno;
 	if ((ri->flags & need) != need || ri->size < BAR0_MIN || (ri->size & (ri->size - 1)))
-		err = vfio_fail(ENODEV,
-				"%s: BAR0 (flags 0x%x, %" PRIu64 " bytes) is not an "
-				"mmappable ConnectX-4 BAR",
-				v->bdf, ri->flags, (uint64_t)ri->size);
+		err = cx4_vfio_fail(ENODEV,
+				    "%s: BAR0 (flags 0x%x, %" PRIu64 " bytes) is not an "
+				    "mmappable ConnectX-4 BAR",
+				    v->bdf, ri->flags, (uint64_t)ri->size);
 	else {
 		/* from here on close (or a failing open) turns bus mastering off again */
 		v->master_on = true;
@@ -486,19 +489,19 @@ static int setup_msix(struct cx4_vfio *v)
 	unsigned int n;
 
 	if (s->ioctl(s->ctx, v->device_fd, VFIO_DEVICE_GET_IRQ_INFO, (uintptr_t)&irq))
-		return vfio_fail(errno, "%s: VFIO_DEVICE_GET_IRQ_INFO(MSI-X)", v->bdf);
+		return cx4_vfio_fail(errno, "%s: VFIO_DEVICE_GET_IRQ_INFO(MSI-X)", v->bdf);
 	if (!irq.count)
-		return vfio_fail(ENODEV, "%s: the function has no MSI-X vectors", v->bdf);
+		return cx4_vfio_fail(ENODEV, "%s: the function has no MSI-X vectors", v->bdf);
 	if (!(irq.flags & VFIO_IRQ_INFO_EVENTFD))
-		return vfio_fail(EOPNOTSUPP, "%s: MSI-X cannot signal eventfds (flags 0x%x)",
-				 v->bdf, irq.flags);
+		return cx4_vfio_fail(EOPNOTSUPP, "%s: MSI-X cannot signal eventfds (flags 0x%x)",
+				     v->bdf, irq.flags);
 	v->msix_count = irq.count;
 	n = irq.count < CX4_BUS_MAX_VECTORS ? irq.count : CX4_BUS_MAX_VECTORS;
 	for (unsigned int i = 0; i < n; i++) {
 		int fd = s->eventfd(s->ctx, 0, EFD_CLOEXEC | EFD_NONBLOCK);
 
 		if (fd < 0)
-			return vfio_fail(errno, "%s: eventfd for MSI-X vector %u", v->bdf, i);
+			return cx4_vfio_fail(errno, "%s: eventfd for MSI-X vector %u", v->bdf, i);
 		v->bus.irq_fd[i] = fd;
 		v->bus.num_vectors = i + 1;
 	}
@@ -511,7 +514,8 @@ static int setup_msix(struct cx4_vfio *v)
 	for (unsigned int i = 0; i < n; i++)
 		req.fds[i] = v->bus.irq_fd[i];
 	if (s->ioctl(s->ctx, v->device_fd, VFIO_DEVICE_SET_IRQS, (uintptr_t)&req))
-		return vfio_fail(errno, "%s: VFIO_DEVICE_SET_IRQS(MSI-X, %u eventfds)", v->bdf, n);
+		return cx4_vfio_fail(errno, "%s: VFIO_DEVICE_SET_IRQS(MSI-X, %u eventfds)", v->bdf,
+				     n);
 	v->msix_enabled = true;
 	return 0;
 }
@@ -524,15 +528,15 @@ static int setup_device(struct cx4_vfio *v, unsigned int vendor, unsigned int de
 
 	v->device_fd = s->ioctl(s->ctx, v->group_fd, VFIO_GROUP_GET_DEVICE_FD, (uintptr_t)v->bdf);
 	if (v->device_fd < 0)
-		return vfio_fail(errno, "%s: VFIO_GROUP_GET_DEVICE_FD", v->bdf);
+		return cx4_vfio_fail(errno, "%s: VFIO_GROUP_GET_DEVICE_FD", v->bdf);
 	if (s->ioctl(s->ctx, v->device_fd, VFIO_DEVICE_GET_INFO, (uintptr_t)&di))
-		return vfio_fail(errno, "%s: VFIO_DEVICE_GET_INFO", v->bdf);
+		return cx4_vfio_fail(errno, "%s: VFIO_DEVICE_GET_INFO", v->bdf);
 	if (!(di.flags & VFIO_DEVICE_FLAGS_PCI) || di.num_regions <= VFIO_PCI_CONFIG_REGION_INDEX ||
 	    di.num_irqs <= VFIO_PCI_MSIX_IRQ_INDEX)
-		return vfio_fail(ENODEV,
-				 "%s: not a vfio-pci device (flags 0x%x, %u regions, %u "
-				 "irq indexes)",
-				 v->bdf, di.flags, di.num_regions, di.num_irqs);
+		return cx4_vfio_fail(ENODEV,
+				     "%s: not a vfio-pci device (flags 0x%x, %u regions, %u "
+				     "irq indexes)",
+				     v->bdf, di.flags, di.num_regions, di.num_irqs);
 	v->can_reset = di.flags & VFIO_DEVICE_FLAGS_RESET;
 	err = setup_config(v, vendor, device);
 	if (!err)
@@ -569,7 +573,7 @@ static void teardown(struct cx4_vfio *v)
 	 */
 	if (v->master_on)
 		set_pci_command(v, 0, PCI_COMMAND_MASTER);
-	vfio_dma_unmap_all(v);
+	cx4_vfio_dma_unmap_all(v);
 	if (v->bar0_map)
 		s->munmap(s->ctx, v->bar0_map, v->bar0_size);
 	if (v->device_fd >= 0)
@@ -589,19 +593,19 @@ int cx4_vfio_open_sys(const char *pci_bdf, const struct cx4_vfio_sys *sys, struc
 	unsigned int vendor = 0, device = 0;	/* set by check_identity() */
 	int err;
 
-	vfio_clear_error();
+	cx4_vfio_clear_error();
 	if (!bus)
-		return vfio_fail(EINVAL, "cx4_vfio_open: no bus pointer");
+		return cx4_vfio_fail(EINVAL, "cx4_vfio_open: no bus pointer");
 	*bus = NULL;
 	v = calloc(1, sizeof(*v));
 	if (!v)
-		return vfio_fail(ENOMEM, "cx4_vfio_open");
+		return cx4_vfio_fail(ENOMEM, "cx4_vfio_open");
 	if (parse_bdf(pci_bdf, v->bdf)) {
 		free(v);
-		return vfio_fail(EINVAL,
-				 "cx4_vfio_open: '%s' is not a PCI address "
-				 "(dddd:bb:dd.f)",
-				 pci_bdf ? pci_bdf : "(null)");
+		return cx4_vfio_fail(EINVAL,
+				     "cx4_vfio_open: '%s' is not a PCI address "
+				     "(dddd:bb:dd.f)",
+				     pci_bdf ? pci_bdf : "(null)");
 	}
 	v->sys = sys ? sys : &cx4_vfio_sys_real;
 	v->container_fd = v->group_fd = v->device_fd = -1;
@@ -626,7 +630,7 @@ int cx4_vfio_open_sys(const char *pci_bdf, const struct cx4_vfio_sys *sys, struc
 		/* teardown's own calls must not replace the message of what failed */
 		snprintf(msg, sizeof(msg), "%s", cx4_vfio_strerror());
 		teardown(v);
-		vfio_set_error(msg);
+		cx4_vfio_set_error(msg);
 		errno = -err;
 		return err;
 	}
@@ -649,14 +653,14 @@ static int vfio_reset(struct cx4_bus *bus)
 	struct cx4_vfio *v = vfio_of(bus);
 	const struct cx4_vfio_sys *s = v->sys;
 
-	vfio_clear_error();
+	cx4_vfio_clear_error();
 	if (!v->can_reset)
-		return vfio_fail(EOPNOTSUPP,
-				 "%s: the device offers no reset "
-				 "(VFIO_DEVICE_FLAGS_RESET clear)",
-				 v->bdf);
+		return cx4_vfio_fail(EOPNOTSUPP,
+				     "%s: the device offers no reset "
+				     "(VFIO_DEVICE_FLAGS_RESET clear)",
+				     v->bdf);
 	if (s->ioctl(s->ctx, v->device_fd, VFIO_DEVICE_RESET, 0))
-		return vfio_fail(errno, "%s: VFIO_DEVICE_RESET", v->bdf);
+		return cx4_vfio_fail(errno, "%s: VFIO_DEVICE_RESET", v->bdf);
 	/* a no-op unless the restore lost them */
 	return set_pci_command(v, PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER, 0);
 }
@@ -668,8 +672,8 @@ static void vfio_close(struct cx4_bus *bus)
 }
 
 static const struct cx4_bus_ops vfio_ops = {
-    .dma_map = vfio_dma_map,
-    .dma_unmap = vfio_dma_unmap,
+    .dma_map = cx4_vfio_dma_map,
+    .dma_unmap = cx4_vfio_dma_unmap,
     .reset = vfio_reset,
     .close = vfio_close,
 };
@@ -682,7 +686,7 @@ bool cx4_vfio_is(const struct cx4_bus *bus)
 int cx4_vfio_container_fd(const struct cx4_bus *bus)
 {
 	if (!cx4_vfio_is(bus))
-		return vfio_fail(EINVAL, "cx4_vfio_container_fd: not a VFIO bus");
+		return cx4_vfio_fail(EINVAL, "cx4_vfio_container_fd: not a VFIO bus");
 	return ((const struct cx4_vfio *)bus)->container_fd;
 }
 
@@ -692,7 +696,7 @@ int cx4_vfio_iova_ranges(const struct cx4_bus *bus, const struct cx4_vfio_iova_r
 	const struct cx4_vfio *v = (const struct cx4_vfio *)bus;
 
 	if (!cx4_vfio_is(bus))
-		return vfio_fail(EINVAL, "cx4_vfio_iova_ranges: not a VFIO bus");
+		return cx4_vfio_fail(EINVAL, "cx4_vfio_iova_ranges: not a VFIO bus");
 	*ranges = v->ranges;
 	*n = v->nranges;
 	return 0;

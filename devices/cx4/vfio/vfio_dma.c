@@ -40,7 +40,7 @@ static int set_ranges(struct cx4_vfio *v, const struct cx4_vfio_iova_range *r, u
 {
 	v->ranges = calloc(n, sizeof(*r));
 	if (!v->ranges)
-		return vfio_fail(ENOMEM, "%s: IOVA range table", v->bdf);
+		return cx4_vfio_fail(ENOMEM, "%s: IOVA range table", v->bdf);
 	memcpy(v->ranges, r, n * sizeof(*r));
 	v->nranges = n;
 	return 0;
@@ -58,26 +58,26 @@ static int parse_iova_caps(struct cx4_vfio *v, const struct vfio_iommu_type1_inf
 		struct cx4_vfio_iova_range *r;
 
 		if (off < sizeof(*info) || off + sizeof(*h) > info->argsz || (off & 3))
-			return vfio_fail(EPROTO,
-					 "%s: VFIO_IOMMU_GET_INFO capability at %u "
-					 "outside its %u bytes",
-					 v->bdf, off, info->argsz);
+			return cx4_vfio_fail(EPROTO,
+					     "%s: VFIO_IOMMU_GET_INFO capability at %u "
+					     "outside its %u bytes",
+					     v->bdf, off, info->argsz);
 		if (h->id != VFIO_IOMMU_TYPE1_INFO_CAP_IOVA_RANGE) {
 			off = h->next;
 			continue;
 		}
 		if (off + sizeof(*c) > info->argsz ||
 		    (info->argsz - off - sizeof(*c)) / sizeof(c->iova_ranges[0]) < c->nr_iovas)
-			return vfio_fail(EPROTO,
-					 "%s: VFIO_IOMMU_GET_INFO IOVA range capability "
-					 "truncated (%u ranges)",
-					 v->bdf, c->nr_iovas);
+			return cx4_vfio_fail(EPROTO,
+					     "%s: VFIO_IOMMU_GET_INFO IOVA range capability "
+					     "truncated (%u ranges)",
+					     v->bdf, c->nr_iovas);
 		if (!c->nr_iovas)
-			return vfio_fail(ENOSPC, "%s: the IOMMU reports no usable IOVA range",
-					 v->bdf);
+			return cx4_vfio_fail(ENOSPC, "%s: the IOMMU reports no usable IOVA range",
+					     v->bdf);
 		r = calloc(c->nr_iovas, sizeof(*r));
 		if (!r)
-			return vfio_fail(ENOMEM, "%s: IOVA range table", v->bdf);
+			return cx4_vfio_fail(ENOMEM, "%s: IOVA range table", v->bdf);
 		for (uint32_t k = 0; k < c->nr_iovas; k++) {
 			r[k].start = c->iova_ranges[k].start;
 			r[k].end = c->iova_ranges[k].end;
@@ -85,10 +85,10 @@ static int parse_iova_caps(struct cx4_vfio *v, const struct vfio_iommu_type1_inf
 				uint64_t a = r[k].start, b = r[k].end;
 
 				free(r);
-				return vfio_fail(EPROTO,
-						 "%s: IOVA range %u [0x%" PRIx64 ", 0x%" PRIx64
-						 "] is empty or out of order",
-						 v->bdf, k, a, b);
+				return cx4_vfio_fail(EPROTO,
+						     "%s: IOVA range %u [0x%" PRIx64 ", 0x%" PRIx64
+						     "] is empty or out of order",
+						     v->bdf, k, a, b);
 			}
 		}
 		v->ranges = r;
@@ -96,21 +96,22 @@ static int parse_iova_caps(struct cx4_vfio *v, const struct vfio_iommu_type1_inf
 		return 1;
 	}
 	if (off)
-		return vfio_fail(EPROTO, "%s: VFIO_IOMMU_GET_INFO capability chain loops", v->bdf);
+		return cx4_vfio_fail(EPROTO, "%s: VFIO_IOMMU_GET_INFO capability chain loops",
+				     v->bdf);
 	return 0;
 }
 
-int vfio_iommu_info(struct cx4_vfio *v)
+int cx4_vfio_iommu_info(struct cx4_vfio *v)
 {
 	const struct cx4_vfio_sys *s = v->sys;
 	struct vfio_iommu_type1_info *info = calloc(1, sizeof(*info));
 	int ret;
 
 	if (!info)
-		return vfio_fail(ENOMEM, "%s: VFIO_IOMMU_GET_INFO buffer", v->bdf);
+		return cx4_vfio_fail(ENOMEM, "%s: VFIO_IOMMU_GET_INFO buffer", v->bdf);
 	info->argsz = sizeof(*info);
 	if (s->ioctl(s->ctx, v->container_fd, VFIO_IOMMU_GET_INFO, (uintptr_t)info)) {
-		ret = vfio_fail(errno, "%s: VFIO_IOMMU_GET_INFO", v->bdf);
+		ret = cx4_vfio_fail(errno, "%s: VFIO_IOMMU_GET_INFO", v->bdf);
 		goto out;
 	}
 	/* the capability chain did not fit: the kernel says how much it needs (vfio.h) */
@@ -119,25 +120,27 @@ int vfio_iommu_info(struct cx4_vfio *v)
 		void *n;
 
 		if (need > IOMMU_INFO_MAX) {
-			ret = vfio_fail(EPROTO, "%s: VFIO_IOMMU_GET_INFO wants %u bytes", v->bdf,
-					need);
+			ret = cx4_vfio_fail(EPROTO, "%s: VFIO_IOMMU_GET_INFO wants %u bytes",
+					    v->bdf, need);
 			goto out;
 		}
 		n = realloc(info, need);
 		if (!n) {
-			ret = vfio_fail(ENOMEM, "%s: VFIO_IOMMU_GET_INFO buffer", v->bdf);
+			ret = cx4_vfio_fail(ENOMEM, "%s: VFIO_IOMMU_GET_INFO buffer", v->bdf);
 			goto out;
 		}
 		info = n;
 		memset(info, 0, need);
 		info->argsz = need;
 		if (s->ioctl(s->ctx, v->container_fd, VFIO_IOMMU_GET_INFO, (uintptr_t)info)) {
-			ret = vfio_fail(errno, "%s: VFIO_IOMMU_GET_INFO (%u bytes)", v->bdf, need);
+			ret = cx4_vfio_fail(errno, "%s: VFIO_IOMMU_GET_INFO (%u bytes)", v->bdf,
+					    need);
 			goto out;
 		}
 		if (info->argsz > need) {
-			ret = vfio_fail(EPROTO, "%s: VFIO_IOMMU_GET_INFO grew from %u to %u bytes",
-					v->bdf, need, info->argsz);
+			ret = cx4_vfio_fail(EPROTO,
+					    "%s: VFIO_IOMMU_GET_INFO grew from %u to %u bytes",
+					    v->bdf, need, info->argsz);
 			goto out;
 		}
 	}
@@ -150,7 +153,7 @@ int vfio_iommu_info(struct cx4_vfio *v)
 		uint64_t p = info->iova_pgsizes;
 
 		if (!p) {
-			ret = vfio_fail(EPROTO, "%s: the IOMMU reports no page size", v->bdf);
+			ret = cx4_vfio_fail(EPROTO, "%s: the IOMMU reports no page size", v->bdf);
 			goto out;
 		}
 		p &= -p;
@@ -228,21 +231,22 @@ static int check_map_args(uint64_t iova, uint64_t len, uint32_t perm, uint64_t p
 			  const char *who)
 {
 	if (!len || ((iova | len) & (pgsize - 1)))
-		return vfio_fail(EINVAL,
-				 "%s: dma_map iova 0x%" PRIx64 " len 0x%" PRIx64
-				 " not a multiple of the IOMMU page 0x%" PRIx64,
-				 who, iova, len, pgsize);
+		return cx4_vfio_fail(EINVAL,
+				     "%s: dma_map iova 0x%" PRIx64 " len 0x%" PRIx64
+				     " not a multiple of the IOMMU page 0x%" PRIx64,
+				     who, iova, len, pgsize);
 	if (iova + len < iova)
-		return vfio_fail(EINVAL, "%s: dma_map iova 0x%" PRIx64 " len 0x%" PRIx64 " wraps",
-				 who, iova, len);
+		return cx4_vfio_fail(EINVAL,
+				     "%s: dma_map iova 0x%" PRIx64 " len 0x%" PRIx64 " wraps", who,
+				     iova, len);
 	if (!(perm & (CX4_DMA_READ | CX4_DMA_WRITE)) ||
 	    (perm & ~(uint32_t)(CX4_DMA_READ | CX4_DMA_WRITE)))
-		return vfio_fail(EINVAL, "%s: dma_map iova 0x%" PRIx64 " bad permission 0x%x", who,
-				 iova, perm);
+		return cx4_vfio_fail(EINVAL, "%s: dma_map iova 0x%" PRIx64 " bad permission 0x%x",
+				     who, iova, perm);
 	return 0;
 }
 
-int vfio_dma_map(struct cx4_bus *bus, const struct cx4_dma_map *map)
+int cx4_vfio_dma_map(struct cx4_bus *bus, const struct cx4_dma_map *map)
 {
 	struct cx4_vfio *v = vfio_of(bus);
 	const struct cx4_vfio_sys *s = v->sys;
@@ -251,24 +255,24 @@ int vfio_dma_map(struct cx4_bus *bus, const struct cx4_dma_map *map)
 	size_t i;
 	int err;
 
-	vfio_clear_error();
+	cx4_vfio_clear_error();
 	err = check_map_args(iova, len, map->perm, v->iova_pgsize, v->bdf);
 	if (err)
 		return err;
 	pthread_mutex_lock(&v->lock);
 	if (!in_ranges(v, iova, iova + len - 1)) {
-		err = vfio_fail(ERANGE,
-				"%s: dma_map [0x%" PRIx64 ", 0x%" PRIx64 "] is outside "
-				"the IOMMU's IOVA ranges",
-				v->bdf, iova, iova + len - 1);
+		err = cx4_vfio_fail(ERANGE,
+				    "%s: dma_map [0x%" PRIx64 ", 0x%" PRIx64 "] is outside "
+				    "the IOMMU's IOVA ranges",
+				    v->bdf, iova, iova + len - 1);
 		goto out;
 	}
 	i = find_idx(v, iova);
 	if (i < v->nmaps && v->maps[i].iova < iova + len) {
-		err = vfio_fail(EEXIST,
-				"%s: dma_map [0x%" PRIx64 ", 0x%" PRIx64 "] overlaps "
-				"the mapping at 0x%" PRIx64,
-				v->bdf, iova, iova + len - 1, v->maps[i].iova);
+		err = cx4_vfio_fail(EEXIST,
+				    "%s: dma_map [0x%" PRIx64 ", 0x%" PRIx64 "] overlaps "
+				    "the mapping at 0x%" PRIx64,
+				    v->bdf, iova, iova + len - 1, v->maps[i].iova);
 		goto out;
 	}
 	if (v->nmaps == v->capmaps) {
@@ -276,7 +280,7 @@ int vfio_dma_map(struct cx4_bus *bus, const struct cx4_dma_map *map)
 		struct vfio_map *nm = realloc(v->maps, cap * sizeof(*nm));
 
 		if (!nm) {
-			err = vfio_fail(ENOMEM, "%s: dma_map table", v->bdf);
+			err = cx4_vfio_fail(ENOMEM, "%s: dma_map table", v->bdf);
 			goto out;
 		}
 		v->maps = nm;
@@ -289,10 +293,10 @@ int vfio_dma_map(struct cx4_bus *bus, const struct cx4_dma_map *map)
 		va = s->mmap(s->ctx, NULL, len, prot, MAP_SHARED, map->fd, (off_t)map->fd_offset);
 		if (va == MAP_FAILED) {
 			va = NULL;
-			err = vfio_fail(errno,
-					"%s: dma_map: mmap of fd %d at 0x%" PRIx64 " (0x%" PRIx64
-					" bytes)",
-					v->bdf, map->fd, map->fd_offset, len);
+			err = cx4_vfio_fail(errno,
+					    "%s: dma_map: mmap of fd %d at 0x%" PRIx64
+					    " (0x%" PRIx64 " bytes)",
+					    v->bdf, map->fd, map->fd_offset, len);
 			goto out;
 		}
 		vaddr = (uintptr_t)va;
@@ -306,24 +310,25 @@ int vfio_dma_map(struct cx4_bus *bus, const struct cx4_dma_map *map)
 		 * its own memory at the IOVA cx4d chose (cx4_vfio_client_dma_map). See
 		 * docs/cx4-vfio.md and ARCHITECTURE.md.
 		 */
-		err = vfio_fail(EOPNOTSUPP,
-				"%s: dma_map of pid %d's memory: VFIO maps only "
-				"the caller's pages; the client must map it through the "
-				"container fd",
-				v->bdf, (int)map->pid);
+		err = cx4_vfio_fail(EOPNOTSUPP,
+				    "%s: dma_map of pid %d's memory: VFIO maps only "
+				    "the caller's pages; the client must map it through the "
+				    "container fd",
+				    v->bdf, (int)map->pid);
 		goto out;
 	}
 	if (vaddr & (v->iova_pgsize - 1)) {
-		err = vfio_fail(EINVAL,
-				"%s: dma_map vaddr 0x%" PRIx64 " not aligned to the "
-				"IOMMU page 0x%" PRIx64,
-				v->bdf, vaddr, v->iova_pgsize);
+		err = cx4_vfio_fail(EINVAL,
+				    "%s: dma_map vaddr 0x%" PRIx64 " not aligned to the "
+				    "IOMMU page 0x%" PRIx64,
+				    v->bdf, vaddr, v->iova_pgsize);
 		goto out;
 	}
 	err = map_ioctl(s, v->container_fd, vaddr, iova, len, map->perm);
 	if (err) {
-		err = vfio_fail(-err, "%s: VFIO_IOMMU_MAP_DMA iova 0x%" PRIx64 " len 0x%" PRIx64,
-				v->bdf, iova, len);
+		err =
+		    cx4_vfio_fail(-err, "%s: VFIO_IOMMU_MAP_DMA iova 0x%" PRIx64 " len 0x%" PRIx64,
+				  v->bdf, iova, len);
 		goto out;
 	}
 	memmove(&v->maps[i + 1], &v->maps[i], (v->nmaps - i) * sizeof(*v->maps));
@@ -343,7 +348,7 @@ out:
  * Unmap whole mappings that tile [iova, iova + len) exactly (as the model's IOMMU does; the
  * kernel's type1v2 also refuses to split a mapping).
  */
-int vfio_dma_unmap(struct cx4_bus *bus, uint64_t iova, uint64_t len)
+int cx4_vfio_dma_unmap(struct cx4_bus *bus, uint64_t iova, uint64_t len)
 {
 	struct cx4_vfio *v = vfio_of(bus);
 	const struct cx4_vfio_sys *s = v->sys;
@@ -352,14 +357,14 @@ int vfio_dma_unmap(struct cx4_bus *bus, uint64_t iova, uint64_t len)
 	int64_t done;
 	int err = 0;
 
-	vfio_clear_error();
+	cx4_vfio_clear_error();
 	pthread_mutex_lock(&v->lock);
 	i = find_idx(v, iova);
 	if (!len || iova + len < iova || i >= v->nmaps || v->maps[i].iova != iova) {
-		err = vfio_fail(ENOENT,
-				"%s: dma_unmap iova 0x%" PRIx64 " len 0x%" PRIx64
-				": no mapping starts there",
-				v->bdf, iova, len);
+		err = cx4_vfio_fail(ENOENT,
+				    "%s: dma_unmap iova 0x%" PRIx64 " len 0x%" PRIx64
+				    ": no mapping starts there",
+				    v->bdf, iova, len);
 		goto out;
 	}
 	for (j = i; j < v->nmaps && at < iova + len; j++) {
@@ -368,24 +373,24 @@ int vfio_dma_unmap(struct cx4_bus *bus, uint64_t iova, uint64_t len)
 		at += v->maps[j].len;
 	}
 	if (at != iova + len) {
-		err = vfio_fail(EINVAL,
-				"%s: dma_unmap [0x%" PRIx64 ", 0x%" PRIx64 "] does not "
-				"cover whole mappings",
-				v->bdf, iova, iova + len - 1);
+		err = cx4_vfio_fail(EINVAL,
+				    "%s: dma_unmap [0x%" PRIx64 ", 0x%" PRIx64 "] does not "
+				    "cover whole mappings",
+				    v->bdf, iova, iova + len - 1);
 		goto out;
 	}
 	done = unmap_ioctl(s, v->container_fd, iova, len);
 	if (done < 0) {
-		err = vfio_fail((int)-done,
-				"%s: VFIO_IOMMU_UNMAP_DMA iova 0x%" PRIx64 " len 0x%" PRIx64,
-				v->bdf, iova, len);
+		err = cx4_vfio_fail((int)-done,
+				    "%s: VFIO_IOMMU_UNMAP_DMA iova 0x%" PRIx64 " len 0x%" PRIx64,
+				    v->bdf, iova, len);
 		goto out;
 	}
 	if ((uint64_t)done != len)
-		err = vfio_fail(EIO,
-				"%s: VFIO_IOMMU_UNMAP_DMA iova 0x%" PRIx64 " unmapped 0x%" PRIx64
-				" of 0x%" PRIx64 " bytes",
-				v->bdf, iova, (uint64_t)done, len);
+		err = cx4_vfio_fail(EIO,
+				    "%s: VFIO_IOMMU_UNMAP_DMA iova 0x%" PRIx64
+				    " unmapped 0x%" PRIx64 " of 0x%" PRIx64 " bytes",
+				    v->bdf, iova, (uint64_t)done, len);
 	/* whatever the kernel unmapped, these entries no longer map anything we track */
 	for (size_t k = i; k < j; k++)
 		if (v->maps[k].va)
@@ -399,7 +404,7 @@ out:
 	return err;
 }
 
-void vfio_dma_unmap_all(struct cx4_vfio *v)
+void cx4_vfio_dma_unmap_all(struct cx4_vfio *v)
 {
 	const struct cx4_vfio_sys *s = v->sys;
 
@@ -421,17 +426,17 @@ int cx4_vfio_client_dma_map(const struct cx4_vfio_sys *sys, int container_fd, co
 	const struct cx4_vfio_sys *s = sys ? sys : &cx4_vfio_sys_real;
 	int err;
 
-	vfio_clear_error();
+	cx4_vfio_clear_error();
 	err = check_map_args(iova, len, perm, 4096, "client");
 	if (err)
 		return err;
 	if ((uintptr_t)va & 4095)
-		return vfio_fail(EINVAL, "client: dma_map va %p not page aligned", va);
+		return cx4_vfio_fail(EINVAL, "client: dma_map va %p not page aligned", va);
 	err = map_ioctl(s, container_fd, (uintptr_t)va, iova, len, perm);
 	if (err)
-		return vfio_fail(-err,
-				 "client: VFIO_IOMMU_MAP_DMA iova 0x%" PRIx64 " len 0x%" PRIx64,
-				 iova, len);
+		return cx4_vfio_fail(-err,
+				     "client: VFIO_IOMMU_MAP_DMA iova 0x%" PRIx64 " len 0x%" PRIx64,
+				     iova, len);
 	return 0;
 }
 
@@ -441,20 +446,20 @@ int cx4_vfio_client_dma_unmap(const struct cx4_vfio_sys *sys, int container_fd, 
 	const struct cx4_vfio_sys *s = sys ? sys : &cx4_vfio_sys_real;
 	int64_t done;
 
-	vfio_clear_error();
+	cx4_vfio_clear_error();
 	done = unmap_ioctl(s, container_fd, iova, len);
 	if (done < 0)
-		return vfio_fail((int)-done,
-				 "client: VFIO_IOMMU_UNMAP_DMA iova 0x%" PRIx64 " len 0x%" PRIx64,
-				 iova, len);
+		return cx4_vfio_fail(
+		    (int)-done, "client: VFIO_IOMMU_UNMAP_DMA iova 0x%" PRIx64 " len 0x%" PRIx64,
+		    iova, len);
 	if (!done)
-		return vfio_fail(
+		return cx4_vfio_fail(
 		    ENOENT, "client: VFIO_IOMMU_UNMAP_DMA iova 0x%" PRIx64 ": nothing mapped there",
 		    iova);
 	if ((uint64_t)done != len)
-		return vfio_fail(EIO,
-				 "client: VFIO_IOMMU_UNMAP_DMA iova 0x%" PRIx64
-				 " unmapped 0x%" PRIx64 " of 0x%" PRIx64 " bytes",
-				 iova, (uint64_t)done, len);
+		return cx4_vfio_fail(EIO,
+				     "client: VFIO_IOMMU_UNMAP_DMA iova 0x%" PRIx64
+				     " unmapped 0x%" PRIx64 " of 0x%" PRIx64 " bytes",
+				     iova, (uint64_t)done, len);
 	return 0;
 }

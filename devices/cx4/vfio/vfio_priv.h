@@ -48,16 +48,16 @@ static inline struct cx4_vfio *vfio_of(struct cx4_bus *bus)
 }
 
 /* Record "what failed: strerror(err)" for cx4_vfio_strerror(); returns -err, errno = err. */
-int vfio_fail(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int cx4_vfio_fail(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Forget the last message (start of a call that may fail). */
-void vfio_clear_error(void);
+void cx4_vfio_clear_error(void);
 /* Put back a message saved from cx4_vfio_strerror(). */
-void vfio_set_error(const char *msg);
+void cx4_vfio_set_error(const char *msg);
 
 /* vfio_dma.c */
-int vfio_iommu_info(struct cx4_vfio *v);
-int vfio_dma_map(struct cx4_bus *bus, const struct cx4_dma_map *map);
-int vfio_dma_unmap(struct cx4_bus *bus, uint64_t iova, uint64_t len);
-void vfio_dma_unmap_all(struct cx4_vfio *v);
+int cx4_vfio_iommu_info(struct cx4_vfio *v);
+int cx4_vfio_dma_map(struct cx4_bus *bus, const struct cx4_dma_map *map);
+int cx4_vfio_dma_unmap(struct cx4_bus *bus, uint64_t iova, uint64_t len);
+void cx4_vfio_dma_unmap_all(struct cx4_vfio *v);
 
 #endif /* CX4_VFIO_PRIV_H */

@@ -81,7 +81,7 @@ const struct cx4_vfio_sys cx4_vfio_sys_real = {
 
 static __thread char last_error[256];
 
-int vfio_fail(int err, const char *fmt, ...)
+int cx4_vfio_fail(int err, const char *fmt, ...)
 {
 	va_list ap;
 	int n;
@@ -95,12 +95,12 @@ int vfio_fail(int err, const char *fmt, ...)
 	return -err;
 }
 
-void vfio_clear_error(void)
+void cx4_vfio_clear_error(void)
 {
 	last_error[0] = 0;
 }
 
-void vfio_set_error(const char *msg)
+void cx4_vfio_set_error(const char *msg)
 {
 	snprintf(last_error, sizeof(last_error), "%s", msg);
 }

@@ -23,6 +23,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "ib_transport.h"
+
 /* One-line accessors, aligned by hand: keep clang-format away. */
 /* clang-format off */
 
@@ -141,7 +143,6 @@ enum roce_net {
 #define ROCE_BTH_TVER		0	/* the only defined transport header version */
 #define ROCE_DEFAULT_PKEY	0xffff
 #define ROCE_QPN_MASK		0x00ffffffu
-#define ROCE_PSN_MASK		0x00ffffffu
 
 static inline uint8_t roce_bth_opcode(const uint8_t *bth)	{ return bth[0]; }
 static inline bool roce_bth_se(const uint8_t *bth)		{ return bth[1] & 0x80; }
@@ -167,14 +168,7 @@ static inline void roce_bth_put(uint8_t *bth, uint8_t opcode, bool se, bool mig,
 	bth[4] = (uint8_t)((fecn ? 0x80 : 0) | (becn ? 0x40 : 0));
 	roce_put_be24(bth + 5, dqpn & ROCE_QPN_MASK);
 	bth[8] = ackreq ? 0x80 : 0;
-	roce_put_be24(bth + 9, psn & ROCE_PSN_MASK);
-}
-
-/* PSNs are 24-bit and compared modulo 2^24 (IBTA ch. 9 PSN rules; rxe psn_compare):
- * result < 0 if a is before b. */
-static inline int32_t roce_psn_cmp(uint32_t a, uint32_t b)
-{
-	return (int32_t)((a - b) << 8) >> 8;
+	roce_put_be24(bth + 9, psn & IB_PSN_MASK);
 }
 
 /* ---- DETH: Datagram ETH, 8 bytes (§9.3.2): Q_Key, resv8, SrcQP(24) --------------------------- */

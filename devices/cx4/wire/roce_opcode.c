@@ -176,21 +176,6 @@ const char *roce_opcode_name(uint8_t opcode)
 	return i ? i->name : "UNKNOWN";
 }
 
-/*
- * IBTA vol 1 ch. 9, "RNR NAK timer field" encoding, in microseconds.  (rxe's rnrnak_usec has
- * 61410 for code 25; the spec value is 61.44 ms.)
- */
-static const uint32_t rnr_usec[32] = {
-    655360, 10,	   20,	  30,	 40,	60,	80,	120,	160,	240,	320,
-    480,    640,   960,	  1280,	 1920,	2560,	3840,	5120,	7680,	10240,	15360,
-    20480,  30720, 40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520,
-};
-
-uint32_t roce_rnr_timer_usec(uint8_t code)
-{
-	return rnr_usec[code & 0x1f];
-}
-
 int roce_check_payload_len(uint8_t opcode, uint32_t payload_len, uint32_t pmtu)
 {
 	const struct roce_opcode_info *i = roce_opcode_info(opcode);

@@ -136,10 +136,6 @@ static inline uint32_t roce_mtu_bytes(unsigned int ib_mtu)
 	return (ib_mtu >= 1 && ib_mtu <= 5) ? 128u << ib_mtu : 0;
 }
 
-/* RNR NAK timer code (AETH value of an RNR NAK, 5 bits) -> microseconds (IBTA ch. 9 "RNR NAK
- * timer field encoding"; code 0 is the longest, 655.36 ms). */
-uint32_t roce_rnr_timer_usec(uint8_t code);
-
 /* Payload length rule of IBTA ch. 9 (packet payload length vs. PMTU, as implemented by rxe
  * check_length in rxe_resp.c): first and middle packets carry exactly PMTU bytes, last packets
  * 1..PMTU, "only" packets 0..PMTU; opcodes without payload carry none.  pmtu in bytes.

@@ -274,7 +274,7 @@ int roce_write_hdrs(uint8_t *hdr, size_t size, const struct roce_tx_hdr *h, size
 	if (size < i->hdr_len)
 		return ROCE_ENOSPC;
 	/* 24-bit fields: refuse rather than silently truncate, before writing anything */
-	if (h->dqpn > ROCE_QPN_MASK || h->psn > ROCE_PSN_MASK ||
+	if (h->dqpn > ROCE_QPN_MASK || h->psn > IB_PSN_MASK ||
 	    ((i->hdrs & ROCE_HM(DETH)) && h->deth.sqpn > ROCE_QPN_MASK) ||
 	    ((i->hdrs & ROCE_HM(AETH)) && h->aeth.msn > 0xffffff))
 		return ROCE_EINVAL;

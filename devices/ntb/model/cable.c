@@ -31,32 +31,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "cable_msg.h"
 #include "model.h"
-
-#define CABLE_MAGIC	0x4c424143u	/* "CABL" */
-#define CABLE_VERSION	1u
-#define CABLE_MAX_FDS	(NTB_MAX_DB_VECTORS + 2)
-
-enum cable_type {
-	CABLE_HELLO = 1,
-	CABLE_LINK = 2,
-	CABLE_OBJ_ADD = 3,
-	CABLE_OBJ_DEL = 4,
-};
-
-struct cable_msg {
-	uint32_t type;
-	uint32_t magic;
-	uint32_t version;
-	uint32_t side;
-	uint32_t profile;
-	uint32_t nvec;
-	uint64_t mw_size;
-	int32_t pid;
-	uint32_t obj;
-	uint64_t obj_off;
-	uint64_t obj_size;
-};
 
 static void cable_log(struct ntb_dev *ntb, const char *fmt, const char *arg)
 {
@@ -65,10 +41,10 @@ static void cable_log(struct ntb_dev *ntb, const char *fmt, const char *arg)
 	fputc('\n', stderr);
 }
 
-static int cable_send(struct ntb_dev *ntb, const struct cable_msg *m, const int *fds, int nfds)
+static int cable_send(struct ntb_dev *ntb, const struct ntb_cable_msg *m, const int *fds, int nfds)
 {
 	union {
-		char buf[CMSG_SPACE(sizeof(int) * CABLE_MAX_FDS)];
+		char buf[CMSG_SPACE(sizeof(int) * NTB_CABLE_MAX_FDS)];
 		struct cmsghdr align;
 	} u;
 	struct iovec iov = { .iov_base = (void *)m, .iov_len = sizeof(*m) };
@@ -95,7 +71,7 @@ static int cable_send(struct ntb_dev *ntb, const struct cable_msg *m, const int 
 
 static void cable_unplug(struct ntb_dev *ntb);
 
-static void send_or_unplug(struct ntb_dev *ntb, const struct cable_msg *m, const int *fds,
+static void send_or_unplug(struct ntb_dev *ntb, const struct ntb_cable_msg *m, const int *fds,
 			   int nfds)
 {
 	if (ntb->cable >= 0 && cable_send(ntb, m, fds, nfds))
@@ -104,22 +80,22 @@ static void send_or_unplug(struct ntb_dev *ntb, const struct cable_msg *m, const
 
 void ntb_cable_send_link(struct ntb_dev *ntb)
 {
-	struct cable_msg m = { .type = CABLE_LINK, .magic = CABLE_MAGIC };
+	struct ntb_cable_msg m = { .type = NTB_CABLE_LINK, .magic = NTB_CABLE_MAGIC };
 
 	send_or_unplug(ntb, &m, NULL, 0);
 }
 
 void ntb_cable_send_obj(struct ntb_dev *ntb, const struct ntb_obj *o)
 {
-	struct cable_msg m = { .type = CABLE_OBJ_ADD, .magic = CABLE_MAGIC, .obj = o->id,
-			       .obj_off = o->off, .obj_size = o->size };
+	struct ntb_cable_msg m = { .type = NTB_CABLE_OBJ_ADD, .magic = NTB_CABLE_MAGIC,
+				   .obj = o->id, .obj_off = o->off, .obj_size = o->size };
 
 	send_or_unplug(ntb, &m, &o->fd, 1);
 }
 
 void ntb_cable_send_obj_del(struct ntb_dev *ntb, uint32_t id)
 {
-	struct cable_msg m = { .type = CABLE_OBJ_DEL, .magic = CABLE_MAGIC, .obj = id };
+	struct ntb_cable_msg m = { .type = NTB_CABLE_OBJ_DEL, .magic = NTB_CABLE_MAGIC, .obj = id };
 
 	send_or_unplug(ntb, &m, NULL, 0);
 }
@@ -165,9 +141,9 @@ void ntb_link_update(struct ntb_dev *ntb)
 static void cable_plug(struct ntb_dev *ntb, int fd)
 {
 	struct ntb_side *l = ntb->local;
-	int fds[CABLE_MAX_FDS], n = 0;
-	struct cable_msg m = {
-		.type = CABLE_HELLO, .magic = CABLE_MAGIC, .version = CABLE_VERSION,
+	int fds[NTB_CABLE_MAX_FDS], n = 0;
+	struct ntb_cable_msg m = {
+		.type = NTB_CABLE_HELLO, .magic = NTB_CABLE_MAGIC, .version = NTB_CABLE_VERSION,
 		.side = ntb->side, .profile = ntb->prof_idx, .nvec = l->nvec,
 		.mw_size = ntb->mw_size, .pid = getpid(),
 	};
@@ -227,11 +203,11 @@ static void cable_unplug(struct ntb_dev *ntb)
 	ntb_pend(ntb, NTB_EVENT_LINK);
 }
 
-static void cable_hello(struct ntb_dev *ntb, const struct cable_msg *m, int *fds, int nfds)
+static void cable_hello(struct ntb_dev *ntb, const struct ntb_cable_msg *m, int *fds, int nfds)
 {
 	const char *why = NULL;
 
-	if (m->version != CABLE_VERSION)
+	if (m->version != NTB_CABLE_VERSION)
 		why = "model version";
 	else if (m->side == (uint32_t)ntb->side)
 		why = "both ends claim the same side";
@@ -263,7 +239,7 @@ static void cable_hello(struct ntb_dev *ntb, const struct cable_msg *m, int *fds
  * window, and clients do), and a store past the end of a memfd is a SIGBUS here, where an NTB
  * drops a write that reaches no memory. A broken or hostile peer's short object is refused.
  */
-static bool obj_ok(int fd, const struct cable_msg *m)
+static bool obj_ok(int fd, const struct ntb_cable_msg *m)
 {
 	struct stat st;
 
@@ -273,7 +249,7 @@ static bool obj_ok(int fd, const struct cable_msg *m)
 	       (uint64_t)st.st_size >= m->obj_off + m->obj_size;
 }
 
-static void cable_obj_add(struct ntb_dev *ntb, const struct cable_msg *m, int *fds, int nfds)
+static void cable_obj_add(struct ntb_dev *ntb, const struct ntb_cable_msg *m, int *fds, int nfds)
 {
 	struct ntb_obj *o;
 
@@ -308,14 +284,14 @@ static void cable_readable(struct ntb_dev *ntb)
 {
 	for (;;) {
 		union {
-			char buf[CMSG_SPACE(sizeof(int) * CABLE_MAX_FDS)];
+			char buf[CMSG_SPACE(sizeof(int) * NTB_CABLE_MAX_FDS)];
 			struct cmsghdr align;
 		} u;
-		struct cable_msg m;
+		struct ntb_cable_msg m;
 		struct iovec iov = { .iov_base = &m, .iov_len = sizeof(m) };
 		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
 				     .msg_controllen = sizeof(u.buf) };
-		int fds[CABLE_MAX_FDS], nfds = 0;
+		int fds[NTB_CABLE_MAX_FDS], nfds = 0;
 		ssize_t r = recvmsg(ntb->cable, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
 
 		if (r < 0 && (errno == EAGAIN || errno == EINTR))
@@ -332,13 +308,13 @@ static void cable_readable(struct ntb_dev *ntb)
 				int fd;
 
 				memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-				if (nfds < CABLE_MAX_FDS)
+				if (nfds < NTB_CABLE_MAX_FDS)
 					fds[nfds++] = fd;
 				else
 					close(fd);
 			}
 		}
-		if (r <= 0 || r != sizeof(m) || m.magic != CABLE_MAGIC ||
+		if (r <= 0 || r != sizeof(m) || m.magic != NTB_CABLE_MAGIC ||
 		    (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
 			for (int i = 0; i < nfds; i++)
 				close(fds[i]);
@@ -350,16 +326,16 @@ static void cable_readable(struct ntb_dev *ntb)
 			return;
 		}
 		switch (m.type) {
-		case CABLE_HELLO:
+		case NTB_CABLE_HELLO:
 			cable_hello(ntb, &m, fds, nfds);
 			break;
-		case CABLE_LINK:
+		case NTB_CABLE_LINK:
 			ntb_link_update(ntb);
 			break;
-		case CABLE_OBJ_ADD:
+		case NTB_CABLE_OBJ_ADD:
 			cable_obj_add(ntb, &m, fds, nfds);
 			break;
-		case CABLE_OBJ_DEL:
+		case NTB_CABLE_OBJ_DEL:
 			cable_obj_del(ntb, m.obj);
 			break;
 		default:

@@ -38,9 +38,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "fuzz_util.h"
 #include "roce_pkt.h"
 #include "tverbs.h"
 #include "udp_port.h"
@@ -83,14 +83,6 @@ static void die(const char *what)
 {
 	fprintf(stderr, "fuzz_rx: %s\n", what);
 	abort();
-}
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
 /* An MTT memory key over [off, off + len) of g.mem at virtual address va (tverbs tmr_reg). */
@@ -413,12 +405,12 @@ static size_t build(const uint8_t *ctl, const uint8_t *body, size_t blen, uint8_
 				    ? (cx4_get(qpc[qi], CX4_QPC_LAST_ACKED_PSN) + 1)
 				    : cx4_get(qpc[qi], CX4_QPC_NEXT_RCV_PSN);
 
-		h.psn = (base + (uint32_t)(int32_t)(int8_t)ctl[3]) & ROCE_PSN_MASK;
+		h.psn = (base + (uint32_t)(int32_t)(int8_t)ctl[3]) & IB_PSN_MASK;
 	}
 	/* extension headers in wire order, from the body */
 	if (info->hdrs & (1u << ROCE_HDR_DETH)) {
 		h.deth.qkey = (uint32_t)take(&body, &blen, 4);
-		h.deth.sqpn = (uint32_t)take(&body, &blen, 4) & ROCE_PSN_MASK;
+		h.deth.sqpn = (uint32_t)take(&body, &blen, 4) & ROCE_QPN_MASK;
 		if (!(flags & 0x40))
 			h.deth.qkey = UD_QKEY;
 	}
@@ -514,9 +506,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	/* the device has taken a datagram once its counters show it (they change under the
 	 * device lock, at the end of the engine pass that handled it) */
-	end = now_ms() + 5000;
+	end = fuzz_now_ms() + 5000;
 	while (taken() < before + nrec) {
-		if (now_ms() > end)
+		if (fuzz_now_ms() > end)
 			die("the device stopped taking packets");
 		usleep(10);
 	}

@@ -7,6 +7,12 @@ CREATE_CQ, CREATE_QP and its transitions ...) instead of from nothing.
 
     seeds.py rx DIR     write the receive-path seeds into DIR
     seeds.py cmd DIR    write the command seeds into DIR
+    seeds.py rx-regress DIR, cmd-regress DIR
+                        write the regression inputs (rx/regress, cmd/regress): each an edge a
+                        hostile peer or driver can reach and the model must refuse without
+                        writing outside what it was given, named for that edge. The
+                        campaigns found no crash in these two targets; these are the cases
+                        the _regress tests must keep replaying whatever the corpora become.
 """
 import os
 import struct
@@ -64,6 +70,81 @@ def rx_seeds():
     s["ud_send"] = rec(0, Q_UD, 0x00, 0, struct.pack(">II", 0, 0x77) + payload(256))
     s["ud_send_imm"] = rec(0, Q_UD, 0x01, 0, struct.pack(">II", 0, 0x77) + b"\1\2\3\4" + payload(8))
     s["raw_cnp"] = rec(0x01, 0, 0, 0, bytes([0x81, 0x40, 0xFF, 0xFF, 0, 0, 1, 0, 0, 0, 0, 0]) + bytes(16) + bytes(4))
+    return s
+
+
+MR_LEN = 64 * 1024  # fuzz_rx.c's MRs
+
+
+def rx_regress():
+    s = {}
+    ex = 0x04  # the opcode byte as given
+    # RETH/AtomicETH aimed (AIM) at the read-write MR (rkey even) or the read-only one (odd);
+    # the harness folds the length to at most 63 bytes past the MR's end
+    s["rc_write_crosses_rw_mr_end"] = rec(AIM | ex, Q_RC, 0x0A, 0,
+                                          reth(MR_LEN - 16, 0, 79) + payload(79))
+    s["rc_write_first_crosses_rw_mr_end"] = (
+        rec(AIM | ex, Q_RC, 0x06, 0, reth(MR_LEN - 1024, 0, 1087) + payload(1024))
+        + rec(ex, Q_RC, 0x08, 1, payload(63)))
+    s["rc_read_crosses_ro_mr_end"] = rec(AIM | ex, Q_RC, 0x0C, 0, reth(MR_LEN - 8, 1, 70))
+    s["rc_write_into_ro_mr"] = rec(AIM | ex, Q_RC, 0x0A, 0, reth(0, 1, 64) + payload(64))
+    s["rc_atomic_misaligned"] = rec(AIM | ex, Q_RC, 0x14, 0, struct.pack(">QIQQ", 3, 0, 1, 0))
+    s["rc_atomic_on_ro_mr"] = rec(AIM | ex, Q_RC, 0x13, 0, struct.pack(">QIQQ", 64, 1, 5, 0))
+    s["rc_atomic_crosses_rw_mr_end"] = rec(AIM | ex, Q_RC, 0x14, 0,
+                                           struct.pack(">QIQQ", MR_LEN - 4, 0, 1, 0))
+    # the replayed READ flood: one READ, then the same PSN again and again (each replay must
+    # not count as another outstanding READ: docs/reliability.md, res_active)
+    s["rc_read_replayed_7_times"] = b"".join(
+        rec(AIM | ex, Q_RC, 0x0C, 0, reth(0, 0, 4000)) for _ in range(8))
+    # more than a receive WQE holds, a READ response longer than the READ, PSNs far off
+    s["rc_send_longer_than_recv"] = rec(ex, Q_RC, 0x04, 0, payload(4096))
+    s["srq_send_longer_than_recv"] = rec(ex, Q_RC_SRQ, 0x04, 0, payload(4096))
+    s["rc_read_resp_longer_than_read"] = rec(ex, Q_RC, 0x10, 0, b"\0\0\0\0" + payload(4096))
+    s["rc_send_psn_half_space_ahead"] = rec(ex | 0x08, Q_RC, 0x04, 0, b"\x80\0\0" + payload(8))
+    s["rc_ack_psn_behind"] = rec(ex, Q_RC, 0x11, -100, b"\0\0\0\7")
+    # the wrong QP, the wrong Q_Key, a header cut short, a wrong ICRC
+    s["rc_send_unknown_dqpn"] = rec(ex | 0x20, Q_RC, 0x04, 0, b"\xff\xff\xfe" + payload(16))
+    s["ud_send_wrong_qkey"] = rec(ex | 0x40, Q_UD, 0x64, 0,
+                                  struct.pack(">II", 0xDEADBEEF, 0x77) + payload(64))
+    s["ud_send_without_deth_room"] = rec(ex, Q_UD, 0x64, 0, b"\0\0")
+    s["raw_bth_cut_to_8"] = rec(0x01, 0, 0, 0, bytes([0x04, 0, 0xFF, 0xFF, 0, 0, 0, 1]))
+    s["raw_wrong_icrc"] = rec(0x03, 0, 0, 0, bytes([0x04, 0x40, 0xFF, 0xFF, 0, 0, 0, 1,
+                                                    0, 0, 0, 0]) + payload(32) + b"\xde\xad\xbe\xef")
+    s["rc_opcode_reserved_0x1f"] = rec(ex, Q_RC, 0x1F, 0, payload(16))
+    return s
+
+
+def cmd_regress():
+    s = {}
+    alloc = cmd(0x800) + cmd(0x802) + cmd(0x816)
+    # a broken mailbox chain: wrong token, wrong block number, a bad next pointer
+    big = [(0x10 + 0x0C, be32(6 << 24 | 16)), (0x10 + 0x14, be32(0x10))]
+    s["create_cq_mailbox_wrong_token"] = alloc + cmd(0x400, flags=RAW_OP | PAS | 0x04,
+                                                      ilen=0x118, fields=big)
+    s["create_cq_mailbox_wrong_block"] = alloc + cmd(0x400, flags=RAW_OP | PAS | 0x08,
+                                                      ilen=0x118, fields=big)
+    s["create_cq_mailbox_bad_next"] = alloc + cmd(0x400, flags=RAW_OP | PAS | 0x10,
+                                                   ilen=0x118, fields=big)
+    s["entry_bad_type"] = cmd(0x800, flags=RAW_OP | 0x20)
+    # lengths: none, shorter than the header, an output far larger than any command's
+    s["alloc_pd_input_length_0"] = cmd(0x800, flags=RAW_OP | 0x02, ilen=0, olen=0x10)
+    s["alloc_pd_input_length_4"] = cmd(0x800, flags=RAW_OP | 0x02, ilen=4, olen=0x10)
+    s["query_hca_cap_output_64k"] = cmd(0x100, op_mod=1, flags=RAW_OP | 0x02, ilen=0x10,
+                                        olen=0xFFFF)
+    s["opcode_unknown_0x7fff"] = cmd(0x7FFF)
+    # objects that do not exist, or that are someone else's
+    s["destroy_cq_never_made"] = cmd(0x401, fields=[(0x08, be32(0xFFFFFF))])
+    s["destroy_qp_twice"] = alloc + cmd(0x501, fields=[(0x08, be32(0x100))]) * 2
+    s["dealloc_pd_unknown"] = cmd(0x801, fields=[(0x08, be32(0xABCDE))])
+    # a memory key of the largest length with one translation entry (cx4d's 64 PB REG_MR)
+    s["create_mkey_length_max_one_mtt"] = alloc + cmd(
+        0x200, ilen=0x110, fields=[(0x10, be32(3 << 10)), (0x14, be32(0xFFFFFF00)),
+                                   (0x1C, be32(1)), (0x20, be64(0x10000000)),
+                                   (0x28, be64(0xFFFFFFFFFFFFF000))])
+    s["manage_pages_give_0"] = cmd(0x108, op_mod=1, flags=RAW_OP | PAS, ilen=0x20,
+                                   fields=[(0x0C, be32(0))])
+    s["manage_pages_give_more_than_pas"] = cmd(0x108, op_mod=1, flags=RAW_OP | PAS | 0x02,
+                                               ilen=0x20, fields=[(0x0C, be32(100000))])
     return s
 
 
@@ -125,12 +206,14 @@ def cmd_seeds():
 
 
 def main():
-    if len(sys.argv) != 3 or sys.argv[1] not in ("rx", "cmd"):
+    kinds = {"rx": (rx_seeds, "seed_"), "cmd": (cmd_seeds, "seed_"),
+             "rx-regress": (rx_regress, ""), "cmd-regress": (cmd_regress, "")}
+    if len(sys.argv) != 3 or sys.argv[1] not in kinds:
         sys.exit(__doc__)
-    seeds = rx_seeds() if sys.argv[1] == "rx" else cmd_seeds()
+    make, prefix = kinds[sys.argv[1]]
     os.makedirs(sys.argv[2], exist_ok=True)
-    for name, data in seeds.items():
-        with open(os.path.join(sys.argv[2], "seed_" + name), "wb") as f:
+    for name, data in make().items():
+        with open(os.path.join(sys.argv[2], prefix + name), "wb") as f:
             f.write(data)
 
 

@@ -26,50 +26,19 @@
 #define OP(x) CX4_CMD_OP_##x
 #define WAIT 5000
 
-struct side {
-	struct tdev t;
-	uint32_t pd;
-	struct tcq scq, rcq;
-	struct tqp qp;
-	struct tmr mr;
-};
-
-static uint8_t pattern(size_t i, unsigned int seed)
-{
-	return (uint8_t)(i * 131 + seed * 7 + (i >> 8));
-}
-
-static void fill(uint8_t *p, size_t n, unsigned int seed)
-{
-	for (size_t i = 0; i < n; i++)
-		p[i] = pattern(i, seed);
-}
-
-static void check_bytes(const uint8_t *got, size_t n, unsigned int seed, const char *what)
-{
-	for (size_t i = 0; i < n; i++)
-		if (got[i] != pattern(i, seed))
-			T_FAIL("%s: byte %zu is 0x%02x, want 0x%02x", what, i, got[i],
-			       pattern(i, seed));
-}
-
 /* Every DMA buffer as separate 4 KB mappings (tdev.scatter), for test_scatter. */
 static bool g_scatter;
 /* Join the devices by a direct-attach cable in this directory (test_cable, CX4_MODEL_CABLE). */
 static const char *g_cable;
 
 /* An opened device brought up with RoCE, a PD and two CQs. */
-static void dev_bringup(struct side *s)
+static void dev_bringup(struct tside *s)
 {
 	s->t.scatter = g_scatter;
-	T_EQ(tdev_bringup(&s->t), 0);
-	T_EQ(tdev_roce_setup(&s->t), 0);
-	T_EQ(tdev_alloc_pd(&s->t, &s->pd), 0);
-	T_EQ(tcq_create(&s->t, &s->scq, 8), 0);
-	T_EQ(tcq_create(&s->t, &s->rcq, 8), 0);
+	tside_bringup(s, 8);
 }
 
-static void dev_up(struct side *s, bool pcap, bool atomic_mode1)
+static void dev_up(struct tside *s, bool pcap, bool atomic_mode1)
 {
 	struct cx4_model_config c = {0};
 	const char *p = getenv("CX4_MODEL_PCAP");
@@ -87,7 +56,8 @@ static void dev_up(struct side *s, bool pcap, bool atomic_mode1)
 	dev_bringup(s);
 }
 
-static void qp_pair(struct side *a, struct side *b, uint8_t st, struct tconn *ca, struct tconn *cb)
+static void qp_pair(struct tside *a, struct tside *b, uint8_t st, struct tconn *ca,
+		    struct tconn *cb)
 {
 	T_EQ(tqp_create(&a->t, &a->qp, st, a->pd, &a->scq, &a->rcq, 6, 6, NULL), 0);
 	T_EQ(tqp_create(&b->t, &b->qp, st, b->pd, &b->scq, &b->rcq, 6, 6, NULL), 0);
@@ -103,7 +73,7 @@ static void qp_pair(struct side *a, struct side *b, uint8_t st, struct tconn *ca
 	T_EQ(tqp_connect(&b->t, &b->qp, cb), 0);
 }
 
-static void pair(struct side *a, struct side *b, uint8_t st, uint32_t mtu)
+static void pair(struct tside *a, struct tside *b, uint8_t st, uint32_t mtu)
 {
 	struct tconn ca = {.mtu = mtu, .sq_psn = 0x10, .rq_psn = 0x500, .rnr_retry = 7};
 	struct tconn cb = {.mtu = mtu, .sq_psn = 0x500, .rq_psn = 0x10, .rnr_retry = 7};
@@ -118,7 +88,7 @@ static void pair(struct side *a, struct side *b, uint8_t st, uint32_t mtu)
  * engine waited for a CPU): the drops column of /proc/net/udp (udp(7), the socket bound to
  * the port's address and 4791).
  */
-static unsigned long kernel_drops(const struct side *s)
+static unsigned long kernel_drops(const struct tside *s)
 {
 	FILE *f = fopen("/proc/self/net/udp", "r");
 	unsigned long drops = 0;
@@ -189,7 +159,7 @@ static unsigned long long engines_cpu_wait_ns(void)
  * packet whatever the load; a timeout needs a loss or the wait. Returns the retransmissions
  * nothing explains (0 when there were none or all are explained) and says why in why.
  */
-static unsigned long unexplained_retransmits(struct side *a, struct side *b, char *why,
+static unsigned long unexplained_retransmits(struct tside *a, struct tside *b, char *why,
 					     size_t len)
 {
 	struct cx4_model_stats sa, sb;
@@ -215,7 +185,7 @@ static unsigned long unexplained_retransmits(struct side *a, struct side *b, cha
 	return explained ? 0 : go_backs + timeouts;
 }
 
-static void no_spurious_retransmits(struct side *a, struct side *b)
+static void no_spurious_retransmits(struct tside *a, struct tside *b)
 {
 	char why[256];
 
@@ -225,7 +195,7 @@ static void no_spurious_retransmits(struct side *a, struct side *b)
 		fprintf(stderr, "note (%s): %s: load, not a fault\n", t_name, why);
 }
 
-static void down(struct side *s)
+static void down(struct tside *s)
 {
 	tdev_close(&s->t);
 }
@@ -251,7 +221,7 @@ static void post_write(struct tdev *t, struct tqp *qp, const struct tmr *mr, siz
 static void test_rc_send(void)
 {
 	static const uint32_t lens[] = {0, 1, 1024, 1025, 8000, 65536};
-	struct side a, b;
+	struct tside a, b;
 	struct tcqe e;
 
 	pair(&a, &b, CX4_QP_ST_RC, CX4_QP_MTU_1024);
@@ -266,7 +236,7 @@ static void test_rc_send(void)
 		struct tsge ss = sge(&a.mr, i * 0x20000, lens[i]);
 		struct tsend s = {.opcode = MLX5_OPCODE_SEND, .sg = &ss, .nsg = 1};
 
-		fill(a.mr.buf + i * 0x20000, lens[i], (unsigned int)i);
+		tfill(a.mr.buf + i * 0x20000, lens[i], (unsigned int)i);
 		T_EQ(tqp_post_send(&a.t, &a.qp, &s), (int)a.qp.sq_pi - 1);
 	}
 	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
@@ -282,7 +252,7 @@ static void test_rc_send(void)
 		T_EQ(e.qpn, b.qp.qpn);
 		T_EQ(e.wqe_counter, i);
 		T_EQ(e.uidx, b.qp.user_index);
-		check_bytes(b.mr.buf + i * 0x20000, lens[i], (unsigned int)i, "send");
+		tcheck_pattern(b.mr.buf + i * 0x20000, lens[i], (unsigned int)i, "send");
 	}
 	/* three SGEs gathered into one message, scattered into two */
 	{
@@ -292,7 +262,7 @@ static void test_rc_send(void)
 		struct tsend s = {.opcode = MLX5_OPCODE_SEND, .sg = ss, .nsg = 3};
 		uint8_t want[3101];
 
-		fill(a.mr.buf, 20000, 9);
+		tfill(a.mr.buf, 20000, 9);
 		memcpy(want, a.mr.buf, 100);
 		memcpy(want + 100, a.mr.buf + 5000, 3000);
 		memcpy(want + 3100, a.mr.buf + 10000, 1);
@@ -311,7 +281,7 @@ static void test_rc_send(void)
 		struct tsend s = {
 		    .opcode = MLX5_OPCODE_SEND_IMM, .sg = &ss, .nsg = 1, .imm = htonl(99)};
 
-		fill(a.mr.buf, 5000, 31);
+		tfill(a.mr.buf, 5000, 31);
 		tqp_post_recv(&b.t, &b.qp, &rs, 1);
 		tqp_post_recv(&b.t, &b.qp, &rs, 1);
 		tqp_post_send(&a.t, &a.qp, &s);
@@ -319,7 +289,7 @@ static void test_rc_send(void)
 		T_EQ(e.opcode, MLX5_CQE_RESP_SEND_IMM);
 		T_EQ(e.byte_cnt, 5000);
 		T_EQ(e.imm, htonl(99));
-		check_bytes(b.mr.buf, 5000, 31, "send imm 5000");
+		tcheck_pattern(b.mr.buf, 5000, 31, "send imm 5000");
 		tcq_expect(&a.t, &a.scq, &e, WAIT);
 		s.opcode = MLX5_OPCODE_RDMA_WRITE_IMM;
 		ss.len = 100;
@@ -329,7 +299,7 @@ static void test_rc_send(void)
 		tcq_expect(&b.t, &b.rcq, &e, WAIT);
 		T_EQ(e.opcode, MLX5_CQE_RESP_WR_IMM);
 		T_EQ(e.byte_cnt, 100);
-		check_bytes(b.mr.buf + 300000, 100, 31, "write imm 100");
+		tcheck_pattern(b.mr.buf + 300000, 100, 31, "write imm 100");
 		tcq_expect(&a.t, &a.scq, &e, WAIT);
 	}
 	no_spurious_retransmits(&a, &b);
@@ -339,7 +309,7 @@ static void test_rc_send(void)
 
 static void test_rc_send_imm_se_inline_bf(void)
 {
-	struct side a, b;
+	struct tside a, b;
 	struct tcqe e;
 	struct tsge rs;
 	const char msg[] = "inline data carried in the WQE itself, 60 bytes or so......";
@@ -360,14 +330,14 @@ static void test_rc_send_imm_se_inline_bf(void)
 				  .imm = htonl(0xdeadbeef),
 				  .fm_ce_se = MLX5_WQE_CTRL_CQ_UPDATE | MLX5_WQE_CTRL_SOLICITED};
 
-		fill(a.mr.buf, 777, 3);
+		tfill(a.mr.buf, 777, 3);
 		tqp_post_send(&a.t, &a.qp, &s);
 		tcq_expect(&b.t, &b.rcq, &e, WAIT);
 		T_EQ(e.opcode, MLX5_CQE_RESP_SEND_IMM);
 		T_EQ(e.imm, htonl(0xdeadbeef));
 		T_EQ(e.se, 1);
 		T_EQ(e.byte_cnt, 777);
-		check_bytes(b.mr.buf, 777, 3, "send imm");
+		tcheck_pattern(b.mr.buf, 777, 3, "send imm");
 		tcq_expect(&a.t, &a.scq, &e, WAIT);
 		T_EQ(e.wqe_opcode, MLX5_OPCODE_SEND_IMM);
 	}
@@ -424,13 +394,13 @@ static void test_rc_send_imm_se_inline_bf(void)
 
 static void test_rc_write(void)
 {
-	struct side a, b;
+	struct tside a, b;
 	struct tcqe e;
 
 	pair(&a, &b, CX4_QP_ST_RC, CX4_QP_MTU_4096);
 	T_EQ(tmr_reg(&a.t, &a.mr, 2 << 20, TA_ALL, TMR_PID, a.pd), 0);
 	T_EQ(tmr_reg(&b.t, &b.mr, 2 << 20, TA_ALL, TMR_FD, b.pd), 0);
-	fill(a.mr.buf, 1 << 20, 21);
+	tfill(a.mr.buf, 1 << 20, 21);
 	{
 		struct tsge ss = sge(&a.mr, 0, 1 << 20);
 		struct tsend s = {.opcode = MLX5_OPCODE_RDMA_WRITE,
@@ -443,7 +413,7 @@ static void test_rc_write(void)
 		tcq_expect(&a.t, &a.scq, &e, WAIT);
 		T_EQ(e.opcode, MLX5_CQE_REQ);
 		T_EQ(e.wqe_opcode, MLX5_OPCODE_RDMA_WRITE);
-		check_bytes(b.mr.buf + 4096, 1 << 20, 21, "write 1MB");
+		tcheck_pattern(b.mr.buf + 4096, 1 << 20, 21, "write 1MB");
 		/* nothing outside the target range was touched */
 		for (int i = 0; i < 4096; i++)
 			T_EQ(b.mr.buf[i], 0);
@@ -476,13 +446,13 @@ static void test_rc_write(void)
 
 static void test_rc_read(void)
 {
-	struct side a, b;
+	struct tside a, b;
 	struct tcqe e;
 
 	pair(&a, &b, CX4_QP_ST_RC, CX4_QP_MTU_2048);
 	T_EQ(tmr_reg(&a.t, &a.mr, 1 << 20, TA_ALL, TMR_FD, a.pd), 0);
 	T_EQ(tmr_reg(&b.t, &b.mr, 1 << 20, TA_ALL, TMR_PID, b.pd), 0);
-	fill(b.mr.buf, 300000, 77);
+	tfill(b.mr.buf, 300000, 77);
 	{
 		struct tsge ds[2] = {sge(&a.mr, 0, 100000), sge(&a.mr, 500000, 200000)};
 		struct tsend s = {.opcode = MLX5_OPCODE_RDMA_READ,
@@ -496,9 +466,9 @@ static void test_rc_read(void)
 		T_EQ(e.opcode, MLX5_CQE_REQ);
 		T_EQ(e.wqe_opcode, MLX5_OPCODE_RDMA_READ);
 		T_EQ(e.byte_cnt, 300000);
-		check_bytes(a.mr.buf, 100000, 77, "read part 1");
+		tcheck_pattern(a.mr.buf, 100000, 77, "read part 1");
 		for (size_t i = 0; i < 200000; i++)
-			if (a.mr.buf[500000 + i] != pattern(100000 + i, 77))
+			if (a.mr.buf[500000 + i] != tpattern(100000 + i, 77))
 				T_FAIL("read part 2 byte %zu", i);
 	}
 	/* a zero-length READ and a tiny one */
@@ -527,7 +497,7 @@ static void test_rc_read(void)
 
 static void atomic_case(bool mode1)
 {
-	struct side a, b;
+	struct tside a, b;
 	struct tcqe e;
 	uint64_t *target, got;
 	struct tconn ca = {.sq_psn = 7, .rq_psn = 9, .rnr_retry = 7};
@@ -598,13 +568,13 @@ static void test_rc_atomic(void)
 
 static void test_uc(void)
 {
-	struct side a, b;
+	struct tside a, b;
 	struct tcqe e;
 
 	pair(&a, &b, CX4_QP_ST_UC, CX4_QP_MTU_256);
 	T_EQ(tmr_reg(&a.t, &a.mr, 65536, TA_ALL, TMR_PID, a.pd), 0);
 	T_EQ(tmr_reg(&b.t, &b.mr, 65536, TA_ALL, TMR_FD, b.pd), 0);
-	fill(a.mr.buf, 20000, 5);
+	tfill(a.mr.buf, 20000, 5);
 	{
 		struct tsge ss = sge(&a.mr, 0, 3000), rs = sge(&b.mr, 0, 4096);
 		struct tsend s = {
@@ -617,7 +587,7 @@ static void test_uc(void)
 		tcq_expect(&b.t, &b.rcq, &e, WAIT);
 		T_EQ(e.opcode, MLX5_CQE_RESP_SEND_IMM);
 		T_EQ(e.byte_cnt, 3000);
-		check_bytes(b.mr.buf, 3000, 5, "uc send");
+		tcheck_pattern(b.mr.buf, 3000, 5, "uc send");
 	}
 	{
 		struct tsge ss = sge(&a.mr, 0, 20000);
@@ -633,7 +603,7 @@ static void test_uc(void)
 		/* UC completes on send: wait for the data to land */
 		for (int i = 0; i < WAIT / 2 && memcmp(b.mr.buf + 30000, a.mr.buf, 20000); i++)
 			usleep(2000);
-		check_bytes(b.mr.buf + 30000, 20000, 5, "uc write");
+		tcheck_pattern(b.mr.buf + 30000, 20000, 5, "uc write");
 	}
 	down(&a);
 	down(&b);
@@ -641,7 +611,7 @@ static void test_uc(void)
 
 static void test_ud(void)
 {
-	struct side a, b;
+	struct tside a, b;
 	struct tcqe e;
 	struct tconn c = {.qkey = 0x11112222, .mtu = CX4_QP_MTU_4096};
 	uint8_t *g;
@@ -654,7 +624,7 @@ static void test_ud(void)
 	T_EQ(tqp_connect(&b.t, &b.qp, &c), 0);
 	T_EQ(tmr_reg(&a.t, &a.mr, 65536, TA_ALL, TMR_FD, a.pd), 0);
 	T_EQ(tmr_reg(&b.t, &b.mr, 65536, TA_ALL, TMR_PID, b.pd), 0);
-	fill(a.mr.buf, 4096, 12);
+	tfill(a.mr.buf, 4096, 12);
 	for (int i = 0; i < 3; i++) {
 		struct tsge rs = sge(&b.mr, (size_t)i * 8192, 8192);
 
@@ -688,7 +658,7 @@ static void test_ud(void)
 		T_EQ(g[29], 17);
 		T_EQ(memcmp(g + 32, &a.t.ip, 4), 0);
 		T_EQ(memcmp(g + 36, &b.t.ip, 4), 0);
-		check_bytes(b.mr.buf + 40, 4096, 12, "ud payload");
+		tcheck_pattern(b.mr.buf + 40, 4096, 12, "ud payload");
 	}
 	/* the wrong Q_Key: silently dropped; the "QP's Q_Key" bit: accepted */
 	{
@@ -733,7 +703,7 @@ static void test_ud(void)
 
 static void test_srq(void)
 {
-	struct side a, b;
+	struct tside a, b;
 	struct tsrq srq;
 	struct tqp a2, b2;
 	struct tcqe e;
@@ -770,7 +740,7 @@ static void test_srq(void)
 
 		idx[i] = tsrq_post_recv(&b.t, &srq, &rs, 1);
 	}
-	fill(a.mr.buf, 1000, 1);
+	tfill(a.mr.buf, 1000, 1);
 	for (int i = 0; i < 4; i++) {
 		struct tsge ss = sge(&a.mr, 0, 100 + (uint32_t)i);
 		struct tsend s = {.opcode = MLX5_OPCODE_SEND, .sg = &ss, .nsg = 1};
@@ -783,7 +753,7 @@ static void test_srq(void)
 		T_EQ(e.qpn, i & 1 ? b2.qpn : b.qp.qpn);
 		T_EQ(e.wqe_counter, idx[i]); /* the SRQ WQE index */
 		T_EQ(e.uidx, i & 1 ? b2.user_index : b.qp.user_index);
-		check_bytes(b.mr.buf + (size_t)i * 1024, 100 + (size_t)i, 1, "srq");
+		tcheck_pattern(b.mr.buf + (size_t)i * 1024, 100 + (size_t)i, 1, "srq");
 	}
 	{
 		int found = 0;
@@ -815,7 +785,7 @@ static void test_srq(void)
 static void test_mtu(void)
 {
 	for (uint32_t mtu = CX4_QP_MTU_256; mtu <= CX4_QP_MTU_4096; mtu++) {
-		struct side a, b;
+		struct tside a, b;
 		struct tcqe e;
 		struct cx4_model_stats s0, s1;
 		uint32_t pmtu = 128u << mtu, len = 20000;
@@ -823,7 +793,7 @@ static void test_mtu(void)
 		pair(&a, &b, CX4_QP_ST_RC, mtu);
 		T_EQ(tmr_reg(&a.t, &a.mr, 65536, TA_ALL, TMR_PID, a.pd), 0);
 		T_EQ(tmr_reg(&b.t, &b.mr, 65536, TA_ALL, TMR_FD, b.pd), 0);
-		fill(a.mr.buf, len, mtu);
+		tfill(a.mr.buf, len, mtu);
 		T_EQ(cx4_model_get_stats(a.t.bus, &s0), 0);
 		{
 			struct tsge ss = sge(&a.mr, 0, len);
@@ -836,7 +806,7 @@ static void test_mtu(void)
 			tqp_post_send(&a.t, &a.qp, &s);
 			tcq_expect(&a.t, &a.scq, &e, WAIT);
 			T_EQ(e.opcode, MLX5_CQE_REQ);
-			check_bytes(b.mr.buf, len, mtu, "mtu write");
+			tcheck_pattern(b.mr.buf, len, mtu, "mtu write");
 		}
 		T_EQ(cx4_model_get_stats(a.t.bus, &s1), 0);
 		/* ceil(len / pmtu) request packets, unless something had to be sent again */
@@ -851,7 +821,7 @@ static void test_mtu(void)
  * The vport's traffic counters through the command a driver uses (QUERY_VPORT_COUNTER): what
  * the port sent and received, as the model counted it, and zero again after a clearing read.
  */
-static void vport_counter(struct side *s, bool clear, uint8_t *out)
+static void vport_counter(struct tside *s, bool clear, uint8_t *out)
 {
 	uint8_t in[CX4_QUERY_VPORT_COUNTER_IN_SIZE] = {0};
 
@@ -863,7 +833,7 @@ static void vport_counter(struct side *s, bool clear, uint8_t *out)
 static void test_vport_counter(void)
 {
 	static uint8_t out[CX4_QUERY_VPORT_COUNTER_OUT_SIZE];
-	struct side a, b;
+	struct tside a, b;
 	struct tcqe e;
 	struct cx4_model_stats sa, sb;
 	uint32_t len = 10000;
@@ -873,14 +843,14 @@ static void test_vport_counter(void)
 	pair(&a, &b, CX4_QP_ST_RC, CX4_QP_MTU_1024);
 	T_EQ(tmr_reg(&a.t, &a.mr, 65536, TA_ALL, TMR_PID, a.pd), 0);
 	T_EQ(tmr_reg(&b.t, &b.mr, 65536, TA_ALL, TMR_FD, b.pd), 0);
-	fill(a.mr.buf, len, 7);
+	tfill(a.mr.buf, len, 7);
 	ss = sge(&a.mr, 0, len);
 	w = (struct tsend){.opcode = MLX5_OPCODE_RDMA_WRITE, .sg = &ss, .nsg = 1,
 			   .raddr = (uintptr_t)b.mr.buf, .rkey = b.mr.key};
 	tqp_post_send(&a.t, &a.qp, &w);
 	tcq_expect(&a.t, &a.scq, &e, WAIT);
 	T_EQ(e.opcode, MLX5_CQE_REQ);
-	check_bytes(b.mr.buf, len, 7, "vport counter write");
+	tcheck_pattern(b.mr.buf, len, 7, "vport counter write");
 	/* the WRITE is acknowledged: neither side sends anything more */
 	T_EQ(cx4_model_get_stats(a.t.bus, &sa), 0);
 	T_EQ(cx4_model_get_stats(b.t.bus, &sb), 0);
@@ -913,7 +883,7 @@ static void test_vport_counter(void)
 
 static void test_retransmit(void)
 {
-	struct side a, b;
+	struct tside a, b;
 	struct tcqe e;
 	struct cx4_model_stats st;
 	/* ack_timeout 16: 268 ms, long enough for a slow machine (valgrind) not to exhaust the
@@ -926,7 +896,7 @@ static void test_retransmit(void)
 	qp_pair(&a, &b, CX4_QP_ST_RC, &ca, &cb);
 	T_EQ(tmr_reg(&a.t, &a.mr, 65536, TA_ALL, TMR_PID, a.pd), 0);
 	T_EQ(tmr_reg(&b.t, &b.mr, 65536, TA_ALL, TMR_FD, b.pd), 0);
-	fill(a.mr.buf, 16384, 40);
+	tfill(a.mr.buf, 16384, 40);
 	/* a request packet lost: the responder NAKs the gap, the requester goes back */
 	T_EQ(cx4_model_drop_rx(b.t.bus, 1), 0);
 	{
@@ -940,7 +910,7 @@ static void test_retransmit(void)
 		tqp_post_send(&a.t, &a.qp, &s);
 		tcq_expect(&a.t, &a.scq, &e, WAIT);
 		T_EQ(e.opcode, MLX5_CQE_REQ);
-		check_bytes(b.mr.buf, 16384, 40, "after loss");
+		tcheck_pattern(b.mr.buf, 16384, 40, "after loss");
 	}
 	T_EQ(cx4_model_get_stats(a.t.bus, &st), 0);
 	T_ASSERT(st.retransmits >= 1);
@@ -990,7 +960,7 @@ static void test_retransmit(void)
 
 static void test_rnr(void)
 {
-	struct side a, b;
+	struct tside a, b;
 	struct tcqe e;
 	struct cx4_model_stats st;
 	struct tconn ca = {.mtu = CX4_QP_MTU_1024, .rnr_retry = 7, .retry = 7}, cb = ca;
@@ -1002,7 +972,7 @@ static void test_rnr(void)
 	qp_pair(&a, &b, CX4_QP_ST_RC, &ca, &cb);
 	T_EQ(tmr_reg(&a.t, &a.mr, 65536, TA_ALL, TMR_FD, a.pd), 0);
 	T_EQ(tmr_reg(&b.t, &b.mr, 65536, TA_ALL, TMR_FD, b.pd), 0);
-	fill(a.mr.buf, 5000, 8);
+	tfill(a.mr.buf, 5000, 8);
 	{
 		struct tsge ss = sge(&a.mr, 0, 5000), rs = sge(&b.mr, 0, 8192);
 		struct tsend s = {.opcode = MLX5_OPCODE_SEND, .sg = &ss, .nsg = 1};
@@ -1015,7 +985,7 @@ static void test_rnr(void)
 		T_EQ(e.opcode, MLX5_CQE_REQ);
 		tcq_expect(&b.t, &b.rcq, &e, WAIT);
 		T_EQ(e.byte_cnt, 5000);
-		check_bytes(b.mr.buf, 5000, 8, "after rnr");
+		tcheck_pattern(b.mr.buf, 5000, 8, "after rnr");
 	}
 	T_EQ(cx4_model_get_stats(b.t.bus, &st), 0);
 	T_ASSERT(st.rnr_naks_sent >= 1);
@@ -1054,7 +1024,7 @@ static void test_rnr(void)
 
 static void test_retry_exceeded(void)
 {
-	struct side a, b;
+	struct tside a, b;
 	struct tcqe e;
 	struct tconn ca = {.mtu = CX4_QP_MTU_1024, .rnr_retry = 7, .retry = 2, .ack_timeout = 10},
 		     cb = ca;
@@ -1097,7 +1067,7 @@ static int wait_qp_event(struct tdev *t, int type, uint32_t qpn)
 
 static void test_errors(void)
 {
-	struct side a, b;
+	struct tside a, b;
 	struct tcqe e;
 	struct tmr ro;
 
@@ -1223,7 +1193,7 @@ static void test_errors(void)
 /* The IOMMU: memory unmapped under a registered region is a DMA fault, never an access. */
 static void test_dma_fault(void)
 {
-	struct side a, b;
+	struct tside a, b;
 	struct tcqe e;
 
 	pair(&a, &b, CX4_QP_ST_RC, CX4_QP_MTU_1024);
@@ -1256,7 +1226,7 @@ static void test_dma_fault(void)
 
 static void test_cq_events(void)
 {
-	struct side a, b;
+	struct tside a, b;
 	struct tcqe e;
 	uint8_t eqe[64];
 	int type = -1;
@@ -1381,7 +1351,7 @@ static void test_cq_events(void)
 
 static void test_cq_overrun(void)
 {
-	struct side a, b;
+	struct tside a, b;
 	struct tcq small;
 	struct tqp q;
 	struct tconn c = {.qkey = 1};
@@ -1425,7 +1395,7 @@ static void test_cq_overrun(void)
 
 static void test_qp_commands(void)
 {
-	struct side a, b;
+	struct tside a, b;
 	struct tqp q;
 	uint8_t qpc[CX4_QPC_SIZE] = {0}, in[0x110] = {0}, out[0x200];
 
@@ -1545,7 +1515,7 @@ static void test_qp_commands(void)
 
 static void test_stress(void)
 {
-	struct side a, b;
+	struct tside a, b;
 	struct tqp qa[NQP], qb[NQP];
 	struct tmr ma, mb;
 	struct tcqe e;
@@ -1594,21 +1564,21 @@ static void test_stress(void)
 					w.opcode = MLX5_OPCODE_SEND;
 					tqp_post_recv(&b.t, &qb[q], &rs, 1);
 					recvs++;
-					fill(ma.buf + off, len[q][m], (unsigned int)(q * 100 + m));
+					tfill(ma.buf + off, len[q][m], (unsigned int)(q * 100 + m));
 					break;
 				case 1:
 					w.opcode = MLX5_OPCODE_RDMA_WRITE;
-					fill(ma.buf + off, len[q][m], (unsigned int)(q * 100 + m));
+					tfill(ma.buf + off, len[q][m], (unsigned int)(q * 100 + m));
 					break;
 				case 2:
 					w.opcode = MLX5_OPCODE_RDMA_WRITE_IMM;
 					tqp_post_recv(&b.t, &qb[q], &rs, 1);
 					recvs++;
-					fill(ma.buf + off, len[q][m], (unsigned int)(q * 100 + m));
+					tfill(ma.buf + off, len[q][m], (unsigned int)(q * 100 + m));
 					break;
 				default:
 					w.opcode = MLX5_OPCODE_RDMA_READ;
-					fill(mb.buf + off, len[q][m], (unsigned int)(q * 100 + m));
+					tfill(mb.buf + off, len[q][m], (unsigned int)(q * 100 + m));
 					break;
 				}
 				tqp_post_send(&a.t, &qa[q], &w);
@@ -1632,8 +1602,8 @@ static void test_stress(void)
 				int m = round * 8 + k;
 				size_t off = ((size_t)q * 8 + (size_t)k) * SLOT;
 
-				check_bytes(op[q][m] == 3 ? ma.buf + off : mb.buf + off, len[q][m],
-					    (unsigned int)(q * 100 + m), "stress");
+				tcheck_pattern(op[q][m] == 3 ? ma.buf + off : mb.buf + off,
+					       len[q][m], (unsigned int)(q * 100 + m), "stress");
 			}
 	}
 	no_spurious_retransmits(&a, &b);
@@ -1661,7 +1631,7 @@ static void test_scatter(void)
  * write every CQE to entry 0, where software reads the last completed WQE (Snabb's TX CQ). */
 static void test_cq_formats(void)
 {
-	struct side a, b;
+	struct tside a, b;
 	struct tcq s128, r128, coll = {0};
 	struct tqp q1, q2, ud;
 	struct tcqe e;
@@ -1682,7 +1652,7 @@ static void test_cq_formats(void)
 	T_EQ(tqp_connect(&b.t, &q2, &cb), 0);
 	T_EQ(tmr_reg(&a.t, &a.mr, 65536, TA_ALL, TMR_FD, a.pd), 0);
 	T_EQ(tmr_reg(&b.t, &b.mr, 65536, TA_ALL, TMR_FD, b.pd), 0);
-	fill(a.mr.buf, 3000, 17);
+	tfill(a.mr.buf, 3000, 17);
 	for (int i = 0; i < 10; i++) {
 		struct tsge ss = sge(&a.mr, 0, 3000), rs = sge(&b.mr, 0, 4096);
 		struct tsend w = {.opcode = MLX5_OPCODE_SEND, .sg = &ss, .nsg = 1};
@@ -1695,7 +1665,7 @@ static void test_cq_formats(void)
 		tcq_expect(&b.t, &r128, &e, WAIT);
 		T_EQ(e.opcode, MLX5_CQE_RESP_SEND);
 		T_EQ(e.byte_cnt, 3000);
-		check_bytes(b.mr.buf, 3000, 17, "128-byte CQE");
+		tcheck_pattern(b.mr.buf, 3000, 17, "128-byte CQE");
 	}
 	for (size_t i = 0; i < 8 * 128; i += 128)
 		for (size_t k = 0; k < 64; k++)
@@ -1715,15 +1685,15 @@ static void test_cq_formats(void)
 		int idx = tqp_post_send(&a.t, &ud, &w);
 
 		for (int k = 0; k < 2000; k++) {
-			volatile uint8_t *c = coll.buf.p;
-
-			if (c[63] >> 4 == MLX5_CQE_REQ && (c[0x3c] << 8 | c[0x3d]) == idx)
+			tcqe_decode(coll.buf.p, &e); /* a copy: the model writes it meanwhile */
+			if (e.opcode == MLX5_CQE_REQ && e.wqe_counter == idx)
 				break;
 			usleep(1000);
 		}
-		T_EQ(coll.buf.p[63] >> 4, MLX5_CQE_REQ);
-		T_EQ(coll.buf.p[0x3c] << 8 | coll.buf.p[0x3d], idx);
-		T_EQ(coll.buf.p[0x38], MLX5_OPCODE_SEND);
+		tcqe_decode(coll.buf.p, &e);
+		T_EQ(e.opcode, MLX5_CQE_REQ);
+		T_EQ(e.wqe_counter, idx);
+		T_EQ(e.wqe_opcode, MLX5_OPCODE_SEND);
 	}
 	no_spurious_retransmits(&a, &b);
 	down(&a);
@@ -1733,7 +1703,7 @@ static void test_cq_formats(void)
 /* An idle device sleeps (it says so in the kick page); a doorbell wakes it. */
 static void test_sleep_wake(void)
 {
-	struct side a, b;
+	struct tside a, b;
 	struct tcqe e;
 	struct cx4_model_stats s0, s1;
 	int i;
@@ -1755,11 +1725,11 @@ static void test_sleep_wake(void)
 				  .raddr = (uintptr_t)b.mr.buf,
 				  .rkey = b.mr.key};
 
-		fill(a.mr.buf, 64, 2);
+		tfill(a.mr.buf, 64, 2);
 		tqp_post_send(&a.t, &a.qp, &s);
 		tcq_expect(&a.t, &a.scq, &e, WAIT);
 		T_EQ(e.opcode, MLX5_CQE_REQ);
-		check_bytes(b.mr.buf, 64, 2, "after sleep");
+		tcheck_pattern(b.mr.buf, 64, 2, "after sleep");
 	}
 	T_EQ(cx4_model_get_stats(a.t.bus, &s1), 0);
 	T_ASSERT(s1.wakeups > s0.wakeups);
@@ -1791,7 +1761,7 @@ static void test_sleep_wake(void)
  */
 static void test_cqe_waiter(void)
 {
-	struct side a, b;
+	struct tside a, b;
 	struct cx4_model_stats s0, s1;
 	const struct cx4_kick *k;
 	uint8_t cqe[64];
@@ -1810,7 +1780,7 @@ static void test_cqe_waiter(void)
 				  .raddr = (uintptr_t)b.mr.buf,
 				  .rkey = b.mr.key};
 
-		fill(a.mr.buf, 64, 3);
+		tfill(a.mr.buf, 64, 3);
 		tqp_post_send(&a.t, &a.qp, &s);
 	}
 	while (!got) {
@@ -1827,7 +1797,7 @@ static void test_cqe_waiter(void)
 		T_ASSERT(++waits < 100);
 	}
 	T_EQ(cqe[63] >> 4, MLX5_CQE_REQ);
-	check_bytes(b.mr.buf, 64, 3, "after the wait");
+	tcheck_pattern(b.mr.buf, 64, 3, "after the wait");
 	T_EQ(atomic_load(&k->page->waiters), 0);
 	T_EQ(cx4_model_get_stats(a.t.bus, &s1), 0);
 	T_ASSERT(waits == 0 || s1.waiter_wakes > s0.waiter_wakes);
@@ -1934,7 +1904,7 @@ static void test_cable(void)
 {
 	char dir[] = "/tmp/cx4-cable-test.XXXXXX";
 	struct cx4_model_stats sa, sb;
-	struct side a, b;
+	struct tside a, b;
 	struct tcqe e;
 
 	T_ASSERT(mkdtemp(dir));
@@ -1946,8 +1916,8 @@ static void test_cable(void)
 	cable_wait_peer(&b.t, a.t.ip);
 	T_EQ(tmr_reg(&a.t, &a.mr, 4 << 20, TA_ALL, TMR_PID, a.pd), 0);
 	T_EQ(tmr_reg(&b.t, &b.mr, 4 << 20, TA_ALL, TMR_FD, b.pd), 0);
-	fill(a.mr.buf, 2 << 20, 31);
-	fill(b.mr.buf + (2 << 20), 1 << 20, 32);
+	tfill(a.mr.buf, 2 << 20, 31);
+	tfill(b.mr.buf + (2 << 20), 1 << 20, 32);
 	{
 		struct tsge ws = sge(&a.mr, 0, 2 << 20), rs = sge(&a.mr, 2 << 20, 1 << 20);
 		struct tsend w = {.opcode = MLX5_OPCODE_RDMA_WRITE,
@@ -1968,8 +1938,8 @@ static void test_cable(void)
 		tcq_expect(&a.t, &a.scq, &e, WAIT);
 		T_EQ(e.opcode, MLX5_CQE_REQ);
 		T_EQ(e.wqe_opcode, MLX5_OPCODE_RDMA_READ);
-		check_bytes(b.mr.buf, 2 << 20, 31, "write over the cable");
-		check_bytes(a.mr.buf + (2 << 20), 1 << 20, 32, "read over the cable");
+		tcheck_pattern(b.mr.buf, 2 << 20, 31, "write over the cable");
+		tcheck_pattern(a.mr.buf + (2 << 20), 1 << 20, 32, "read over the cable");
 	}
 	T_EQ(cx4_model_get_stats(a.t.bus, &sa), 0);
 	T_EQ(cx4_model_get_stats(b.t.bus, &sb), 0);
@@ -1996,7 +1966,7 @@ static void test_cable(void)
 		fake_open(&f, dir, x);
 		cable_wait_peer(&a.t, x);
 		T_EQ(tmr_reg(&a.t, &m, msg, TA_ALL, TMR_FD, a.pd), 0);
-		fill(m.buf, msg, 33);
+		tfill(m.buf, msg, 33);
 		T_EQ(tqp_create(&a.t, &q, CX4_QP_ST_UC, a.pd, &a.scq, &a.rcq, 6, 6, NULL), 0);
 		T_EQ(tqp_connect(&a.t, &q, &c), 0);
 		post_write(&a.t, &q, &m, 0, msg, 0x40000000, 0x77);
@@ -2038,7 +2008,7 @@ static void test_cable(void)
 				T_EQ(smac[0], 0x02);
 				T_EQ(memcmp(smac + 2, &a.t.ip, 4), 0);
 				T_EQ(pkt.dqpn, 0x123);
-				T_EQ(pkt.psn, (psn0 + got) & ROCE_PSN_MASK);
+				T_EQ(pkt.psn, (psn0 + got) & IB_PSN_MASK);
 				T_EQ(pkt.payload_len, 4096);
 				if (memcmp(pkt.payload, m.buf + (size_t)got * 4096, 4096))
 					T_FAIL("packet %u: payload differs", got);

@@ -44,25 +44,6 @@ struct port {
 	uint8_t gid[NGID][16];
 };
 
-static uint8_t pattern(size_t i, unsigned int seed)
-{
-	return (uint8_t)(i * 131 + seed * 7 + (i >> 8));
-}
-
-static void fill(uint8_t *p, size_t n, unsigned int seed)
-{
-	for (size_t i = 0; i < n; i++)
-		p[i] = pattern(i, seed);
-}
-
-static void check_bytes(const uint8_t *got, size_t n, unsigned int seed, const char *what)
-{
-	for (size_t i = 0; i < n; i++)
-		if (got[i] != pattern(i, seed))
-			T_FAIL("%s: byte %zu is 0x%02x, want 0x%02x", what, i, got[i],
-			       pattern(i, seed));
-}
-
 static void eui64_gid(const uint8_t mac[6], uint8_t gid[16])
 {
 	memset(gid, 0, 16);
@@ -180,9 +161,9 @@ static void exchange(struct port *a, unsigned int ia, struct port *b, unsigned i
 	T_EQ(tqp_connect(&a->t, &qa, &ca), 0);
 	T_EQ(tqp_connect(&b->t, &qb, &cb), 0);
 
-	fill(a->mr.buf, wlen, seed);
-	fill(bb + 300000, rlen, seed + 1);
-	fill(a->mr.buf + 600000, slen, seed + 2);
+	tfill(a->mr.buf, wlen, seed);
+	tfill(bb + 300000, rlen, seed + 1);
+	tfill(a->mr.buf + 600000, slen, seed + 2);
 	{
 		struct tsge ws = sge(&a->mr, 0, (uint32_t)wlen);
 		struct tsge rs = sge(&a->mr, 400000, (uint32_t)rlen);
@@ -207,9 +188,9 @@ static void exchange(struct port *a, unsigned int ia, struct port *b, unsigned i
 		T_EQ(e.opcode, MLX5_CQE_RESP_SEND);
 		T_EQ(e.byte_cnt, slen);
 		T_EQ(e.qpn, qb.qpn);
-		check_bytes(bb, wlen, seed, "RC WRITE");
-		check_bytes(a->mr.buf + 400000, rlen, seed + 1, "RC READ");
-		check_bytes(bb + 400000, slen, seed + 2, "RC SEND");
+		tcheck_pattern(bb, wlen, seed, "RC WRITE");
+		tcheck_pattern(a->mr.buf + 400000, rlen, seed + 1, "RC READ");
+		tcheck_pattern(bb + 400000, slen, seed + 2, "RC SEND");
 	}
 
 	/* UD: the receive buffer starts with the 40-byte GRH (IPv6 header / GRH / IPv4) */
@@ -225,7 +206,7 @@ static void exchange(struct port *a, unsigned int ia, struct port *b, unsigned i
 
 		memcpy(s.dgid, b->gid[ib], 16);
 		memcpy(s.dmac, b->mac, 6);
-		fill(a->mr.buf + 700000, ulen, seed + 3);
+		tfill(a->mr.buf + 700000, ulen, seed + 3);
 		memset(bb + 450000, 0xee, 8192);
 		tqp_post_recv(&b->t, &ub, &ur, 1);
 		tqp_post_send(&a->t, &ua, &s);
@@ -253,7 +234,7 @@ static void exchange(struct port *a, unsigned int ia, struct port *b, unsigned i
 			T_EQ(memcmp(g + 8, a->gid[ia], 16), 0);
 			T_EQ(memcmp(g + 24, b->gid[ib], 16), 0);
 		}
-		check_bytes(g + 40, ulen, seed + 3, "UD SEND");
+		tcheck_pattern(g + 40, ulen, seed + 3, "UD SEND");
 		T_EQ(g[40 + ulen], 0xee);
 	}
 	T_EQ(tqp_modify(&a->t, &qa, CX4_CMD_OP_2RST_QP, 0, NULL), 0);

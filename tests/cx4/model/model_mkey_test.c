@@ -23,42 +23,8 @@
 #define WAIT 5000
 #define MW_KEY_BASE 0x60
 
-struct side {
-	struct tdev t;
-	uint32_t pd;
-	struct tcq scq, rcq;
-	struct tqp qp;
-	struct tmr mr;
-};
-
-static uint8_t pattern(size_t i, unsigned int seed)
-{
-	return (uint8_t)(i * 131 + seed * 7 + (i >> 8));
-}
-
-static void fill(uint8_t *p, size_t n, unsigned int seed)
-{
-	for (size_t i = 0; i < n; i++)
-		p[i] = pattern(i, seed);
-}
-
-static void check_bytes(const uint8_t *got, size_t n, unsigned int seed, const char *what)
-{
-	for (size_t i = 0; i < n; i++)
-		if (got[i] != pattern(i, seed))
-			T_FAIL("%s: byte %zu is 0x%02x, want 0x%02x", what, i, got[i],
-			       pattern(i, seed));
-}
-
-static void check_value(const uint8_t *got, size_t n, uint8_t v, const char *what)
-{
-	for (size_t i = 0; i < n; i++)
-		if (got[i] != v)
-			T_FAIL("%s: byte %zu is 0x%02x, want 0x%02x", what, i, got[i], v);
-}
-
 /* CX4_MODEL_PCAP=prefix: device A of each pair captures the wire (model_pcap_test.sh). */
-static void dev_up(struct side *s, bool pcap)
+static void dev_up(struct tside *s, bool pcap)
 {
 	struct cx4_model_config c = {0};
 	const char *p = getenv("CX4_MODEL_PCAP");
@@ -71,15 +37,11 @@ static void dev_up(struct side *s, bool pcap)
 		c.pcap_path = path;
 	}
 	T_EQ(tdev_open(&s->t, &c), 0);
-	T_EQ(tdev_bringup(&s->t), 0);
-	T_EQ(tdev_roce_setup(&s->t), 0);
-	T_EQ(tdev_alloc_pd(&s->t, &s->pd), 0);
-	T_EQ(tcq_create(&s->t, &s->scq, 8), 0);
-	T_EQ(tcq_create(&s->t, &s->rcq, 8), 0);
+	tside_bringup(s, 8);
 }
 
 /* An RC QP on each side, connected to the other. */
-static void connect_rc(struct side *a, struct tqp *qa, struct side *b, struct tqp *qb)
+static void connect_rc(struct tside *a, struct tqp *qa, struct tside *b, struct tqp *qb)
 {
 	struct tconn ca = {
 	    .mtu = CX4_QP_MTU_1024, .sq_psn = 0x100, .rq_psn = 0x800, .retry = 7, .rnr_retry = 7};
@@ -176,7 +138,7 @@ static void umr_invalidate(struct umr *u, bool check_qpn)
 }
 
 /* Post a UMR on key `mkey` and expect its completion: 0 good, else the error syndrome. */
-static int umr_post(struct side *s, struct tqp *qp, uint32_t mkey, const struct umr *u)
+static int umr_post(struct tside *s, struct tqp *qp, uint32_t mkey, const struct umr *u)
 {
 	struct tcqe e;
 	int idx = tqp_post_segs(&s->t, qp, MLX5_OPCODE_UMR, htonl(mkey), MLX5_WQE_CTRL_CQ_UPDATE,
@@ -193,7 +155,7 @@ static int umr_post(struct side *s, struct tqp *qp, uint32_t mkey, const struct 
 }
 
 /* RDMA WRITE of len bytes from a's region at src_off to raddr/rkey: the completion's status. */
-static int write_to(struct side *a, struct tqp *qa, size_t src_off, uint32_t len, uint64_t raddr,
+static int write_to(struct tside *a, struct tqp *qa, size_t src_off, uint32_t len, uint64_t raddr,
 		    uint32_t rkey)
 {
 	struct tsge sg = {.len = len, .lkey = a->mr.key, .addr = (uintptr_t)a->mr.buf + src_off};
@@ -208,7 +170,7 @@ static int write_to(struct side *a, struct tqp *qa, size_t src_off, uint32_t len
 }
 
 /* RDMA READ of len bytes at raddr/rkey into a's region at dst_off. */
-static int read_from(struct side *a, struct tqp *qa, size_t dst_off, uint32_t len, uint64_t raddr,
+static int read_from(struct tside *a, struct tqp *qa, size_t dst_off, uint32_t len, uint64_t raddr,
 		     uint32_t rkey)
 {
 	struct tsge sg = {.len = len, .lkey = a->mr.key, .addr = (uintptr_t)a->mr.buf + dst_off};
@@ -227,27 +189,27 @@ static int read_from(struct side *a, struct tqp *qa, size_t dst_off, uint32_t le
 
 /* Sides a and b, a's region full of pattern 1, b's region (LR|LW only: no remote rights of
  * its own) zero; an RC pair qa <-> qb. */
-static void setup(struct side *a, struct side *b, struct tqp *qa, struct tqp *qb)
+static void setup(struct tside *a, struct tside *b, struct tqp *qa, struct tqp *qb)
 {
 	dev_up(a, true);
 	dev_up(b, false);
 	T_EQ(tmr_reg(&a->t, &a->mr, REGION, TA_ALL, TMR_FD, a->pd), 0);
 	T_EQ(tmr_reg(&b->t, &b->mr, REGION, TA_LR | TA_LW, TMR_PID, b->pd), 0);
-	fill(a->mr.buf, REGION, 1);
+	tfill(a->mr.buf, REGION, 1);
 	connect_rc(a, qa, b, qb);
 }
 
 /* b's region after writes of `len` bytes at WIN_OFF: a's pattern there, zero everywhere else. */
-static void check_window_write(const struct side *b, uint32_t len, const char *what)
+static void check_window_write(const struct tside *b, uint32_t len, const char *what)
 {
-	check_value(b->mr.buf, WIN_OFF, 0, what);
+	tcheck_value(b->mr.buf, WIN_OFF, 0, what);
 	for (uint32_t i = 0; i < len; i++)
-		if (b->mr.buf[WIN_OFF + i] != pattern(i, 1))
+		if (b->mr.buf[WIN_OFF + i] != tpattern(i, 1))
 			T_FAIL("%s: window byte %u is 0x%02x", what, i, b->mr.buf[WIN_OFF + i]);
-	check_value(b->mr.buf + WIN_OFF + len, REGION - WIN_OFF - len, 0, what);
+	tcheck_value(b->mr.buf + WIN_OFF + len, REGION - WIN_OFF - len, 0, what);
 }
 
-static void down(struct side *a, struct side *b)
+static void down(struct tside *a, struct tside *b)
 {
 	tdev_close(&a->t);
 	tdev_close(&b->t);
@@ -256,7 +218,7 @@ static void down(struct side *a, struct side *b)
 /* Type 2: bound to qb, written and read through, invalidated locally, then refused. */
 static void test_mw_type2(void)
 {
-	struct side a, b;
+	struct tside a, b;
 	struct tqp qa, qb;
 	struct umr u;
 	uint64_t win = (uintptr_t)0;
@@ -267,7 +229,7 @@ static void test_mw_type2(void)
 	mw = mw_alloc(&b.t, b.pd, true);
 	/* unbound: nothing reaches memory through it */
 	T_EQ(write_to(&a, &qa, 0, 100, win, mw), MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR);
-	check_value(b.mr.buf, REGION, 0, "write through an unbound window");
+	tcheck_value(b.mr.buf, REGION, 0, "write through an unbound window");
 	tdev_close(&a.t);
 	tdev_close(&b.t);
 
@@ -284,8 +246,8 @@ static void test_mw_type2(void)
 	/* and back: READ through the window */
 	memset(a.mr.buf + 32768, 0xee, WIN_LEN + 64);
 	T_EQ(read_from(&a, &qa, 32768, WIN_LEN, win, rkey), 0);
-	check_bytes(a.mr.buf + 32768, WIN_LEN, 1, "read through a type 2 window");
-	check_value(a.mr.buf + 32768 + WIN_LEN, 64, 0xee, "past the read");
+	tcheck_pattern(a.mr.buf + 32768, WIN_LEN, 1, "read through a type 2 window");
+	tcheck_value(a.mr.buf + 32768 + WIN_LEN, 64, 0xee, "past the read");
 	/* the old key byte names nothing, one byte past the window is out of bounds */
 	T_EQ(write_to(&a, &qa, 0, 1, win, mw), MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR);
 	down(&a, &b);
@@ -297,7 +259,7 @@ static void test_mw_type2(void)
 	umr_bind(&u, true, qb.qpn, 0x3d, win, WIN_LEN, TA_LW | TA_RW, b.mr.key);
 	T_EQ(umr_post(&b, &qb, mw, &u), 0);
 	T_EQ(write_to(&a, &qa, 0, 2, win + WIN_LEN - 1, rkey), MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR);
-	check_value(b.mr.buf, REGION, 0, "write past the window");
+	tcheck_value(b.mr.buf, REGION, 0, "write past the window");
 	down(&a, &b);
 
 	/* a window without remote read: READ refused */
@@ -309,7 +271,7 @@ static void test_mw_type2(void)
 	T_EQ(umr_post(&b, &qb, mw, &u), 0);
 	memset(a.mr.buf + 32768, 0xee, 100);
 	T_EQ(read_from(&a, &qa, 32768, 100, win, rkey), MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR);
-	check_value(a.mr.buf + 32768, 100, 0xee, "READ through a write-only window");
+	tcheck_value(a.mr.buf + 32768, 100, 0xee, "READ through a write-only window");
 	down(&a, &b);
 
 	/* local invalidation, then the window refuses the peer; the region is untouched */
@@ -325,7 +287,7 @@ static void test_mw_type2(void)
 	T_EQ(umr_post(&b, &qb, rkey, &u), 0);
 	memset(b.mr.buf, 0, REGION);
 	T_EQ(write_to(&a, &qa, 0, 4096, win, rkey), MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR);
-	check_value(b.mr.buf, REGION, 0, "write through an invalidated window");
+	tcheck_value(b.mr.buf, REGION, 0, "write through an invalidated window");
 	down(&a, &b);
 }
 
@@ -336,7 +298,7 @@ static void test_mw_type2(void)
  */
 static void test_mw_type2_other_qp(void)
 {
-	struct side a, b;
+	struct tside a, b;
 	struct tqp qa, qb, qa2, qb2, qa3, qb3;
 	struct umr u;
 	uint64_t win;
@@ -356,14 +318,14 @@ static void test_mw_type2_other_qp(void)
 	check_window_write(&b, 512, "write through its own QP");
 	memset(b.mr.buf, 0, REGION);
 	T_EQ(write_to(&a, &qa3, 0, 512, win, rkey), MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR);
-	check_value(b.mr.buf, REGION, 0, "write through a window bound to another QP");
+	tcheck_value(b.mr.buf, REGION, 0, "write through a window bound to another QP");
 	down(&a, &b);
 }
 
 /* Type 1: any QP of the PD; a zero-length bind takes it away; rebinding moves it. */
 static void test_mw_type1(void)
 {
-	struct side a, b;
+	struct tside a, b;
 	struct tqp qa, qb, qa2, qb2;
 	struct umr u;
 	uint64_t win;
@@ -409,7 +371,7 @@ static void test_mw_type1(void)
 	memset(b.mr.buf, 0, REGION);
 	T_EQ(write_to(&a, &qa, 0, 300, win, (mw & ~0xffu) | 0x54),
 	     MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR);
-	check_value(b.mr.buf, REGION, 0, "write through an unbound type 1 window");
+	tcheck_value(b.mr.buf, REGION, 0, "write through an unbound type 1 window");
 	down(&a, &b);
 }
 
@@ -419,7 +381,7 @@ static void test_mw_bind_errors(void)
 	enum { NOT_FREE, OTHER_PD_MW, OTHER_PD_MR, PAST_MR, RW_NO_LW, MR_KEY, PD_MASK, NONE };
 
 	for (int c = NOT_FREE; c < NONE; c++) {
-		struct side a, b;
+		struct tside a, b;
 		struct tqp qa, qb, qa2, qb2;
 		struct tmr ro;
 		struct umr u;
@@ -472,7 +434,7 @@ static void test_mw_bind_errors(void)
 		if (c != NOT_FREE)
 			T_EQ(write_to(&a, &qa2, 0, 64, win, (mw & ~0xffu) | 0x70),
 			     MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR);
-		check_value(b.mr.buf, REGION, 0, "after a failed bind");
+		tcheck_value(b.mr.buf, REGION, 0, "after a failed bind");
 		down(&a, &b);
 	}
 }
@@ -484,7 +446,7 @@ static void test_mw_bind_errors(void)
  */
 static void send_inv_case(bool type2, bool bound_elsewhere)
 {
-	struct side a, b;
+	struct tside a, b;
 	struct tqp qa, qb, qa2, qb2;
 	struct umr u;
 	struct tcqe re, se;
@@ -520,12 +482,12 @@ static void send_inv_case(bool type2, bool bound_elsewhere)
 		T_EQ(re.imm, htonl(rkey));
 		T_EQ(se.opcode, MLX5_CQE_REQ);
 		for (int i = 0; i < 3000; i++)
-			T_EQ(b.mr.buf[40000 + i], pattern((size_t)i, 1));
-		check_value(b.mr.buf + 43000, REGION - 43000, 0, "past the SEND");
-		check_value(b.mr.buf, 40000, 0, "before the SEND");
+			T_EQ(b.mr.buf[40000 + i], tpattern((size_t)i, 1));
+		tcheck_value(b.mr.buf + 43000, REGION - 43000, 0, "past the SEND");
+		tcheck_value(b.mr.buf, 40000, 0, "before the SEND");
 		/* the window is gone */
 		T_EQ(write_to(&a, &qa, 0, 64, win, rkey), MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR);
-		check_value(b.mr.buf, 40000, 0, "write through a window the peer invalidated");
+		tcheck_value(b.mr.buf, 40000, 0, "write through a window the peer invalidated");
 	} else {
 		/* type 1 windows (no remote invalidation), windows of another QP: invalid
 		 * request on both sides, and the window stays valid for its QP */
@@ -552,7 +514,7 @@ static void test_send_inv_cases(void)
 /* The driver's UMR QP changes a region's access and PD in place (the keys stay). */
 static void test_priv_umr(void)
 {
-	struct side a, b;
+	struct tside a, b;
 	struct tqp qa, qb, qa2, qb2, umrq;
 	struct tcq ucq;
 	uint8_t umr[CX4_UMR_CTRL_SIZE + CX4_UMR_MKEY_SEG_SIZE] = {0};
@@ -570,7 +532,7 @@ static void test_priv_umr(void)
 	/* b's region has no remote write: refused */
 	T_EQ(write_to(&a, &qa, 0, 4096, (uintptr_t)b.mr.buf + 4096, b.mr.key),
 	     MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR);
-	check_value(b.mr.buf, REGION, 0, "before the access change");
+	tcheck_value(b.mr.buf, REGION, 0, "before the access change");
 	/* Linux mlx5r_umr_rereg_pd_access: the key in use, new access, same PD */
 	cx4_set(c, CX4_UMR_CTRL_INLINE, 1);
 	cx4_set(c, CX4_UMR_CTRL_CHECK_FREE_STATE, CX4_UMR_CHECK_FAIL_IF_FREE);
@@ -591,9 +553,9 @@ static void test_priv_umr(void)
 	T_EQ(e.wqe_opcode, MLX5_OPCODE_UMR);
 	/* the same key now takes remote writes */
 	T_EQ(write_to(&a, &qa2, 0, 4096, (uintptr_t)b.mr.buf + 4096, b.mr.key), 0);
-	check_value(b.mr.buf, 4096, 0, "before the write");
-	check_bytes(b.mr.buf + 4096, 4096, 1, "write after the access change");
-	check_value(b.mr.buf + 8192, REGION - 8192, 0, "after the write");
+	tcheck_value(b.mr.buf, 4096, 0, "before the write");
+	tcheck_pattern(b.mr.buf + 4096, 4096, 1, "write after the access change");
+	tcheck_value(b.mr.buf + 8192, REGION - 8192, 0, "after the write");
 	/* another PD: a QP of the old PD cannot use it */
 	T_EQ(tdev_alloc_pd(&b.t, &pd2), 0);
 	cx4_set(m, CX4_MKC_PD, pd2);
@@ -603,7 +565,7 @@ static void test_priv_umr(void)
 	T_EQ(e.opcode, MLX5_CQE_REQ);
 	T_EQ(write_to(&a, &qa2, 8192, 64, (uintptr_t)b.mr.buf, b.mr.key),
 	     MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR);
-	check_value(b.mr.buf, 4096, 0, "write after the PD change");
+	tcheck_value(b.mr.buf, 4096, 0, "write after the PD change");
 	/* a key that is free fails "fail if free" */
 	{
 		uint32_t mw = mw_alloc(&b.t, b.pd, true);
@@ -659,7 +621,7 @@ static int resize(struct tdev *t, struct tcq *cq, uint32_t log, struct tmem *nbu
 }
 
 /* n signalled WRITEs of 8 bytes each on qa (their CQEs on a.scq, not polled). */
-static void writes(struct side *a, struct tqp *qa, struct side *b, int n)
+static void writes(struct tside *a, struct tqp *qa, struct tside *b, int n)
 {
 	struct tsge sg = {.len = 8, .lkey = a->mr.key, .addr = (uintptr_t)a->mr.buf};
 	struct tsend s = {.opcode = MLX5_OPCODE_RDMA_WRITE,
@@ -688,7 +650,7 @@ static void wait_written(struct tcq *cq, uint32_t count)
 
 static void test_cq_resize(void)
 {
-	struct side a, b;
+	struct tside a, b;
 	struct tqp qa, qb;
 	struct tmem nbuf, old;
 	struct tcqe e;

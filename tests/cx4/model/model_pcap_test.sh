@@ -5,7 +5,8 @@
 # ports, both directions), then
 #   - tests/cx4/icrc_check.py re-verifies every ICRC with its own CRC code (zlib), and
 #   - tshark dissects every frame as InfiniBand over UDP 4791 without a malformed packet
-#     (RPC-over-RDMA heuristics off: they misread arbitrary SEND payloads as RPCoRDMA).
+#     (every IB payload heuristic off: they misread test patterns as RPCoRDMA, FCoIB, ...;
+#     icrc_check.py --tshark-args lists them).
 # Usage: model_pcap_test.sh <cx4_model_data_test> <icrc_check.py> [<cx4_model_mkey_test>]
 # (the memory-key tests add SEND_WITH_INV to the wire)
 set -eu
@@ -36,8 +37,10 @@ done
 [ "$n" -gt 10 ] || { echo "FAIL: only $n captures"; exit 1; }
 command -v tshark >/dev/null 2>&1 ||
 	{ echo "FAIL: tshark is missing (tools/install-deps.sh installs it)"; exit 1; }
+targs=$(python3 "$icrc" --tshark-args | tr '\n' ' ')
 for f in "$dir"/*.pcap; do
-	out=$(tshark -r "$f" --disable-protocol rpcordma 2>/dev/null)
+	# shellcheck disable=SC2086 # $targs: one option or heuristic name per word
+	out=$(tshark -r "$f" $targs 2>/dev/null)
 	if printf '%s\n' "$out" | grep -qi malformed; then
 		printf '%s\n' "$out" | grep -i malformed | head
 		echo "FAIL: tshark finds malformed packets in $f"
@@ -45,12 +48,14 @@ for f in "$dir"/*.pcap; do
 	fi
 	# every frame must be dissected as InfiniBand (RoCE v2)
 	total=$(tshark -r "$f" 2>/dev/null | wc -l)
-	ib=$(tshark -r "$f" --disable-protocol rpcordma -Y infiniband 2>/dev/null | wc -l)
+	# shellcheck disable=SC2086
+	ib=$(tshark -r "$f" $targs -Y infiniband 2>/dev/null | wc -l)
 	[ "$total" = "$ib" ] || { echo "FAIL: $f: $ib of $total frames are RoCE"; exit 1; }
 done
 # the opcodes the tests must have put on the wire (BTH opcode values, IBTA table 9.2)
 ops=$(for f in "$dir"/*.pcap; do
-	tshark -r "$f" --disable-protocol rpcordma -T fields -e infiniband.bth.opcode 2>/dev/null
+	# shellcheck disable=SC2086
+	tshark -r "$f" $targs -T fields -e infiniband.bth.opcode 2>/dev/null
 done | sort -n | uniq | tr '\n' ' ')
 want_ops="0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 32 33 35 38 39 40 100 101"
 [ -z "$mkey_bin" ] || want_ops="$want_ops 22 23"	# RC SEND_LAST/ONLY_WITH_INVALIDATE

@@ -20,14 +20,6 @@
 
 #include "tverbs.h"
 
-struct side {
-	struct tdev t;
-	uint32_t pd;
-	struct tcq scq, rcq;
-	struct tqp qp;
-	struct tmr mr;
-};
-
 static double now(void)
 {
 	struct timespec ts;
@@ -36,19 +28,15 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-static void up(struct side *s, size_t mrlen, int kind)
+static void up(struct tside *s, size_t mrlen, int kind)
 {
 	T_EQ(tdev_open(&s->t, NULL), 0);
-	T_EQ(tdev_bringup(&s->t), 0);
-	T_EQ(tdev_roce_setup(&s->t), 0);
-	T_EQ(tdev_alloc_pd(&s->t, &s->pd), 0);
-	T_EQ(tcq_create(&s->t, &s->scq, 10), 0);
-	T_EQ(tcq_create(&s->t, &s->rcq, 10), 0);
+	tside_bringup(s, 10);
 	T_EQ(tqp_create(&s->t, &s->qp, CX4_QP_ST_RC, s->pd, &s->scq, &s->rcq, 9, 9, NULL), 0);
 	T_EQ(tmr_reg(&s->t, &s->mr, mrlen, TA_ALL, kind, s->pd), 0);
 }
 
-static void connect2(struct side *a, struct side *b)
+static void connect2(struct tside *a, struct tside *b)
 {
 	struct tconn ca = {
 	    .rip = b->t.ip, .rqpn = b->qp.qpn, .mtu = CX4_QP_MTU_4096, .retry = 7, .rnr_retry = 7};
@@ -74,7 +62,7 @@ static void stats(const char *who, struct tdev *t)
 
 static void rdma_bw(size_t size, double secs, int kind, uint8_t opcode)
 {
-	struct side a, b;
+	struct tside a, b;
 	const int depth = 128, sig = 16;
 	uint64_t posted = 0, done = 0;
 	double t0, t1;
@@ -124,7 +112,7 @@ static int cmp(const void *x, const void *y)
 
 static void write_lat(double secs, int kind, bool one_dev)
 {
-	struct side a, b;
+	struct tside a, b;
 	double *lat = malloc(sizeof(double) * 1000000);
 	size_t n = 0;
 	double start = now();

@@ -18,32 +18,25 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "roce_opcode.h"
 #include "tverbs.h"
 
 #define WAIT 5000
 
-/* BTH opcodes of the RC transport ([IBTA] table 38, transport 000). */
+/* The BTH opcodes of the RC transport the fault rules match. */
 enum {
-	OP_SEND_FIRST = 0x00,
-	OP_SEND_LAST = 0x02,
-	OP_SEND_ONLY = 0x04,
-	OP_WRITE_FIRST = 0x06,
-	OP_WRITE_ONLY_IMM = 0x0B,
-	OP_READ_REQ = 0x0C,
-	OP_READ_RESP_FIRST = 0x0D,
-	OP_READ_RESP_ONLY = 0x10,
-	OP_ACK = 0x11,
-	OP_ATOMIC_ACK = 0x12,
-	OP_CMP_SWAP = 0x13,
-	OP_FETCH_ADD = 0x14,
-};
-
-struct side {
-	struct tdev t;
-	uint32_t pd;
-	struct tcq scq, rcq;
-	struct tqp qp;
-	struct tmr mr;
+	OP_SEND_FIRST = ROCE_OPCODE(RC, SEND_FIRST),
+	OP_SEND_LAST = ROCE_OPCODE(RC, SEND_LAST),
+	OP_SEND_ONLY = ROCE_OPCODE(RC, SEND_ONLY),
+	OP_WRITE_FIRST = ROCE_OPCODE(RC, RDMA_WRITE_FIRST),
+	OP_WRITE_ONLY_IMM = ROCE_OPCODE(RC, RDMA_WRITE_ONLY_IMM),
+	OP_READ_REQ = ROCE_OPCODE(RC, RDMA_READ_REQUEST),
+	OP_READ_RESP_FIRST = ROCE_OPCODE(RC, RDMA_READ_RESPONSE_FIRST),
+	OP_READ_RESP_ONLY = ROCE_OPCODE(RC, RDMA_READ_RESPONSE_ONLY),
+	OP_ACK = ROCE_OPCODE(RC, ACKNOWLEDGE),
+	OP_ATOMIC_ACK = ROCE_OPCODE(RC, ATOMIC_ACKNOWLEDGE),
+	OP_CMP_SWAP = ROCE_OPCODE(RC, COMPARE_SWAP),
+	OP_FETCH_ADD = ROCE_OPCODE(RC, FETCH_ADD),
 };
 
 struct opts {
@@ -54,47 +47,16 @@ struct opts {
 	uint32_t log_rd; /* log_sra_max = log_rra_max */
 };
 
-static uint8_t pattern(size_t i, unsigned int seed)
-{
-	return (uint8_t)(i * 131 + seed * 7 + (i >> 8));
-}
-
-static void fill(uint8_t *p, size_t n, unsigned int seed)
-{
-	for (size_t i = 0; i < n; i++)
-		p[i] = pattern(i, seed);
-}
-
-static void check_bytes(const uint8_t *got, size_t n, unsigned int seed, const char *what)
-{
-	for (size_t i = 0; i < n; i++)
-		if (got[i] != pattern(i, seed))
-			T_FAIL("%s: byte %zu is 0x%02x, want 0x%02x", what, i, got[i],
-			       pattern(i, seed));
-}
-
-static void check_fill(const uint8_t *got, size_t n, uint8_t v, const char *what)
-{
-	for (size_t i = 0; i < n; i++)
-		if (got[i] != v)
-			T_FAIL("%s: byte %zu is 0x%02x, want 0x%02x (untouched)", what, i, got[i],
-			       v);
-}
-
-static void dev_up(struct side *s)
+static void dev_up(struct tside *s)
 {
 	struct cx4_model_config c = {0};
 
 	T_EQ(tdev_open(&s->t, &c), 0);
-	T_EQ(tdev_bringup(&s->t), 0);
-	T_EQ(tdev_roce_setup(&s->t), 0);
-	T_EQ(tdev_alloc_pd(&s->t, &s->pd), 0);
-	T_EQ(tcq_create(&s->t, &s->scq, 8), 0);
-	T_EQ(tcq_create(&s->t, &s->rcq, 8), 0);
+	tside_bringup(s, 8);
 }
 
 /* Two devices, one RC QP each, connected; 1 MB registered on each side (A by pid, B memfd). */
-static void pair(struct side *a, struct side *b, const struct opts *o)
+static void pair(struct tside *a, struct tside *b, const struct opts *o)
 {
 	struct tconn ca = {.mtu = o->mtu ? o->mtu : CX4_QP_MTU_1024,
 			   .sq_psn = 0xfffff0, /* the PSNs wrap during the tests */
@@ -123,7 +85,7 @@ static void pair(struct side *a, struct side *b, const struct opts *o)
 	T_EQ(tmr_reg(&b->t, &b->mr, 1 << 20, TA_ALL, TMR_FD, b->pd), 0);
 }
 
-static void down(struct side *s)
+static void down(struct tside *s)
 {
 	tdev_close(&s->t);
 }
@@ -133,7 +95,7 @@ static struct tsge sge(const struct tmr *mr, size_t off, uint32_t len)
 	return (struct tsge){.len = len, .lkey = mr->key, .addr = (uintptr_t)mr->buf + off};
 }
 
-static void fault(struct side *s, enum cx4_model_fault_action act, uint8_t op_min, uint8_t op_max,
+static void fault(struct tside *s, enum cx4_model_fault_action act, uint8_t op_min, uint8_t op_max,
 		  uint32_t skip, uint32_t count, uint32_t delay)
 {
 	struct cx4_model_fault f = {.action = act,
@@ -146,7 +108,7 @@ static void fault(struct side *s, enum cx4_model_fault_action act, uint8_t op_mi
 	T_EQ(cx4_model_rx_fault(s->t.bus, &f), 0);
 }
 
-static struct cx4_model_stats stats(struct side *s)
+static struct cx4_model_stats stats(struct tside *s)
 {
 	struct cx4_model_stats st;
 
@@ -155,7 +117,7 @@ static struct cx4_model_stats stats(struct side *s)
 }
 
 /* The next CQE must be a good one for WQE idx of this opcode and length. */
-static void expect_req(struct side *s, int idx, uint8_t wqe_op, uint32_t len)
+static void expect_req(struct tside *s, int idx, uint8_t wqe_op, uint32_t len)
 {
 	struct tcqe e;
 
@@ -167,7 +129,7 @@ static void expect_req(struct side *s, int idx, uint8_t wqe_op, uint32_t len)
 	T_EQ(e.byte_cnt, len);
 }
 
-static void expect_recv(struct side *s, uint8_t op, uint32_t len, int idx)
+static void expect_recv(struct tside *s, uint8_t op, uint32_t len, int idx)
 {
 	struct tcqe e;
 
@@ -180,9 +142,9 @@ static void expect_recv(struct side *s, uint8_t op, uint32_t len, int idx)
 }
 
 /* No completion left over on either CQ of either side (a duplicate CQE would be one). */
-static void expect_quiet(struct side *a, struct side *b)
+static void expect_quiet(struct tside *a, struct tside *b)
 {
-	struct side *s[2] = {a, b};
+	struct tside *s[2] = {a, b};
 	uint8_t c[64];
 
 	for (int i = 0; i < 2; i++) {
@@ -194,7 +156,7 @@ static void expect_quiet(struct side *a, struct side *b)
 	}
 }
 
-static int post_read(struct side *a, struct side *b, size_t loff, size_t roff, uint32_t len)
+static int post_read(struct tside *a, struct tside *b, size_t loff, size_t roff, uint32_t len)
 {
 	struct tsge d = sge(&a->mr, loff, len);
 	struct tsend s = {.opcode = MLX5_OPCODE_RDMA_READ,
@@ -206,7 +168,7 @@ static int post_read(struct side *a, struct side *b, size_t loff, size_t roff, u
 	return tqp_post_send(&a->t, &a->qp, &s);
 }
 
-static int post_data(struct side *a, struct side *b, uint8_t op, size_t loff, size_t roff,
+static int post_data(struct tside *a, struct tside *b, uint8_t op, size_t loff, size_t roff,
 		     uint32_t len)
 {
 	struct tsge d = sge(&a->mr, loff, len);
@@ -220,7 +182,7 @@ static int post_data(struct side *a, struct side *b, uint8_t op, size_t loff, si
 	return tqp_post_send(&a->t, &a->qp, &s);
 }
 
-static int post_atomic(struct side *a, struct side *b, uint8_t op, size_t loff, size_t roff,
+static int post_atomic(struct tside *a, struct tside *b, uint8_t op, size_t loff, size_t roff,
 		       uint64_t swap_add, uint64_t compare)
 {
 	struct tsge d = sge(&a->mr, loff, 8);
@@ -258,17 +220,17 @@ static void test_read_resp_loss(void)
 
 	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
 		struct opts o = {.retry = cases[k].retry, .ack_timeout = cases[k].ack_timeout};
-		struct side a, b;
+		struct tside a, b;
 		struct cx4_model_stats sa;
 
 		pair(&a, &b, &o);
-		fill(b.mr.buf, 65536, (unsigned int)k);
+		tfill(b.mr.buf, 65536, (unsigned int)k);
 		memset(a.mr.buf, 0xee, 70000);
 		fault(&a, CX4_MODEL_FAULT_DROP, OP_READ_RESP_FIRST, OP_READ_RESP_ONLY,
 		      cases[k].skip, cases[k].count, 0);
 		expect_req(&a, post_read(&a, &b, 0, 0, 65536), MLX5_OPCODE_RDMA_READ, 65536);
-		check_bytes(a.mr.buf, 65536, (unsigned int)k, "READ after a lost response");
-		check_fill(a.mr.buf + 65536, 70000 - 65536, 0xee, "after the READ buffer");
+		tcheck_pattern(a.mr.buf, 65536, (unsigned int)k, "READ after a lost response");
+		tcheck_value(a.mr.buf + 65536, 70000 - 65536, 0xee, "after the READ buffer");
 		sa = stats(&a);
 		T_EQ(sa.rx_fault_dropped, cases[k].count);
 		/* one request sent again per gap of lost responses */
@@ -277,9 +239,9 @@ static void test_read_resp_loss(void)
 			       (unsigned long)sa.retransmits, cases[k].count);
 		expect_quiet(&a, &b);
 		/* the QP still works */
-		fill(b.mr.buf + 65536, 3000, 99);
+		tfill(b.mr.buf + 65536, 3000, 99);
 		expect_req(&a, post_read(&a, &b, 100000, 65536, 3000), MLX5_OPCODE_RDMA_READ, 3000);
-		check_bytes(a.mr.buf + 100000, 3000, 99, "READ after recovery");
+		tcheck_pattern(a.mr.buf + 100000, 3000, 99, "READ after recovery");
 		down(&a);
 		down(&b);
 	}
@@ -295,11 +257,11 @@ static void test_read_resp_loss(void)
 static void test_read_dup_resources(void)
 {
 	struct opts o = {.retry = 7, .rd_set = true, .log_rd = 1};
-	struct side a, b;
+	struct tside a, b;
 	int i0, i1, i2;
 
 	pair(&a, &b, &o);
-	fill(b.mr.buf, 3 * 16384, 21);
+	tfill(b.mr.buf, 3 * 16384, 21);
 	fault(&a, CX4_MODEL_FAULT_DROP, OP_READ_RESP_FIRST, OP_READ_RESP_ONLY, 3, 1, 0);
 	i0 = post_read(&a, &b, 0, 0, 16384);
 	i1 = post_read(&a, &b, 16384, 16384, 16384);
@@ -308,7 +270,7 @@ static void test_read_dup_resources(void)
 	expect_req(&a, i0, MLX5_OPCODE_RDMA_READ, 16384);
 	expect_req(&a, i1, MLX5_OPCODE_RDMA_READ, 16384);
 	expect_req(&a, i2, MLX5_OPCODE_RDMA_READ, 16384);
-	check_bytes(a.mr.buf, 3 * 16384, 21, "three READs");
+	tcheck_pattern(a.mr.buf, 3 * 16384, 21, "three READs");
 	expect_quiet(&a, &b);
 	down(&a);
 	down(&b);
@@ -321,15 +283,15 @@ static void test_read_dup_resources(void)
 static void test_read_dup_request(void)
 {
 	struct opts o = {.retry = 7};
-	struct side a, b;
+	struct tside a, b;
 	struct cx4_model_stats s0, s1;
 
 	pair(&a, &b, &o);
-	fill(b.mr.buf, 8192, 5);
+	tfill(b.mr.buf, 8192, 5);
 	s0 = stats(&b);
 	fault(&b, CX4_MODEL_FAULT_DUP, OP_READ_REQ, OP_READ_REQ, 0, 1, 0);
 	expect_req(&a, post_read(&a, &b, 0, 0, 8192), MLX5_OPCODE_RDMA_READ, 8192);
-	check_bytes(a.mr.buf, 8192, 5, "READ with a duplicated request");
+	tcheck_pattern(a.mr.buf, 8192, 5, "READ with a duplicated request");
 	expect_quiet(&a, &b);
 	s1 = stats(&b);
 	T_EQ(s1.rx_fault_duplicated, 1);
@@ -345,10 +307,10 @@ static void test_read_resp_dup_reorder(void)
 {
 	for (int k = 0; k < 3; k++) {
 		struct opts o = {.retry = 7};
-		struct side a, b;
+		struct tside a, b;
 
 		pair(&a, &b, &o);
-		fill(b.mr.buf, 20480, 30 + k);
+		tfill(b.mr.buf, 20480, 30 + k);
 		if (k == 0)
 			fault(&a, CX4_MODEL_FAULT_DUP, OP_READ_RESP_FIRST, OP_READ_RESP_ONLY, 4, 3,
 			      0);
@@ -356,7 +318,7 @@ static void test_read_resp_dup_reorder(void)
 			fault(&a, CX4_MODEL_FAULT_DELAY, OP_READ_RESP_FIRST, OP_READ_RESP_ONLY,
 			      k == 1 ? 4 : 0, 1, k == 1 ? 3 : 1);
 		expect_req(&a, post_read(&a, &b, 0, 0, 20480), MLX5_OPCODE_RDMA_READ, 20480);
-		check_bytes(a.mr.buf, 20480, 30 + k, "READ, responses duplicated / reordered");
+		tcheck_pattern(a.mr.buf, 20480, 30 + k, "READ, responses duplicated / reordered");
 		if (k == 0)
 			T_EQ(stats(&a).retransmits, 0); /* duplicates are not losses */
 		expect_quiet(&a, &b);
@@ -372,24 +334,24 @@ static void test_read_resp_dup_reorder(void)
 static void test_implied_nak_by_ack(void)
 {
 	struct opts o = {.retry = 7};
-	struct side a, b;
+	struct tside a, b;
 	int ir, is;
 	struct tsge rs;
 
 	pair(&a, &b, &o);
 	rs = sge(&b.mr, 500000, 4096);
 	tqp_post_recv(&b.t, &b.qp, &rs, 1);
-	fill(b.mr.buf, 4096, 41);
-	fill(a.mr.buf + 200000, 300, 42);
+	tfill(b.mr.buf, 4096, 41);
+	tfill(a.mr.buf + 200000, 300, 42);
 	fault(&a, CX4_MODEL_FAULT_DROP, OP_READ_RESP_FIRST, OP_READ_RESP_ONLY, 0, 4, 0);
 	ir = post_read(&a, &b, 0, 0, 4096);
 	is = post_data(&a, &b, MLX5_OPCODE_SEND, 200000, 0, 300);
 	expect_req(&a, ir, MLX5_OPCODE_RDMA_READ, 4096);
 	expect_req(&a, is, MLX5_OPCODE_SEND, 300);
 	expect_recv(&b, MLX5_CQE_RESP_SEND, 300, 0);
-	check_bytes(a.mr.buf, 4096, 41, "READ after an implied NAK");
-	check_bytes(b.mr.buf + 500000, 300, 42, "SEND behind it");
-	check_fill(b.mr.buf + 500300, 4096 - 300, 0, "rest of the receive buffer");
+	tcheck_pattern(a.mr.buf, 4096, 41, "READ after an implied NAK");
+	tcheck_pattern(b.mr.buf + 500000, 300, 42, "SEND behind it");
+	tcheck_value(b.mr.buf + 500300, 4096 - 300, 0, "rest of the receive buffer");
 	expect_quiet(&a, &b);
 	T_EQ(stats(&a).rx_fault_dropped, 4);
 	down(&a);
@@ -413,7 +375,7 @@ static void test_ack_behind_read(void)
 	for (int late = 0; late < 2; late++) {
 		struct opts o = {.retry = 7}; /* ack_timeout 0: no local ACK timeout */
 		const uint32_t big = 600 * 1024;
-		struct side a, b;
+		struct tside a, b;
 		struct tsge rs[2];
 		int i1, ir, i2;
 
@@ -422,9 +384,9 @@ static void test_ack_behind_read(void)
 			rs[k] = sge(&b.mr, 900000 + (size_t)k * 1000, 1000);
 			tqp_post_recv(&b.t, &b.qp, &rs[k], 1);
 		}
-		fill(b.mr.buf, big, 70);
-		fill(a.mr.buf + big, 100, 71);
-		fill(a.mr.buf + big + 100, 100, 72);
+		tfill(b.mr.buf, big, 70);
+		tfill(a.mr.buf + big, 100, 71);
+		tfill(a.mr.buf + big + 100, 100, 72);
 		if (late)
 			fault(&a, CX4_MODEL_FAULT_DELAY, OP_ACK, OP_ACK, 0, 1, 64);
 		i1 = post_data(&a, &b, MLX5_OPCODE_SEND, big, 0, 100);
@@ -436,9 +398,9 @@ static void test_ack_behind_read(void)
 		expect_req(&a, i2, MLX5_OPCODE_SEND, 100);
 		expect_recv(&b, MLX5_CQE_RESP_SEND, 100, 0);
 		expect_recv(&b, MLX5_CQE_RESP_SEND, 100, 1);
-		check_bytes(a.mr.buf, big, 70, "READ between two SENDs");
-		check_bytes(b.mr.buf + 900000, 100, 71, "the first SEND");
-		check_bytes(b.mr.buf + 901000, 100, 72, "the second SEND");
+		tcheck_pattern(a.mr.buf, big, 70, "READ between two SENDs");
+		tcheck_pattern(b.mr.buf + 900000, 100, 71, "the first SEND");
+		tcheck_pattern(b.mr.buf + 901000, 100, 72, "the second SEND");
 		expect_quiet(&a, &b);
 		T_EQ(stats(&a).retransmits, 0);
 		if (late)
@@ -461,7 +423,7 @@ enum { LOSE, DUPLICATE, REORDER, LOSE_LAST };
 static void data_case(uint8_t wop, int how)
 {
 	struct opts o = {.retry = 7, .ack_timeout = how == LOSE_LAST ? 12 : 0};
-	struct side a, b;
+	struct tside a, b;
 	uint32_t len = 10 * 1024 - 100;
 	unsigned int seed = wop * 10u + (unsigned int)how;
 	uint8_t fop = wop == MLX5_OPCODE_SEND ? OP_SEND_FIRST : OP_WRITE_FIRST;
@@ -474,7 +436,7 @@ static void data_case(uint8_t wop, int how)
 
 		tqp_post_recv(&b.t, &b.qp, &rs, 1);
 	}
-	fill(a.mr.buf, len, seed);
+	tfill(a.mr.buf, len, seed);
 	switch (how) {
 	case LOSE:
 		fault(&b, CX4_MODEL_FAULT_DROP, fop, fop + 5, 4, 1, 0);
@@ -493,13 +455,13 @@ static void data_case(uint8_t wop, int how)
 	expect_req(&a, idx, wop, len);
 	if (wop == MLX5_OPCODE_SEND) {
 		expect_recv(&b, MLX5_CQE_RESP_SEND, len, 0);
-		check_bytes(b.mr.buf + 600000, len, seed, "SEND");
-		check_fill(b.mr.buf + 600000 + len, 16384 - len, 0, "after the SEND");
+		tcheck_pattern(b.mr.buf + 600000, len, seed, "SEND");
+		tcheck_value(b.mr.buf + 600000 + len, 16384 - len, 0, "after the SEND");
 	} else {
 		if (wop == MLX5_OPCODE_RDMA_WRITE_IMM)
 			expect_recv(&b, MLX5_CQE_RESP_WR_IMM, len, 0);
-		check_bytes(b.mr.buf, len, seed, "WRITE");
-		check_fill(b.mr.buf + len, 4096, 0, "after the WRITE");
+		tcheck_pattern(b.mr.buf, len, seed, "WRITE");
+		tcheck_value(b.mr.buf + len, 4096, 0, "after the WRITE");
 	}
 	sa = stats(&a);
 	if (how == DUPLICATE)
@@ -528,19 +490,19 @@ static void test_data_faults(void)
 static void test_nak_dup(void)
 {
 	struct opts o = {.retry = 1};
-	struct side a, b;
+	struct tside a, b;
 	struct tsge rs;
 
 	pair(&a, &b, &o);
 	rs = sge(&b.mr, 0, 8192);
 	tqp_post_recv(&b.t, &b.qp, &rs, 1);
-	fill(a.mr.buf, 8000, 77);
+	tfill(a.mr.buf, 8000, 77);
 	fault(&b, CX4_MODEL_FAULT_DROP, OP_SEND_FIRST, OP_SEND_LAST, 2, 1, 0);
 	/* the first acknowledgement A receives is B's NAK for the gap */
 	fault(&a, CX4_MODEL_FAULT_DUP, OP_ACK, OP_ACK, 0, 1, 0);
 	expect_req(&a, post_data(&a, &b, MLX5_OPCODE_SEND, 0, 0, 8000), MLX5_OPCODE_SEND, 8000);
 	expect_recv(&b, MLX5_CQE_RESP_SEND, 8000, 0);
-	check_bytes(b.mr.buf, 8000, 77, "SEND after a duplicated NAK");
+	tcheck_pattern(b.mr.buf, 8000, 77, "SEND after a duplicated NAK");
 	T_EQ(stats(&b).naks_sent, 1);
 	T_EQ(stats(&a).retransmits, 1);
 	expect_quiet(&a, &b);
@@ -557,11 +519,11 @@ static void test_ack_faults(void)
 {
 	for (int how = 0; how < 3; how++) {
 		struct opts o = {.retry = 7, .ack_timeout = 12};
-		struct side a, b;
+		struct tside a, b;
 		int idx[8];
 
 		pair(&a, &b, &o);
-		fill(a.mr.buf, 8 * 3000, 50 + how);
+		tfill(a.mr.buf, 8 * 3000, 50 + how);
 		if (how == 0)
 			fault(&a, CX4_MODEL_FAULT_DROP, OP_ACK, OP_ACK, 0, 3, 0);
 		else if (how == 1)
@@ -573,7 +535,7 @@ static void test_ack_faults(void)
 					   (size_t)i * 3000, 3000);
 		for (int i = 0; i < 8; i++)
 			expect_req(&a, idx[i], MLX5_OPCODE_RDMA_WRITE, 3000);
-		check_bytes(b.mr.buf, 8 * 3000, 50 + (unsigned int)how, "WRITEs");
+		tcheck_pattern(b.mr.buf, 8 * 3000, 50 + (unsigned int)how, "WRITEs");
 		expect_quiet(&a, &b);
 		down(&a);
 		down(&b);
@@ -604,12 +566,12 @@ static void test_ack_past_rewind(void)
 		struct opts o = {.retry = 7, .ack_timeout = 5}; /* 131 us */
 		const uint32_t big = 900 * 1024;		 /* 900 packets at PMTU 1024 */
 		const uint32_t len[2] = {1000, big};
-		struct side a, b;
+		struct tside a, b;
 		struct tcqe e;
 		int idx[2], failed = -1;
 
 		pair(&a, &b, &o);
-		fill(a.mr.buf, 1000 + big, 61 + (unsigned int)round);
+		tfill(a.mr.buf, 1000 + big, 61 + (unsigned int)round);
 		idx[0] = post_data(&a, &b, MLX5_OPCODE_RDMA_WRITE, 0, 0, len[0]);
 		idx[1] = post_data(&a, &b, MLX5_OPCODE_RDMA_WRITE, 1000, 1000, len[1]);
 		/* in order: good ones, then at most one "retries exceeded", then flushes */
@@ -629,11 +591,11 @@ static void test_ack_past_rewind(void)
 			}
 		}
 		if (failed < 0) {
-			check_bytes(b.mr.buf, 1000 + big, 61 + (unsigned int)round, "WRITEs");
+			tcheck_pattern(b.mr.buf, 1000 + big, 61 + (unsigned int)round, "WRITEs");
 			good++;
 		} else if (failed == 1) {
 			/* the first one completed: its bytes are all there */
-			check_bytes(b.mr.buf, 1000, 61 + (unsigned int)round, "the first WRITE");
+			tcheck_pattern(b.mr.buf, 1000, 61 + (unsigned int)round, "the first WRITE");
 		}
 		expect_quiet(&a, &b);
 		down(&a);
@@ -653,7 +615,7 @@ static void test_atomic_faults(void)
 {
 	for (int how = 0; how < 3; how++) {
 		struct opts o = {.retry = 7, .ack_timeout = 12};
-		struct side a, b;
+		struct tside a, b;
 		uint64_t *target, got;
 
 		pair(&a, &b, &o);
@@ -688,20 +650,20 @@ static void test_atomic_faults(void)
 static void test_read_atomic_order(void)
 {
 	struct opts o = {.retry = 7};
-	struct side a, b;
+	struct tside a, b;
 	uint64_t *target;
 
 	pair(&a, &b, &o);
 	target = (uint64_t *)(b.mr.buf + 512 * 1024);
 	*target = 0;
-	fill(b.mr.buf, 8192, 60);
+	tfill(b.mr.buf, 8192, 60);
 	for (int i = 0; i < 16; i++) {
 		int ir = post_read(&a, &b, 0, 0, 8192);
 		int ia = post_atomic(&a, &b, MLX5_OPCODE_ATOMIC_FA, 16384, 512 * 1024, 1, 0);
 
 		expect_req(&a, ir, MLX5_OPCODE_RDMA_READ, 8192);
 		expect_req(&a, ia, MLX5_OPCODE_ATOMIC_FA, 8);
-		check_bytes(a.mr.buf, 8192, 60, "READ before an atomic");
+		tcheck_pattern(a.mr.buf, 8192, 60, "READ before an atomic");
 		memset(a.mr.buf, 0, 8192);
 	}
 	T_EQ(*target, 16);
@@ -717,7 +679,7 @@ static void test_read_atomic_order(void)
 #define NBUSY 7
 #define BUSY_READS 150 /* per busy QP */
 
-static void post_fair_read(struct side *a, struct side *b, struct tqp *qp, size_t loff)
+static void post_fair_read(struct tside *a, struct tside *b, struct tqp *qp, size_t loff)
 {
 	struct tsge d = sge(&a->mr, loff, 65536);
 	struct tsend s = {.opcode = MLX5_OPCODE_RDMA_READ,
@@ -743,7 +705,7 @@ static void post_fair_read(struct side *a, struct side *b, struct tqp *qp, size_
  */
 static void test_fair_share(void)
 {
-	struct side a, b;
+	struct tside a, b;
 	struct tcq acq[NQ], bcq[NQ];
 	struct tqp aqp[NQ], bqp[NQ];
 	int posted[NBUSY] = {0}, done[NBUSY] = {0}, busy_done = 0;
@@ -753,7 +715,7 @@ static void test_fair_share(void)
 	dev_up(&b);
 	T_EQ(tmr_reg(&a.t, &a.mr, 1 << 20, TA_ALL, TMR_FD, a.pd), 0);
 	T_EQ(tmr_reg(&b.t, &b.mr, 1 << 20, TA_ALL, TMR_PID, b.pd), 0);
-	fill(b.mr.buf, 65536, 70);
+	tfill(b.mr.buf, 65536, 70);
 	for (int q = 0; q < NQ; q++) {
 		struct tconn ca = {.mtu = CX4_QP_MTU_1024,
 				   .sq_psn = 0x1000u * (unsigned int)q,
@@ -824,7 +786,7 @@ static void test_fair_share(void)
 		T_FAIL("the later QPs were answered only with %d of %d busy READs left",
 		       busy_left_at_late, NBUSY * BUSY_READS);
 	for (int q = 0; q < NQ; q++)
-		check_bytes(a.mr.buf + (size_t)q * 65536, 65536, 70, "READ data");
+		tcheck_pattern(a.mr.buf + (size_t)q * 65536, 65536, 70, "READ data");
 	T_EQ(stats(&a).retransmits, 0);
 	down(&a);
 	down(&b);

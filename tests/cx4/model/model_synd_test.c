@@ -96,32 +96,20 @@ static void test_names(void)
 /* ---- provoking each error on the model --------------------------------------------------------
  */
 
-struct side {
-	struct tdev t;
-	uint32_t pd;
-	struct tcq scq, rcq;
-	struct tqp qp;
-	struct tmr mr;
-};
-
 struct ctx {
-	struct side a, b;
+	struct tside a, b;
 	bool have_b;
 	struct roce_udp_port peer; /* fake peer instead of b */
 	bool have_peer;
 };
 
 /* Device k of this process: 127.x addresses of its own (tdev_addr); the fake peer is 3. */
-static void dev_up(struct side *s, unsigned int k)
+static void dev_up(struct tside *s, unsigned int k)
 {
 	struct cx4_model_config c = {.ipv4 = tdev_addr(k)};
 
 	T_EQ(tdev_open(&s->t, &c), 0);
-	T_EQ(tdev_bringup(&s->t), 0);
-	T_EQ(tdev_roce_setup(&s->t), 0);
-	T_EQ(tdev_alloc_pd(&s->t, &s->pd), 0);
-	T_EQ(tcq_create(&s->t, &s->scq, 8), 0);
-	T_EQ(tcq_create(&s->t, &s->rcq, 8), 0);
+	tside_bringup(s, 8);
 	T_EQ(tmr_reg(&s->t, &s->mr, 65536, TA_ALL, TMR_FD, s->pd), 0);
 }
 
@@ -185,7 +173,7 @@ static struct tsge sge(const struct tmr *mr, size_t off, uint32_t len)
 	return (struct tsge){.len = len, .lkey = mr->key, .addr = (uintptr_t)mr->buf + off};
 }
 
-static int post(struct side *s, uint8_t op, struct tsge *sg, uint64_t raddr, uint32_t rkey)
+static int post(struct tside *s, uint8_t op, struct tsge *sg, uint64_t raddr, uint32_t rkey)
 {
 	struct tsend w = {.opcode = op,
 			  .sg = sg,
@@ -444,7 +432,7 @@ static void test_model(void)
 		t_name = rows[r].name;
 		rows[r].provoke(&c);
 		for (const struct want *w = rows[r].want; w < rows[r].want + 3 && w->side; w++) {
-			struct side *s = w->side == 'a' ? &c.a : &c.b;
+			struct tside *s = w->side == 'a' ? &c.a : &c.b;
 			struct tcqe e;
 
 			tcq_expect(&s->t, w->recv ? &s->rcq : &s->scq, &e, WAIT);

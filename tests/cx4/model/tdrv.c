@@ -33,7 +33,7 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-void hexdump(const void *p, size_t len)
+void tdev_hexdump(const void *p, size_t len)
 {
 	const uint8_t *b = p;
 

@@ -144,6 +144,7 @@ int tdev_create_cq(struct tdev *t, struct tmem *mem, struct tmem *dbr, uint32_t 
 int tdev_create_cq_ex(struct tdev *t, struct tmem *mem, struct tmem *dbr, uint32_t log_size,
 		      uint32_t eqn, uint32_t cqe_sz, uint32_t cc, uint32_t *cqn);
 
-void hexdump(const void *p, size_t len);
+/* A debugging aid for a test under construction: len bytes at p to stderr, 16 a line. */
+void tdev_hexdump(const void *p, size_t len);
 
 #endif /* CX4_TDRV_H */

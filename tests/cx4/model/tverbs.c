@@ -28,6 +28,41 @@ int tdev_alloc_pd(struct tdev *t, uint32_t *pd)
 	return st;
 }
 
+void tside_bringup(struct tside *s, uint32_t log_cq)
+{
+	T_EQ(tdev_bringup(&s->t), 0);
+	T_EQ(tdev_roce_setup(&s->t), 0);
+	T_EQ(tdev_alloc_pd(&s->t, &s->pd), 0);
+	T_EQ(tcq_create(&s->t, &s->scq, log_cq), 0);
+	T_EQ(tcq_create(&s->t, &s->rcq, log_cq), 0);
+}
+
+uint8_t tpattern(size_t i, unsigned int seed)
+{
+	return (uint8_t)(i * 131 + seed * 7 + (i >> 8));
+}
+
+void tfill(uint8_t *p, size_t n, unsigned int seed)
+{
+	for (size_t i = 0; i < n; i++)
+		p[i] = tpattern(i, seed);
+}
+
+void tcheck_pattern(const uint8_t *got, size_t n, unsigned int seed, const char *what)
+{
+	for (size_t i = 0; i < n; i++)
+		if (got[i] != tpattern(i, seed))
+			T_FAIL("%s: byte %zu is 0x%02x, want 0x%02x", what, i, got[i],
+			       tpattern(i, seed));
+}
+
+void tcheck_value(const uint8_t *got, size_t n, uint8_t v, const char *what)
+{
+	for (size_t i = 0; i < n; i++)
+		if (got[i] != v)
+			T_FAIL("%s: byte %zu is 0x%02x, want 0x%02x", what, i, got[i], v);
+}
+
 /* ---- CQ ---------------------------------------------------------------------------------- */
 
 int tcq_create(struct tdev *t, struct tcq *cq, uint32_t log)
@@ -88,16 +123,21 @@ void tcq_arm(struct tdev *t, struct tcq *cq, bool sol)
 
 void tcqe_decode(const uint8_t *c, struct tcqe *e)
 {
-	e->opcode = c[63] >> 4;
-	e->se = (c[63] >> 1) & 1;
-	e->syndrome = c[0x37];
-	e->byte_cnt = cx4_be32_load(c + 0x2c);
-	e->qpn = cx4_be32_load(c + 0x38) & 0xffffff;
-	e->wqe_opcode = c[0x38];
-	memcpy(&e->imm, c + 0x24, 4);
-	e->flags_rqpn = cx4_be32_load(c + 0x18);
-	e->uidx = cx4_be32_load(c + 0x20) & 0xffffff;
-	e->wqe_counter = (uint16_t)(c[0x3c] << 8 | c[0x3d]);
+	struct mlx5_cqe64 q;
+	struct mlx5_err_cqe err;
+
+	memcpy(&q, c, sizeof(q));
+	memcpy(&err, c, sizeof(err));
+	e->opcode = q.op_own >> 4;
+	e->se = (q.op_own >> 1) & 1;
+	e->syndrome = err.syndrome;
+	e->byte_cnt = be32toh(q.byte_cnt);
+	e->qpn = be32toh(q.sop_drop_qpn) & 0xffffff;
+	e->wqe_opcode = (uint8_t)(be32toh(q.sop_drop_qpn) >> 24);
+	e->imm = q.imm_inval_pkey;
+	e->flags_rqpn = be32toh(q.flags_rqpn);
+	e->uidx = be32toh(q.srqn_uidx) & 0xffffff;
+	e->wqe_counter = be16toh(q.wqe_counter);
 }
 
 void tcq_expect(struct tdev *t, struct tcq *cq, struct tcqe *e, int ms)

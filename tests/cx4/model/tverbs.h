@@ -149,4 +149,23 @@ void tcqe_decode(const uint8_t *c, struct tcqe *e);
 void tcq_expect(struct tdev *t, struct tcq *cq, struct tcqe *e, int ms);
 int tdev_alloc_pd(struct tdev *t, uint32_t *pd);
 
+/* One end of a test's connection: a device, its PD, send and receive CQs, a QP and a region. */
+struct tside {
+	struct tdev t;
+	uint32_t pd;
+	struct tcq scq, rcq;
+	struct tqp qp;
+	struct tmr mr;
+};
+
+/* An opened device brought up with RoCE, a PD and two CQs of 2^log_cq entries. */
+void tside_bringup(struct tside *s, uint32_t log_cq);
+
+/* ---- test data: byte i of the sequence seed (not periodic in 256 bytes) ---------------- */
+uint8_t tpattern(size_t i, unsigned int seed);
+void tfill(uint8_t *p, size_t n, unsigned int seed);
+/* Fail the test at the first byte of got that is not the sequence seed, or not v. */
+void tcheck_pattern(const uint8_t *got, size_t n, unsigned int seed, const char *what);
+void tcheck_value(const uint8_t *got, size_t n, uint8_t v, const char *what);
+
 #endif /* CX4_TVERBS_H */

@@ -16,28 +16,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "bv_expect.h"
 #include "cx4_vfio.h"
 #include "fake_vfio.h"
-
-static int failures;
-
-#define EXPECT(c)                                                                    \
-	do {                                                                         \
-		if (!(c)) {                                                          \
-			fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #c); \
-			failures++;                                                  \
-		}                                                                    \
-	} while (0)
-
-#define EXPECT_EQ(a, b)                                                                    \
-	do {                                                                               \
-		long long _a = (long long)(a), _b = (long long)(b);                        \
-		if (_a != _b) {                                                            \
-			fprintf(stderr, "FAIL %s:%d: %s == %s (%lld != %lld)\n", __FILE__, \
-				__LINE__, #a, #b, _a, _b);                                 \
-			failures++;                                                        \
-		}                                                                          \
-	} while (0)
 
 #define EXPECT_MSG(sub)                                                                    \
 	do {                                                                               \
@@ -723,6 +704,8 @@ static void test_dma(void)
 		EXPECT(!"open");
 		fake_fini(f);
 		free(f);
+		free(got);
+		free(pat);
 		return;
 	}
 	fd = make_memfd(len, &view);

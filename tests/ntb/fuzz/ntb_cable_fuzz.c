@@ -34,7 +34,6 @@
  * process hangs up, the genuine end connects again and the link must come up within 3 s; no
  * descriptor may have leaked.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -43,34 +42,18 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "cable_msg.h"
+#include "fuzz_util.h"
 #include "model.h"
 
 #define OBJ_SIZE	(64u << 10)
 #define RECOVER_MS	3000
 
-/* cable.c's message (the model's own wire; kept in step by the HELLO the genuine end sends) */
-struct cable_msg {
-	uint32_t type;
-	uint32_t magic;
-	uint32_t version;
-	uint32_t side;
-	uint32_t profile;
-	uint32_t nvec;
-	uint64_t mw_size;
-	int32_t pid;
-	uint32_t obj;
-	uint64_t obj_off;
-	uint64_t obj_size;
-};
-
-#define CABLE_MAGIC	0x4c424143u
-
 static struct ntb_dev *end0, *end1;
 static char rundir[64], link_name[32];
-static struct cable_msg hello1;	/* what the genuine end 1 said */
+static struct ntb_cable_msg hello1;	/* what the genuine end 1 said */
 static uint8_t *shm_saved;
 static int obj_fd = -1;
 static uint32_t obj_id;
@@ -79,27 +62,6 @@ static __attribute__((noreturn)) void die(const char *what)
 {
 	fprintf(stderr, "ntb_cable_fuzz: %s\n", what);
 	abort();
-}
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-static int count_fds(void)
-{
-	DIR *dir = opendir("/proc/self/fd");
-	int n = 0;
-
-	if (!dir)
-		return -1;
-	while (readdir(dir))
-		n++;
-	closedir(dir);
-	return n;
 }
 
 static int memfd(size_t size)
@@ -116,7 +78,7 @@ static void drain(int s)
 {
 	for (;;) {
 		union {
-			char buf[CMSG_SPACE(sizeof(int) * (NTB_MAX_DB_VECTORS + 2))];
+			char buf[CMSG_SPACE(sizeof(int) * NTB_CABLE_MAX_FDS)];
 			struct cmsghdr align;
 		} u;
 		char m[256];
@@ -215,7 +177,7 @@ static void hello_fds(int *fds, int *nfds)
 
 static void record(int s, uint8_t type, uint8_t flags, const uint8_t *p, size_t len)
 {
-	struct cable_msg m = { .magic = CABLE_MAGIC };
+	struct ntb_cable_msg m = { .magic = NTB_CABLE_MAGIC };
 	int fds[NTB_MAX_DB_VECTORS + 4], nfds = 0;
 
 	switch (type % 6) {
@@ -235,13 +197,13 @@ static void record(int s, uint8_t type, uint8_t flags, const uint8_t *p, size_t 
 			close(fds[--nfds]);
 		break;
 	case 1:
-		m.type = 2;
+		m.type = NTB_CABLE_LINK;
 		if (flags & 1)
 			reg_store(&end1->local->regs->enabled,
 				  !reg_load(&end1->local->regs->enabled));
 		break;
 	case 2:
-		m.type = 3;
+		m.type = NTB_CABLE_OBJ_ADD;
 		if (flags & 1) {
 			m.obj = obj_id;
 			m.obj_size = OBJ_SIZE;
@@ -267,7 +229,7 @@ static void record(int s, uint8_t type, uint8_t flags, const uint8_t *p, size_t 
 			fds[nfds++] = memfd(4096);
 		break;
 	case 3:
-		m.type = 4;
+		m.type = NTB_CABLE_OBJ_DEL;
 		if (flags & 1)
 			m.obj = obj_id;
 		else
@@ -299,10 +261,10 @@ static void record(int s, uint8_t type, uint8_t flags, const uint8_t *p, size_t 
 /* The genuine end 1 connects again and the link comes up. */
 static void recover(void)
 {
-	uint64_t end = now_ms() + RECOVER_MS;
+	uint64_t end = fuzz_now_ms() + RECOVER_MS;
 
 	memcpy(end1->local->shm, shm_saved, NTB_SHM_SIZE);
-	while (now_ms() < end) {
+	while (fuzz_now_ms() < end) {
 		ntb_events(end1);
 		ntb_events(end0);
 		if (ntb_link_is_up(end0, NULL, NULL) && ntb_link_is_up(end1, NULL, NULL) &&
@@ -320,22 +282,17 @@ static void cleanup(void)
 		ntb_dev_close(end0);
 	if (end1)
 		ntb_dev_close(end1);
-	if (rundir[0]) {
-		char cmd[128];
-
-		snprintf(cmd, sizeof(cmd), "rm -rf %s", rundir);
-		if (system(cmd))
-			fprintf(stderr, "ntb_cable_fuzz: could not remove %s\n", rundir);
-	}
+	fuzz_rundir_remove(rundir, "ntb_cable_fuzz");
 }
 
 /* What the genuine end 1 says in its HELLO: its identity, as cable.c builds it. */
 static void learn_hello(void)
 {
-	hello1 = (struct cable_msg){ .type = 1, .magic = CABLE_MAGIC, .version = 1, .side = 1,
-				     .profile = (uint32_t)end1->prof_idx,
-				     .nvec = (uint32_t)end1->local->nvec, .mw_size = end1->mw_size,
-				     .pid = getpid() };
+	hello1 = (struct ntb_cable_msg){ .type = NTB_CABLE_HELLO, .magic = NTB_CABLE_MAGIC,
+					 .version = NTB_CABLE_VERSION, .side = 1,
+					 .profile = (uint32_t)end1->prof_idx,
+					 .nvec = (uint32_t)end1->local->nvec,
+					 .mw_size = end1->mw_size, .pid = getpid() };
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
@@ -347,8 +304,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	uint64_t align, size_align, size_max, iova;
 	struct ntb_iommu_map m;
 
-	snprintf(rundir, sizeof(rundir), "/tmp/ntb_cable_fuzz.XXXXXX");
-	if (!mkdtemp(rundir))
+	if (fuzz_rundir_make(rundir, sizeof(rundir), "ntb_cable_fuzz"))
 		die("mkdtemp");
 	atexit(cleanup);
 	snprintf(link_name, sizeof(link_name), "cf%d", (int)getpid());
@@ -392,7 +348,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int before = count_fds(), s;
+	int before = fuzz_count_fds(), s;
 
 	/* the hostile process takes end 1's place on the cable */
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", end0->cable_path);
@@ -420,8 +376,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	use_end0();
 	recover();
 	use_end0();
-	if (count_fds() > before) {
-		fprintf(stderr, "ntb_cable_fuzz: %d descriptors leaked\n", count_fds() - before);
+	if (fuzz_count_fds() > before) {
+		fprintf(stderr, "ntb_cable_fuzz: %d descriptors leaked\n",
+			fuzz_count_fds() - before);
 		abort();
 	}
 	return 0;

@@ -32,16 +32,15 @@
  * within 3 s (hostile messages cost the link nothing that a bring-up does not restore), and no
  * descriptor may have leaked.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "fuzz_util.h"
 #include "link_mbox.h"
 #include "ntbd.h"
 
@@ -69,27 +68,6 @@ static void die(const char *what)
 {
 	fprintf(stderr, "ntb_link_fuzz: %s\n", what);
 	abort();
-}
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-static int count_fds(void)
-{
-	DIR *dir = opendir("/proc/self/fd");
-	int n = 0;
-
-	if (!dir)
-		return -1;
-	while (readdir(dir))
-		n++;
-	closedir(dir);
-	return n;
 }
 
 /* What end 0 may be in, checked after every step. */
@@ -225,7 +203,7 @@ static void new_session(struct link *l)
 /* The peer behaves: a fresh session and the whole handshake, each step until acknowledged. */
 static void recover(struct link *l)
 {
-	uint64_t end = now_ms() + RECOVER_MS;
+	uint64_t end = fuzz_now_ms() + RECOVER_MS;
 	unsigned int step = 0;
 	uint64_t sent = 0;
 
@@ -234,7 +212,7 @@ static void recover(struct link *l)
 		pump(l, 1);
 	ntb_link_enable(l->p, NTB_SPEED_AUTO, NTB_WIDTH_AUTO);
 	new_session(l);
-	while (now_ms() < end) {
+	while (fuzz_now_ms() < end) {
 		uint32_t theirs;
 
 		pump(l, 1);
@@ -246,13 +224,13 @@ static void recover(struct link *l)
 			step++;
 			sent = 0;
 		}
-		if (step < 5 && (!sent || now_ms() - sent > NTBD_MBOX_RETRY_MS)) {
+		if (step < 5 && (!sent || fuzz_now_ms() - sent > NTBD_MBOX_RETRY_MS)) {
 			uint8_t cmd;
 			uint64_t data = step_data(l, step, &cmd);
 
 			/* refused (a register still full): the next turn tries again */
 			if (say(l, cmd, 0, data, sent != 0) || sent)
-				sent = now_ms();
+				sent = fuzz_now_ms();
 		}
 		if (step == 5 && ntbd_link_ready(&l->n)) {
 			if (l->n.link.peer_ctl_size != CTL_SIZE)
@@ -279,13 +257,7 @@ static void cleanup(void)
 		if (l->p)
 			ntb_dev_close(l->p);
 	}
-	if (rundir[0]) {
-		char cmd[128];
-
-		snprintf(cmd, sizeof(cmd), "rm -rf %s", rundir);
-		if (system(cmd))
-			fprintf(stderr, "ntb_link_fuzz: could not remove %s\n", rundir);
-	}
+	fuzz_rundir_remove(rundir, "ntb_link_fuzz");
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
@@ -296,8 +268,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	char conf[2048], err[256];
 	size_t n = 0;
 
-	snprintf(rundir, sizeof(rundir), "/tmp/ntb_link_fuzz.XXXXXX");
-	if (!mkdtemp(rundir))
+	if (fuzz_rundir_make(rundir, sizeof(rundir), "ntb_link_fuzz"))
 		die("mkdtemp");
 	setenv("BV_RUNDIR", rundir, 1);
 	atexit(cleanup);
@@ -362,7 +333,7 @@ static void write_header(struct link *l, unsigned int word, uint32_t v)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct link *l = &links[size ? data[0] & 1 : 0];
-	int before = count_fds(), after;
+	int before = fuzz_count_fds(), after;
 
 	if (size) {
 		data++;
@@ -414,7 +385,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			write_header(l, a % 6, b);
 			break;
 		case 9:
-			for (uint64_t end = now_ms() + a % 32; now_ms() < end;)
+			for (uint64_t end = fuzz_now_ms() + a % 32; fuzz_now_ms() < end;)
 				pump(l, 1);
 			break;
 		}
@@ -422,7 +393,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			pump(l, 0);
 	}
 	recover(l);
-	after = count_fds();
+	after = fuzz_count_fds();
 	if (after > before) {
 		fprintf(stderr, "ntb_link_fuzz: %d descriptors leaked\n", after - before);
 		abort();

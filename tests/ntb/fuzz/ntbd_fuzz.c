@@ -37,7 +37,6 @@
  * objects"). At the end of the input both clients go away as a killed client does
  * (client_close: everything they owned is destroyed); no descriptor may have leaked.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
@@ -50,6 +49,7 @@
 #include <unistd.h>
 
 #include "bv_msg.h"
+#include "fuzz_util.h"
 #include "ntb_proto.h"
 #include "ntb_verbs_wire.h"
 #include "ntbd.h"
@@ -94,18 +94,6 @@ static void pump(int timeout_ms)
 		bvd_poll(&ends[i].d, timeout_ms);
 }
 
-static void remove_rundir(void)
-{
-	char cmd[128];
-
-	if (!rundir[0])
-		return;
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", rundir);
-	if (system(cmd))
-		fprintf(stderr, "ntbd_fuzz: could not remove %s\n", rundir);
-	rundir[0] = 0;
-}
-
 static void cleanup(void)
 {
 	for (int i = 0; i < 2; i++) {
@@ -118,7 +106,7 @@ static void cleanup(void)
 			n->mod->fini(n);
 		ntbd_link_fini(n);
 	}
-	remove_rundir();
+	fuzz_rundir_remove(rundir, "ntbd_fuzz");
 }
 
 static void bring_up(void)
@@ -126,8 +114,7 @@ static void bring_up(void)
 	char path[128], err[256];
 	FILE *f;
 
-	snprintf(rundir, sizeof(rundir), "/tmp/ntbd_fuzz.XXXXXX");
-	if (!mkdtemp(rundir))
+	if (fuzz_rundir_make(rundir, sizeof(rundir), "ntbd_fuzz"))
 		die("mkdtemp");
 	setenv("BV_RUNDIR", rundir, 1);
 	snprintf(path, sizeof(path), "%s/fuzz.conf", rundir);
@@ -168,7 +155,7 @@ static void bring_up(void)
 		if (ntbd_link_ready(&ends[0].n) && ntbd_link_ready(&ends[1].n)) {
 			/* the ends found each other: nothing needs the directory any more (and
 			 * a crash, which skips atexit, leaves nothing behind) */
-			remove_rundir();
+			fuzz_rundir_remove(rundir, "ntbd_fuzz");
 			return;
 		}
 	}
@@ -297,19 +284,6 @@ static void client_gone(struct session *s, int who)
 	close(s->peer_sock[who]);
 	close(s->async_rd[who]);
 	free(c);
-}
-
-static int count_fds(void)
-{
-	DIR *dir = opendir("/proc/self/fd");
-	int n = 0;
-
-	if (!dir)
-		return -1;
-	while (readdir(dir))
-		n++;
-	closedir(dir);
-	return n;
 }
 
 static int memfd(size_t size, bool seal)
@@ -610,7 +584,7 @@ static void setup_objects(struct session *s)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct session s = { 0 };
-	int before = count_fds(), after;
+	int before = fuzz_count_fds(), after;
 	bool peer_lied = false;
 	uint8_t first;
 
@@ -653,7 +627,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (peer_lied)
 		hostile_peer(NULL, false);
 	pump(0);
-	after = count_fds();
+	after = fuzz_count_fds();
 	if (after > before) {
 		fprintf(stderr, "ntbd_fuzz: %d descriptors leaked by one session\n", after - before);
 		abort();

@@ -278,7 +278,7 @@ static void connect_to(struct session *s, uint32_t h, uint16_t port, bool ud)
 
 static void session_start(struct session *s)
 {
-	struct bv_cm_attach_req a = { .cookie = 7 };
+	struct bv_cm_attach_req a = { .cookie = 7, .chan = 3 };
 	struct bv_cm_bind_req b = { 0 };
 	struct bv_cm_listen_req l = { .backlog = 4 };
 	int sv[2];
