@@ -12,6 +12,7 @@
  *   peer gone, retry_cnt exhausted                       -> IBV_WC_RETRY_EXC_ERR, within the
  *                                                           time the timeout and retries allow
  *   anything posted after an error, receives of a QP put in ERR -> IBV_WC_WR_FLUSH_ERR
+ *   ibv_reg_mr over unmapped memory, or read-only memory with write access -> EFAULT
  */
 #include <errno.h>
 #include <poll.h>
@@ -19,6 +20,7 @@
 #include <string.h>
 
 #include "vt.h"
+#include "../../lib/reg_mr_fault.h"
 
 static int send_wr(struct vt_end *a, enum ibv_wr_opcode op, uint64_t laddr, uint32_t len,
 		   uint32_t lkey, uint64_t raddr, uint32_t rkey, uint64_t id)
@@ -301,8 +303,31 @@ out:
 	vt_close(&b);
 }
 
+/* registrations the kernel could not pin (tests/lib/reg_mr_fault.h), on both devices */
+static void t_reg_fault(void)
+{
+	const char *devs[] = {vt_opt.dev_a, vt_opt.dev_b};
+	struct vt_qp_params p = vt_default_params(IBV_QPT_RC);
+
+	for (int i = 0; i < 2; i++) {
+		struct vt_end e;
+		int bad;
+
+		if (vt_open(&e, devs[i], &p)) {
+			VT_FAIL("open %s", devs[i]);
+			continue;
+		}
+		bad = bv_reg_mr_fault_test(e.pd);
+		if (bad)
+			VT_FAIL("%s: %d registration checks failed", devs[i], bad);
+		vt_close(&e);
+	}
+}
+
 void vt_error_tests(void)
 {
+	vt_log("errors: registrations over unmapped or read-only memory");
+	t_reg_fault();
 	vt_log("errors: remote access");
 	t_remote_access();
 	vt_log("errors: keys and bounds");

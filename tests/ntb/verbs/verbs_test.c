@@ -27,6 +27,7 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <infiniband/verbs.h>
+#include "../../lib/reg_mr_fault.h"
 
 #define GUARD		64
 #define MAXWC		64
@@ -2141,6 +2142,16 @@ out:
 	return ret;
 }
 
+/* registrations the kernel could not pin fail with EFAULT (tests/lib/reg_mr_fault.h) */
+static int t_reg_fault(void)
+{
+	int bad = bv_reg_mr_fault_test(A.pd);
+
+	if (!B.shared)
+		bad += bv_reg_mr_fault_test(B.pd);
+	return bad ? -1 : 0;
+}
+
 /* ---- main --------------------------------------------------------------------------------------- */
 
 static const struct test {
@@ -2170,6 +2181,7 @@ static const struct test {
 	{ "qpex", t_qpex },
 	{ "rereg", t_rereg },
 	{ "mw", t_mw },
+	{ "reg_fault", t_reg_fault },
 	{ "die", t_die },	/* only when named */
 	{ "linkdown", t_linkdown },	/* only when named */
 };
