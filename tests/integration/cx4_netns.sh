@@ -42,6 +42,8 @@ B() { ip netns exec $NB env BV_RUNDIR="$RB" "$@"; }
 A "$BVCTL" --config "$RA/host.conf" up >/dev/null || bv_fail "bvctl up in $NA"
 B "$BVCTL" --config "$RB/host.conf" up >/dev/null || bv_fail "bvctl up in $NB"
 
+# a failed pair shows both hosts' devices (their model counters: retransmits, NAKs, drops)
+BV_PAIR_ON_FAIL='A "$BVCTL" status; B "$BVCTL" status'
 # pair NAME "SERVER ARGS" "CLIENT ARGS" [rev]: server on host A, client on host B (or reversed)
 pair() {
 	local sip=$IPA
