@@ -9,7 +9,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "bv_umem.h"
 #include "ntb.h"
 
 void ntb_slot_write(struct ntb_mr_slot *s, const struct ntb_mr_slot *v)
@@ -121,6 +123,14 @@ static int mr_register(struct ntb_context *ctx, uint32_t pd, uint64_t addr, uint
 	int ret, fd = -1;
 	bool shadow = false;
 
+	/*
+	 * ib_umem_get: pages the process could not have pinned fail it, before anything is made.
+	 * Checked here, in the client's own process: ntbd runs without the right to read another
+	 * user's mappings, and reaches the memory only through what this provider gives it.
+	 */
+	ret = bv_umem_check(getpid(), addr, length, bv_umem_writable((uint32_t)access));
+	if (ret)
+		return ret;
 	/* remotely writable: let the peer's CPU reach the pages too (providers/common/bv_shadow.c)
 	 */
 	if ((access & IBV_ACCESS_REMOTE_WRITE) && ntb_pio_enabled() &&
@@ -264,6 +274,12 @@ int ntb_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *ibpd, void *add
 		return IBV_REREG_MR_ERR_INPUT;
 	}
 	ret = ntb_ensure_attached(ctx);
+	if (ret) {
+		errno = ret;
+		return IBV_REREG_MR_ERR_CMD;
+	}
+	/* the new translation is pinned before the old one goes (ib_umem_get in rereg_user_mr) */
+	ret = bv_umem_check(getpid(), a, len, bv_umem_writable((uint32_t)access));
 	if (ret) {
 		errno = ret;
 		return IBV_REREG_MR_ERR_CMD;

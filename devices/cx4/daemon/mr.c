@@ -19,7 +19,7 @@
 #include <sys/stat.h>
 #include <infiniband/verbs.h>
 
-#include "bvd_umem.h"
+#include "bv_umem.h"
 #include "cx4d.h"
 
 /* Smallest MTT page (>= 4 KB) for which the region needs at most this many entries. */
@@ -127,7 +127,7 @@ static int mr_create(struct cx4d *d, struct cx4d_client *cl, struct cx4d_mr *mr,
 	if (fd >= 0 && !object_ok(fd, fd_off, addr, length))
 		return EINVAL;
 	/* ib_umem_get: pages the client could not have pinned fail it, before anything is made */
-	err = bvd_umem_check(cl->pid, addr, length, bvd_umem_writable(access));
+	err = bv_umem_check(cl->pid, addr, length, bv_umem_writable(access));
 	if (err)
 		return err;
 	err = cx4d_umem_map_va(d, cl->pid, fd, fd_off, addr, length, hca_va, lp, perm, &mr->umem);

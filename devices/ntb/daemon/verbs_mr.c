@@ -15,7 +15,6 @@
 
 #include <infiniband/verbs.h>
 
-#include "bvd_umem.h"
 #include "verbs.h"
 
 #define REMOTE_ANY (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)
@@ -234,10 +233,6 @@ void nv_reg_mr(struct nv_state *s, struct nv_client *cl, const void *in, size_t 
 		r->status = ENOENT;
 		return;
 	}
-	/* ib_umem_get: pages the client could not have pinned fail it, before anything is made */
-	r->status = bvd_umem_check(cl->pid, req->addr, req->length, bvd_umem_writable(req->access));
-	if (r->status)
-		return;
 	m = key_new(s, &idx);
 	if (!m) {
 		r->status = ENOMEM;
@@ -285,11 +280,6 @@ void nv_rereg_mr(struct nv_state *s, struct nv_client *cl, const void *in, size_
 		r->status = ENOENT;
 		return;
 	}
-	/* the new translation is pinned before the old one goes (ib_umem_get in rereg_user_mr) */
-	r->status = bvd_umem_check(cl->pid, req->mr.addr, req->mr.length,
-				   bvd_umem_writable(req->mr.access));
-	if (r->status)
-		return;
 	m = &s->mrs[idx];
 	was_published = m->access & PUBLISHED;
 	mr_unmap(s, m);

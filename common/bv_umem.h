@@ -6,8 +6,8 @@
  * one without the access asked for (check_vma_flags() in mm/gup.c), fails the registration
  * with EFAULT, and nothing of it is left behind.
  */
-#ifndef BVD_UMEM_H
-#define BVD_UMEM_H
+#ifndef BV_UMEM_H
+#define BV_UMEM_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -18,13 +18,13 @@
  * Every page of [addr, addr + len) of process pid is mapped readable, and writable when
  * write: 0, else EFAULT; the errno of reading /proc/<pid>/maps when that fails.
  */
-int bvd_umem_check(pid_t pid, uint64_t addr, uint64_t len, bool write);
+int bv_umem_check(pid_t pid, uint64_t addr, uint64_t len, bool write);
 
 /* ib_access_writable(): the region is pinned for writing (MW bind: a window may write it). */
-static inline bool bvd_umem_writable(uint32_t access)
+static inline bool bv_umem_writable(uint32_t access)
 {
 	return access & (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 			 IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_MW_BIND);
 }
 
-#endif /* BVD_UMEM_H */
+#endif /* BV_UMEM_H */

@@ -1,20 +1,20 @@
 // SPDX-License-Identifier: MIT
 /*
- * The pinning check of a memory registration (bvd_umem.h), from the client's mappings in
+ * The pinning check of a memory registration (bv_umem.h), from the client's mappings in
  * /proc/<pid>/maps: they are listed in address order, so one pass walks the range.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "bvd_umem.h"
+#include "bv_umem.h"
 
-#define BVD_UMEM_PAGE 4096ull
+#define BV_UMEM_PAGE 4096ull
 
-int bvd_umem_check(pid_t pid, uint64_t addr, uint64_t len, bool write)
+int bv_umem_check(pid_t pid, uint64_t addr, uint64_t len, bool write)
 {
-	uint64_t at = addr & ~(BVD_UMEM_PAGE - 1);
-	uint64_t end = (addr + len + BVD_UMEM_PAGE - 1) & ~(BVD_UMEM_PAGE - 1);
+	uint64_t at = addr & ~(BV_UMEM_PAGE - 1);
+	uint64_t end = (addr + len + BV_UMEM_PAGE - 1) & ~(BV_UMEM_PAGE - 1);
 	char path[64], *line = NULL;
 	size_t cap = 0;
 	FILE *f;
