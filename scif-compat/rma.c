@@ -54,14 +54,20 @@ static int reg_errno(int e)
 	}
 }
 
+/*
+ * A window's MR: written locally (an RDMA READ landing in it) and remotely only with
+ * SCIF_PROT_WRITE, which the RMA calls check before they post (scif_wintab_resolve); without it the
+ * MR asks for no write at all, so read-only memory registers for SCIF_PROT_READ (a writable
+ * MR is pinned for write: EFAULT on read-only pages, as Linux ib_umem_get).
+ */
 static int access_of(int prot)
 {
-	int a = IBV_ACCESS_LOCAL_WRITE;
+	int a = 0;
 
 	if (prot & SCIF_PROT_READ)
 		a |= IBV_ACCESS_REMOTE_READ;
 	if (prot & SCIF_PROT_WRITE)
-		a |= IBV_ACCESS_REMOTE_WRITE;
+		a |= IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
 	return a;
 }
 
