@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "bv_expect.h"
+#include "bv_rand.h"
 #include "icrc.h"
 #include "pcap.h"
 #include "roce_hdr.h"
@@ -33,15 +34,12 @@
 
 static struct roce_pcap *pcap;
 
-/* xorshift64*: reproducible pseudo-random test data */
+/* reproducible pseudo-random test data */
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 
 static uint64_t rnd(void)
 {
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return rng_state * 0x2545f4914f6cdd1dull;
+	return bv_rand64(&rng_state);
 }
 
 static void rnd_fill(uint8_t *p, size_t n)
