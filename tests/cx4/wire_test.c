@@ -964,7 +964,8 @@ static void test_hostile(void)
 				break;
 			case 2:
 				/* a bit of the BTH */
-				g[ROCE_IPUDP_LEN + rnd() % ROCE_BTH_LEN] ^= (uint8_t)(1 << (rnd() % 8));
+				g[ROCE_IPUDP_LEN + rnd() % ROCE_BTH_LEN] ^=
+				    (uint8_t)(1 << (rnd() % 8));
 				break;
 			default:
 				if (n + 4 < (ssize_t)sizeof(g))
@@ -979,8 +980,8 @@ static void test_hostile(void)
 
 			if (!(rnd() & 3) && udp_len >= ROCE_BTH_LEN + ROCE_ICRC_LEN)
 				reseal(g + ROCE_IPUDP_LEN, udp_len, &a);
-			parse_udp_copy(g + ROCE_IPUDP_LEN, udp_len, &a, flags & ~ROCE_PARSE_ANY_PORT,
-				       &p);
+			parse_udp_copy(g + ROCE_IPUDP_LEN, udp_len, &a,
+				       flags & ~ROCE_PARSE_ANY_PORT, &p);
 		}
 	}
 }
