@@ -14,7 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -49,16 +48,6 @@ static int put_user(void *dst, const void *src, size_t len)
 static bool bad_ptr(const void *p)
 {
 	return (uintptr_t)p < 4096;
-}
-
-static bool has_cap_sys_admin(void)
-{
-	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
-	struct __user_cap_data_struct d[2];
-
-	if (syscall(SYS_capget, &h, d))
-		return false;
-	return d[CAP_SYS_ADMIN / 32].effective & (1u << (CAP_SYS_ADMIN % 32));
 }
 
 /* scif_verify_epd: the state every data-path call requires. */
@@ -169,7 +158,7 @@ SCIF_EXPORT int scif_bind(scif_epd_t epd, uint16_t pn)
 	if (!ep)
 		return fail(err);
 	/* SCIF: like IETF RFC 1700, ports below 1024 are for privileged processes */
-	if (pn && pn < SCIF_ADMIN_PORT_END && !has_cap_sys_admin()) {
+	if (pn && pn < SCIF_ADMIN_PORT_END && !scif_capable(CAP_SYS_ADMIN)) {
 		ret = -EACCES;
 		goto out;
 	}
