@@ -345,6 +345,8 @@ void scif_reap_ep(struct scif_ep *ep);		/* a closed endpoint's descriptor and li
 
 /* epfd.c, under ep->lock */
 int scif_epfd_open(struct scif_ep *ep);
+int scif_epfd_pair(int sv[2]);
+void scif_epfd_attach(struct scif_ep *ep, const int sv[2]);
 void scif_epfd_set_in(struct scif_ep *ep);
 void scif_epfd_clear_in(struct scif_ep *ep);
 void scif_epfd_block_out(struct scif_ep *ep);
