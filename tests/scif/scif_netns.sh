@@ -41,7 +41,7 @@ B "$BVCTL" --config "$RB/host.conf" up >/dev/null || bv_fail "bvctl up in $NB"
 
 T="$BV_BUILD_DIR/bin/scif_test"
 # SCIF_NETNS_CASES: a subset (reproducing one case under load)
-cases=${SCIF_NETNS_CASES:-"connect refused messages rma poll backlog multi fork idle mmap"}
+cases=${SCIF_NETNS_CASES:-"connect refused messages rma poll backlog multi fork idle mmap limits"}
 port=$((3000 + tag % 2000))
 # shellcheck disable=SC2086
 A timeout -k 5 "$BV_TMO" "$BVCTL" run --scif-node 0 -- "$T" --server $port $cases \

@@ -10,10 +10,13 @@
  *
  * A case's processes report through their exit status; a hang is caught by an alarm.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <poll.h>
 #include <pthread.h>
+#include <rdma/rdma_cma.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -22,7 +25,9 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/select.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -1309,6 +1314,184 @@ static void mmap_client(uint16_t port)
 }
 
 /* ----------------------------------------------------------------------------------------- */
+/* Limits: out of descriptors, RLIMIT_MEMLOCK, an rdma_cm port taken by another program        */
+
+/* RLIMIT_NOFILE down to the lowest free descriptor: the next one a call opens fails (EMFILE). */
+static void fds_squeeze(struct rlimit *saved)
+{
+	struct rlimit r;
+	int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+	MUST(fd >= 0 && !getrlimit(RLIMIT_NOFILE, saved));
+	close(fd);
+	r = *saved;
+	r.rlim_cur = (rlim_t)fd;
+	MUST(!setrlimit(RLIMIT_NOFILE, &r));
+}
+
+static void fds_restore(const struct rlimit *saved)
+{
+	MUST(!setrlimit(RLIMIT_NOFILE, saved));
+}
+
+/* CAP_IPC_LOCK in this thread's effective set, on or off; false if it cannot be had. */
+static bool cap_ipc_lock(bool on)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[2];
+	uint32_t bit = 1u << (CAP_IPC_LOCK % 32);
+
+	if (syscall(SYS_capget, &h, d))
+		return false;
+	if (on)
+		d[CAP_IPC_LOCK / 32].effective |= bit;
+	else
+		d[CAP_IPC_LOCK / 32].effective &= ~bit;
+	return !syscall(SYS_capset, &h, d);
+}
+
+#define LIM_CV_LEN	(160 * PG)	/* past SCIF_BOUNCE_SIZE / 2: a v* call registers it */
+
+static void limits_server(uint16_t port)
+{
+	scif_epd_t l = listener(port, 4), n, n2, b = scif_open();
+	int rw = SCIF_PROT_READ | SCIF_PROT_WRITE, r, err;
+	struct scif_portID peer;
+	struct rlimit saved;
+
+	MUST(l >= 0 && b >= 0);
+	/*
+	 * scif_listen on an rdma_cm port that a program other than SCIF listens on: EADDRINUSE
+	 * (SCIF port p is rdma_cm port p, docs/scif.md "Ports"), and the endpoint stays bound
+	 */
+	{
+		struct rdma_event_channel *ch = rdma_create_event_channel();
+		struct sockaddr_in any = { .sin_family = AF_INET, .sin_port = htons(port + 1) };
+		struct rdma_cm_id *id = NULL;
+
+		MUST(ch && !rdma_create_id(ch, &id, NULL, RDMA_PS_TCP));
+		MUST(!rdma_bind_addr(id, (struct sockaddr *)&any) && !rdma_listen(id, 1));
+		CHECK(scif_bind(b, (uint16_t)(port + 1)) == port + 1);
+		FAILS(scif_listen(b, 1), EADDRINUSE);
+		rdma_destroy_id(id);
+		rdma_destroy_event_channel(ch);
+		CHECK(scif_listen(b, 1) == 0);
+		CHECK(scif_close(b) == 0);
+	}
+	/*
+	 * scif_accept without a descriptor to give: EMFILE, as Intel's libscif (it opens the new
+	 * endpoint's descriptor first), and the request stays queued for the next accept
+	 */
+	CHECK(revents(l, POLLIN, 30000) == POLLIN);
+	fds_squeeze(&saved);
+	errno = 0;
+	r = scif_accept(l, &peer, &n, SCIF_ACCEPT_SYNC);
+	err = errno;
+	fds_restore(&saved);
+	CHECK(r == -1 && err == EMFILE);
+	n = accept_one(l, &peer);
+	MUST(n >= 0);
+	sync_send(n);
+	/* the client's second connection, after its scif_connect without descriptors */
+	n2 = accept_one(l, NULL);
+	MUST(n2 >= 0);
+	/*
+	 * RLIMIT_MEMLOCK without CAP_IPC_LOCK: windows beyond it are ENOMEM, process-wide, as the
+	 * Linux driver charges pinned pages; the v* calls' own registrations are not charged;
+	 * unregistering gives the pages back
+	 */
+	{
+		uint8_t *m = pages(40 * PG), *v = pages(LIM_CV_LEN);
+		struct rlimit ml, ml_saved;
+		off_t cv = (off_t)get64(n), a, b2, c, o;
+		bool can_raise;
+
+		MUST(m && v && !getrlimit(RLIMIT_MEMLOCK, &ml_saved));
+		ml = ml_saved;
+		ml.rlim_cur = 16 * PG;
+		MUST(ml.rlim_max >= ml.rlim_cur && !setrlimit(RLIMIT_MEMLOCK, &ml));
+		can_raise = cap_ipc_lock(false) && cap_ipc_lock(true) && cap_ipc_lock(false);
+		a = scif_register(n, m, 8 * PG, W_OLD, rw, SCIF_MAP_FIXED);
+		CHECK(a == W_OLD);
+		CHECK(scif_register(n, m + 8 * PG, 16 * PG, 0, rw, 0) == SCIF_REGISTER_FAILED &&
+		      errno == ENOMEM);
+		/* the offset is checked before the limit, the limit before the pages */
+		CHECK(scif_register(n, m + 8 * PG, 16 * PG, W_OLD, rw, SCIF_MAP_FIXED) ==
+			      SCIF_REGISTER_FAILED && errno == EADDRINUSE);
+		b2 = scif_register(n, m + 8 * PG, 8 * PG, 0, rw, 0);	/* 16 pages: the limit */
+		CHECK(b2 != SCIF_REGISTER_FAILED);
+		CHECK(scif_register(n2, m + 16 * PG, PG, 0, SCIF_PROT_READ, 0) ==
+			      SCIF_REGISTER_FAILED && errno == ENOMEM);
+		fill(v, LIM_CV_LEN, 83);
+		CHECK(scif_vwriteto(n, v, LIM_CV_LEN, cv, SCIF_RMA_SYNC) == 0);
+		CHECK(scif_unregister(n, a, 8 * PG) == 0);
+		c = scif_register(n2, m + 16 * PG, 8 * PG, 0, rw, 0);
+		CHECK(c != SCIF_REGISTER_FAILED);
+		if (can_raise) {
+			/* CAP_IPC_LOCK: no limit (the driver's capable(CAP_IPC_LOCK)) */
+			MUST(cap_ipc_lock(true));
+			o = scif_register(n, m + 24 * PG, 16 * PG, 0, rw, 0);
+			CHECK(o != SCIF_REGISTER_FAILED && !scif_unregister(n, o, 16 * PG));
+		} else {
+			fprintf(stderr, "limits: CAP_IPC_LOCK cannot be raised here, not checked\n");
+		}
+		MUST(!setrlimit(RLIMIT_MEMLOCK, &ml_saved));
+		/* a window registered at the limit is a real one: the client reads and writes it */
+		fill(m + 8 * PG, 8 * PG, 81);
+		put64(n, (uint64_t)b2);
+		MUST(get64(n) == 1);
+		CHECK(!mismatch(m + 8 * PG, 8 * PG, 82));
+		if (c != SCIF_REGISTER_FAILED)
+			CHECK(scif_unregister(n2, c, 8 * PG) == 0);
+		CHECK(scif_unregister(n, b2, 8 * PG) == 0);
+		put64(n, 2);
+		munmap(m, 40 * PG);
+		munmap(v, LIM_CV_LEN);
+	}
+	CHECK(scif_close(n2) == 0 && scif_close(n) == 0 && scif_close(l) == 0);
+}
+
+static void limits_client(uint16_t port)
+{
+	struct scif_portID dst = { 0, port };
+	scif_epd_t e = connect_to(0, port), f = scif_open();
+	uint8_t *loc = pages(8 * PG), *cvw = pages(LIM_CV_LEN);
+	int rw = SCIF_PROT_READ | SCIF_PROT_WRITE, r, err;
+	struct rlimit saved;
+	off_t lo, cv, b2;
+
+	MUST(e >= 0 && f >= 0 && loc && cvw);
+	sync_recv(e);
+	/*
+	 * scif_connect without a descriptor for the connection (bound before: the port is not
+	 * what is missing): ENOMEM; the endpoint may try again
+	 */
+	CHECK(scif_bind(f, 0) >= SCIF_PORT_RSVD);
+	fds_squeeze(&saved);
+	errno = 0;
+	r = scif_connect(f, &dst);
+	err = errno;
+	fds_restore(&saved);
+	CHECK(r == -1 && err == ENOMEM);
+	CHECK(scif_connect(f, &dst) >= SCIF_PORT_RSVD);
+	lo = scif_register(e, loc, 8 * PG, 0, rw, 0);
+	cv = scif_register(e, cvw, LIM_CV_LEN, 0, rw, 0);
+	MUST(lo != SCIF_REGISTER_FAILED && cv != SCIF_REGISTER_FAILED);
+	put64(e, (uint64_t)cv);
+	b2 = (off_t)get64(e);
+	CHECK(!mismatch(cvw, LIM_CV_LEN, 83));	/* the server's vwriteto beyond its limit */
+	CHECK(scif_readfrom(e, lo, 8 * PG, b2, SCIF_RMA_SYNC) == 0);
+	CHECK(!mismatch(loc, 8 * PG, 81));
+	fill(loc, 8 * PG, 82);
+	CHECK(scif_writeto(e, lo, 8 * PG, b2, SCIF_RMA_SYNC) == 0);
+	put64(e, 1);
+	MUST(get64(e) == 2);
+	CHECK(scif_close(f) == 0 && scif_close(e) == 0);
+	munmap(loc, 8 * PG);
+	munmap(cvw, LIM_CV_LEN);
+}
+
+/* ----------------------------------------------------------------------------------------- */
 /* A node that dies: node 0's daemon killed under a connection (run only when named)          */
 
 static bool conn_gone(int err)
@@ -1378,6 +1561,7 @@ static const struct tcase cases[] = {
 	{ "fork", fork_server, fork_client, 1 },
 	{ "idle", idle_server, idle_client, 1 },
 	{ "mmap", mmap_server, mmap_client, 1 },
+	{ "limits", limits_server, limits_client, 1 },
 	/* a connection to one's own node: two processes of node 0 */
 	{ "self", msg_server, msg_client, 0 },
 	{ "self_rma", rma_server, rma_client, 0 },

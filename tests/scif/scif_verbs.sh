@@ -9,7 +9,7 @@ bv_isolate_net "$@"
 bv_up
 
 T="$BV_BUILD_DIR/bin/scif_test"
-cases="connect refused messages rma remap poll backlog interrupt multi fork idle mmap"
+cases="connect refused messages rma remap poll backlog interrupt multi fork idle mmap limits"
 for fabric in ntb cx4; do
 	# connections to one's own node: cx4 loops back through its own port, ntb between QPs of
 	# one end (the provider's loopback memory; docs/scif.md "Nodes")
