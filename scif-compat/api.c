@@ -44,6 +44,17 @@ static int put_user(void *dst, const void *src, size_t len)
 	return process_vm_writev(getpid(), &l, 1, &r, 1, 0) == (ssize_t)len ? 0 : -EFAULT;
 }
 
+/* The first and last byte of [p, p + len) can be read: an argument poll(2) would copy in. */
+static bool user_readable(const void *p, size_t len)
+{
+	char b[2];
+	struct iovec l = { .iov_base = b, .iov_len = sizeof(b) };
+	struct iovec r[2] = { { .iov_base = (void *)p, .iov_len = 1 },
+			      { .iov_base = (char *)p + len - 1, .iov_len = 1 } };
+
+	return process_vm_readv(getpid(), &l, 1, r, 2, 0) == 2;
+}
+
 /* A pointer no buffer can start at (the first page is never mapped). */
 static bool bad_ptr(const void *p)
 {
@@ -467,6 +478,20 @@ SCIF_EXPORT int scif_get_nodeIDs(uint16_t *nodes, int len, uint16_t *self)
 	return ret ? fail(-ret) : n;
 }
 
+/* Readers that poll: have the peer wake us on data now, not after a delay. */
+static void arm_pollers(const struct scif_pollepd *epds, unsigned int nepds)
+{
+	for (unsigned int i = 0; i < nepds; i++) {
+		struct scif_ep *ep;
+		int err;
+
+		if (!(epds[i].events & POLLIN) || !(ep = scif_ep_get(epds[i].epd, &err)))
+			continue;
+		scif_msg_arm_rx(ep);
+		scif_ep_put(ep);
+	}
+}
+
 SCIF_EXPORT int scif_poll(struct scif_pollepd *epds, unsigned int nepds, long timeout)
 {
 	/* struct scif_pollepd is laid out as struct pollfd (libscif casts it too) */
@@ -474,16 +499,9 @@ SCIF_EXPORT int scif_poll(struct scif_pollepd *epds, unsigned int nepds, long ti
 			       offsetof(struct scif_pollepd, revents) ==
 				       offsetof(struct pollfd, revents),
 		       "scif_pollepd is a pollfd");
-	for (unsigned int i = 0; epds && i < nepds; i++) {
-		struct scif_ep *ep;
-		int err;
-
-		/* a reader that polls: have the peer wake us on data now, not after a delay */
-		if (!(epds[i].events & POLLIN) || !(ep = scif_ep_get(epds[i].epd, &err)))
-			continue;
-		scif_msg_arm_rx(ep);
-		scif_ep_put(ep);
-	}
+	/* an array poll(2) cannot read gets poll's EFAULT (EINVAL beyond RLIMIT_NOFILE), no fault */
+	if (nepds && user_readable(epds, (size_t)nepds * sizeof(*epds)))
+		arm_pollers(epds, nepds);
 	if (timeout > INT32_MAX)
 		timeout = INT32_MAX;
 	return poll((struct pollfd *)epds, nepds, timeout < 0 ? -1 : (int)timeout);
