@@ -196,6 +196,11 @@ static bool mark_wait(const char *path)
 	return false;
 }
 
+static void on_signal(int sig)
+{
+	(void)sig;
+}
+
 /* ----------------------------------------------------------------------------------------- */
 /* Cases: each is a server (node 0) and a client (node 1) run in two processes                 */
 
@@ -217,8 +222,17 @@ static void connect_server(uint16_t port)
 
 		FAILS(scif_connect(l, &self), EOPNOTSUPP);	/* a listener does not connect */
 	}
+	FAILS(scif_listen(l, 1), EISCONN);
+	FAILS(scif_bind(l, 0), EISCONN);
+	FAILS(scif_send(l, &peer, 1, 0), ENOTCONN);
 	n = accept_one(l, &peer);
 	MUST(n >= 0);
+	{
+		struct scif_portID p2;
+		scif_epd_t n2;
+
+		FAILS(scif_accept(n, &p2, &n2, 0), EINVAL);	/* not a listener */
+	}
 	CHECK(peer.node == (getenv("SCIF_TEST_SELF") ? 0 : 1) && peer.port >= SCIF_PORT_RSVD);
 	sync_send(n);
 	sync_recv(n);	/* the client is done with its checks */
@@ -266,6 +280,12 @@ static void msg_server(uint16_t port)
 	int got = 0, r;
 
 	MUST(l >= 0);
+	{
+		char full[80];
+
+		case_mark(port, full, sizeof(full), "full");
+		unlink(full);	/* a stale one */
+	}
 	n = accept_one(l, NULL);
 	MUST(n >= 0);
 	/* 1: a stream without boundaries: 100 sends of 7 bytes read back as 25-byte pieces */
@@ -302,7 +322,13 @@ static void msg_server(uint16_t port)
 		CHECK(send_all(n, &v, 8) == 8);
 	}
 	/* 5: the client fills the ring while we do not read: non-blocking sends stop short */
-	usleep(500000);
+	{
+		char full[80];
+
+		case_mark(port, full, sizeof(full), "full");
+		CHECK(mark_wait(full));	/* ... and its blocking send was interrupted */
+		unlink(full);
+	}
 	got = 0;
 	while (got < (int)sizeof(big)) {
 		r = recv_all(n, big + got, (int)sizeof(big) - got);
@@ -331,6 +357,9 @@ static void msg_server(uint16_t port)
 		FAILS(scif_vreadfrom(n, pg, PG, 0, 0), ECONNRESET);
 		FAILS(scif_vwriteto(n, pg, PG, 0, 0), ECONNRESET);
 		FAILS(scif_fence_mark(n, SCIF_FENCE_INIT_SELF, &mark), ECONNRESET);
+		FAILS(scif_fence_wait(n, 0), ECONNRESET);
+		FAILS(scif_listen(n, 1), EINVAL);
+		FAILS(scif_bind(n, 0), EISCONN);
 		FAILS(scif_fence_signal(n, 0, 1, 0, 1, SCIF_FENCE_INIT_SELF | SCIF_SIGNAL_LOCAL),
 		      ECONNRESET);
 		CHECK(scif_mmap(NULL, PG, SCIF_PROT_READ, 0, n, 0) == SCIF_MMAP_FAILED &&
@@ -385,6 +414,25 @@ static void msg_client(uint16_t port)
 	}
 	CHECK(sent > 0 && sent < (int)sizeof(big));
 	CHECK(scif_send(e, big + sent, 100, 0) == 0);
+	/* a blocking send that finds no room, ended by a signal before any byte: EINTR */
+	{
+		struct sigaction sa = { .sa_handler = on_signal }, old;
+		pid_t me = getpid(), k;
+		char full[80];
+
+		sigaction(SIGUSR1, &sa, &old);
+		k = fork();
+		if (k == 0) {
+			usleep(300000);
+			kill(me, SIGUSR1);
+			_exit(0);
+		}
+		FAILS(scif_send(e, big + sent, 100, SCIF_SEND_BLOCK), EINTR);
+		waitpid(k, NULL, 0);
+		sigaction(SIGUSR1, &old, NULL);
+		case_mark(port, full, sizeof(full), "full");
+		mark_set(full);
+	}
 	CHECK(send_all(e, big + sent, (int)sizeof(big) - sent) == (int)sizeof(big) - sent);
 	sync_recv(e);
 	fill(buf, 10, 9);
@@ -500,6 +548,8 @@ static void rma_server(uint16_t port)
 	MUST(get64(n) == 7);
 	/* Linux and MPSS: INIT_PEER | SIGNAL_LOCAL writes rval at roff in OUR space */
 	CHECK(wait_value((volatile uint64_t *)(w1 + 16), 0x1111));
+	CHECK(wait_value((volatile uint64_t *)(w1 + 24), 0x5555));	/* INIT_SELF, REMOTE */
+	CHECK(wait_value((volatile uint64_t *)(w1 + 32), 0x7777));	/* INIT_PEER, swapped */
 
 	/* unregister: straddling, unknown ranges; then for real: the peer's RMAs see ENXIO */
 	FAILS(scif_unregister(n, W1 + PG, PG), EINVAL);
@@ -551,6 +601,43 @@ static void rma_client(uint16_t port)
 		CHECK(scif_fence_wait(e, mark) == 0);
 		CHECK(!memcmp(loc, ref, 6 * PG));
 	}
+	/*
+	 * Every rma_flags combination on each of the four calls, unaligned, across the two
+	 * remote windows: the bytes arrive (fenced when not SCIF_RMA_SYNC), read back to check
+	 */
+	for (int fl = 0; fl < 16; fl++) {
+		size_t len = 2 * PG + 100 + (size_t)fl;
+		off_t rof = W1 + 4 * PG - PG / 2 + fl;	/* W1's last half page on into W2 */
+		uint8_t *chk = loc + 4 * PG;
+		uint32_t seed = 100 + (uint32_t)fl;
+
+#define RMA_DONE()                                                                                 \
+	CHECK((fl & SCIF_RMA_SYNC) || (scif_fence_mark(e, SCIF_FENCE_INIT_SELF, &mark) == 0 &&   \
+				       scif_fence_wait(e, mark) == 0))
+		fill(loc + 5, len, seed);
+		CHECK(scif_writeto(e, lo + 5, len, rof, fl) == 0);
+		RMA_DONE();
+		memset(chk, 0, 4 * PG);
+		CHECK(scif_readfrom(e, lo + 4 * PG, len, rof, SCIF_RMA_SYNC) == 0);
+		CHECK(!mismatch(chk, len, seed));
+		memset(loc, 0, 4 * PG);
+		CHECK(scif_readfrom(e, lo + 3, len, rof, fl) == 0);
+		RMA_DONE();
+		CHECK(!mismatch(loc + 3, len, seed));
+		fill(vbuf + 7, len, seed + 50);
+		CHECK(scif_vwriteto(e, vbuf + 7, len, rof, fl) == 0);
+		RMA_DONE();
+		memset(chk, 0, 4 * PG);
+		CHECK(scif_readfrom(e, lo + 4 * PG, len, rof, SCIF_RMA_SYNC) == 0);
+		CHECK(!mismatch(chk, len, seed + 50));
+		memset(vbuf, 0, len + 16);
+		CHECK(scif_vreadfrom(e, vbuf + 1, len, rof, fl) == 0);
+		RMA_DONE();
+		if (mismatch(vbuf + 1, len, seed + 50))
+			fprintf(stderr, "rma flags %#x: vreadfrom differs\n", fl);
+		CHECK(!mismatch(vbuf + 1, len, seed + 50));
+#undef RMA_DONE
+	}
 	/* the read-only remote window */
 	CHECK(scif_readfrom(e, lo, PG, o3, SCIF_RMA_SYNC) == 0);
 	CHECK(!mismatch(loc, PG, 3));
@@ -568,6 +655,11 @@ static void rma_client(uint16_t port)
 	CHECK(scif_writeto(e, lo, 8, W4, 0x100 | SCIF_RMA_SYNC) == 0);	/* any valid bit: fine */
 	FAILS(scif_vwriteto(e, (void *)8, 8, W1, 0), EFAULT);
 	FAILS(scif_vreadfrom(e, vbuf, 8, o3 + PG, 0), ENXIO);
+	FAILS(scif_vwriteto(e, vbuf, 8, o3, 0), EPERM);		/* remote read-only */
+	FAILS(scif_vreadfrom(e, vbuf, 8, W4, 0), EPERM);	/* remote write-only */
+	FAILS(scif_vwriteto(e, vbuf, 0, W1, 0), EINVAL);
+	FAILS(scif_vreadfrom(e, vbuf, 8, W1, 0x100), EINVAL);
+	FAILS(scif_readfrom(e, lo, 0, W1, SCIF_RMA_SYNC), EINVAL);
 
 	/* v*: small through the bounce ring, large registered for the call, and the cache */
 	fill(vbuf + 5, 3000, 31);
@@ -642,11 +734,27 @@ static void rma_client(uint16_t port)
 	CHECK(scif_fence_wait(e, mark) == 0);
 	CHECK(scif_fence_signal(e, 0, 0x2222, W1 + 16, 0x1111,
 				SCIF_FENCE_INIT_PEER | SCIF_SIGNAL_LOCAL) == 0);
+	/* ... and SIGNAL_REMOTE, swapped as the drivers do: lval at loff in OUR space */
+	CHECK(scif_fence_signal(e, lo + 8 * PG - 16, 0x3333, 0, 0,
+				SCIF_FENCE_INIT_PEER | SCIF_SIGNAL_REMOTE) == 0);
+	CHECK(wait_value((volatile uint64_t *)(loc + 8 * PG - 16), 0x3333));
+	/* both signals at once, for our RMAs and for the peer's */
+	CHECK(scif_fence_signal(e, lo + 8 * PG - 24, 0x4444, W1 + 24, 0x5555,
+				SCIF_FENCE_INIT_SELF | SCIF_SIGNAL_LOCAL | SCIF_SIGNAL_REMOTE) == 0);
+	CHECK(wait_value((volatile uint64_t *)(loc + 8 * PG - 24), 0x4444));
+	CHECK(scif_fence_signal(e, lo + 8 * PG - 32, 0x6666, W1 + 32, 0x7777,
+				SCIF_FENCE_INIT_PEER | SCIF_SIGNAL_LOCAL | SCIF_SIGNAL_REMOTE) == 0);
+	CHECK(wait_value((volatile uint64_t *)(loc + 8 * PG - 32), 0x6666));
 	put64(e, 7);
 	/* fence errors */
 	FAILS(scif_fence_mark(e, 0, &mark), EINVAL);
 	FAILS(scif_fence_mark(e, SCIF_FENCE_INIT_SELF | SCIF_FENCE_INIT_PEER, &mark), EINVAL);
 	FAILS(scif_fence_mark(e, SCIF_FENCE_RAS_SELF, &mark), EINVAL);
+	FAILS(scif_fence_mark(e, SCIF_FENCE_RAS_PEER, &mark), EINVAL);
+	FAILS(scif_fence_signal(e, lo, 1, 0, 0, SCIF_SIGNAL_LOCAL), EINVAL);	/* no INIT flag */
+	FAILS(scif_fence_signal(e, lo, 1, 0, 0,
+				SCIF_FENCE_INIT_SELF | SCIF_FENCE_INIT_PEER | SCIF_SIGNAL_LOCAL),
+	      EINVAL);
 	FAILS(scif_fence_mark(e, SCIF_FENCE_INIT_SELF, (int *)8), EFAULT);
 	CHECK(scif_fence_mark(e, SCIF_FENCE_INIT_SELF, &mark) == 0);
 	FAILS(scif_fence_wait(e, mark + 1000), EINVAL);	/* never handed out */
@@ -831,6 +939,8 @@ static void poll_client(uint16_t port)
 	case_mark(port, checked, sizeof(checked), "checked");
 	MUST(mark_wait(checked));	/* the server's first checks saw no request */
 	FAILS(scif_connect(e, &dst), EINPROGRESS);
+	FAILS(scif_listen(e, 1), EISCONN);	/* connecting */
+	FAILS(scif_bind(e, 0), EISCONN);
 	r = scif_connect(e, &dst);
 	CHECK(r == -1 && (errno == EINPROGRESS || errno == EISCONN || r > 0));
 	CHECK(revents(e, POLLOUT, 30000) & POLLOUT);
@@ -970,7 +1080,19 @@ static void intr_server(uint16_t port)
 		CHECK(scif_recv(n, b, 8, SCIF_RECV_BLOCK) == 3 && !memcmp(b, "abc", 3));
 		waitpid(k, NULL, 0);
 	}
-	/* scif_close in another thread ends a blocking accept (EINTR) */
+	/* a signal ends a blocking accept (EINTR), and so does scif_close in another thread */
+	{
+		pid_t me = getpid();
+		pid_t k = fork();
+
+		if (k == 0) {
+			usleep(300000);
+			kill(me, SIGUSR1);
+			_exit(0);
+		}
+		FAILS(scif_accept(l, &peer, &n, SCIF_ACCEPT_SYNC), EINTR);
+		waitpid(k, NULL, 0);
+	}
 	c.e = l;
 	c.ms = 300;
 	pthread_create(&t, NULL, close_later, &c);
@@ -1499,20 +1621,50 @@ static bool conn_gone(int err)
 	return err == ECONNRESET || err == ENODEV;
 }
 
+/* Every call that needs the connection fails as the connection's end said (err). */
+static void all_gone(scif_epd_t e, int err, off_t win, uint8_t *pg)
+{
+	int mark;
+
+#define GONE(call) CHECK((errno = 0, (call) == -1 && errno == err))
+	CHECK(scif_register(e, pg, PG, 0, SCIF_PROT_READ, 0) == SCIF_REGISTER_FAILED &&
+	      errno == err);
+	GONE(scif_unregister(e, win, PG));
+	GONE(scif_readfrom(e, win, PG, 0, 0));
+	GONE(scif_writeto(e, win, PG, 0, SCIF_RMA_SYNC));
+	GONE(scif_vreadfrom(e, pg, PG, 0, 0));
+	GONE(scif_vwriteto(e, pg, PG, 0, 0));
+	GONE(scif_fence_mark(e, SCIF_FENCE_INIT_PEER, &mark));
+	GONE(scif_fence_wait(e, 0));
+	GONE(scif_fence_signal(e, win, 1, 0, 1, SCIF_FENCE_INIT_SELF | SCIF_SIGNAL_LOCAL));
+	CHECK(scif_mmap(NULL, PG, SCIF_PROT_READ, 0, e, 0) == SCIF_MMAP_FAILED && errno == err);
+	GONE(scif_send(e, pg, 8, 0));
+	GONE(scif_recv(e, pg, 8, 0));
+#undef GONE
+}
+
 static void death_server(uint16_t port)
 {
 	scif_epd_t l = listener(port, 1), n;
 	char b[8];
 
-	MUST(l >= 0);
+	uint8_t *pg = pages(PG);
+	off_t win;
+	int err;
+
+	MUST(l >= 0 && pg);
 	n = accept_one(l, NULL);
 	MUST(n >= 0);
+	win = scif_register(n, pg, PG, 0, SCIF_PROT_READ | SCIF_PROT_WRITE, 0);
+	MUST(win != SCIF_REGISTER_FAILED);
 	sync_send(n);
 	/* our own device goes away under a blocked recv: it ends, with an error */
 	errno = 0;
 	CHECK(scif_recv(n, b, 8, SCIF_RECV_BLOCK) == -1 && conn_gone(errno));
+	err = errno;
 	errno = 0;
-	CHECK(scif_send(n, b, 8, SCIF_SEND_BLOCK) == -1 && conn_gone(errno));
+	CHECK(scif_send(n, b, 8, SCIF_SEND_BLOCK) == -1 && errno == err);
+	all_gone(n, err, win, pg);
 	CHECK(scif_close(n) == 0);
 	scif_close(l);
 }
@@ -1523,11 +1675,16 @@ static void death_client(uint16_t port)
 	scif_epd_t e = connect_to(0, port);
 	const char *victim = getenv("SCIF_TEST_VICTIM");
 	struct timespec t0, t1;
+	uint8_t *loc = pages(PG);
 	long pid = 0;
+	off_t win;
 	char b[8];
+	int err;
 	FILE *f;
 
-	MUST(e >= 0 && victim);
+	MUST(e >= 0 && victim && loc);
+	win = scif_register(e, loc, PG, 0, SCIF_PROT_READ | SCIF_PROT_WRITE, 0);
+	MUST(win != SCIF_REGISTER_FAILED);
 	sync_recv(e);
 	f = fopen(victim, "r");
 	MUST(f && fscanf(f, "%ld", &pid) == 1 && pid > 1);
@@ -1536,15 +1693,22 @@ static void death_client(uint16_t port)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	errno = 0;
 	CHECK(scif_recv(e, b, 8, SCIF_RECV_BLOCK) == -1 && conn_gone(errno));
+	err = errno;
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	/* the transport's retries, not a hang: well within the case's alarm */
 	CHECK(t1.tv_sec - t0.tv_sec < 60);
 	fprintf(stderr, "nodedeath: recv ended after %.1f s (%s)\n",
 		(double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9,
-		strerror(errno));
+		strerror(err));
 	CHECK(revents(e, POLLIN, 1000) & POLLHUP);
-	errno = 0;
-	CHECK(scif_send(e, b, 8, 0) == -1 && conn_gone(errno));
+	{
+		uint8_t *pg = pages(PG);
+
+		MUST(pg);
+		errno = 0;
+		CHECK(scif_send(e, b, 8, 0) == -1 && errno == err);
+		all_gone(e, err, win, pg);
+	}
 	CHECK(scif_close(e) == 0);
 }
 
