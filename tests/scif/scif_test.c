@@ -97,13 +97,54 @@ static void set_node(int node)
 	setenv("BV_SCIF_NODE", v, 1);
 }
 
-/* A listener on node 0 at port, or -1. */
+/*
+ * Marks: files both sides of a case see (also across network namespaces) that order steps a
+ * connection cannot order, e.g. a connect after the server's checks that no request waits.
+ */
+static void case_mark(uint16_t port, char *path, size_t len, const char *what)
+{
+	snprintf(path, len, "/tmp/scif_test.mark.%u.%u.%s", (unsigned int)getuid(), port, what);
+}
+
+static void mark_set(const char *path)
+{
+	int fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+
+	CHECK(fd >= 0);
+	close(fd);
+}
+
+/* Wait (secs at most) for the other side's mark. */
+static bool mark_wait_s(const char *path, int secs)
+{
+	for (int i = 0; i < secs * 100; i++) {
+		if (!access(path, F_OK))
+			return true;
+		usleep(10000);
+	}
+	return false;
+}
+
+static bool mark_wait(const char *path)
+{
+	return mark_wait_s(path, 30);
+}
+
+/*
+ * A listener on node 0 at port, or -1; once it listens, the "listening" mark says so. The
+ * connecting side waits for that mark, however long a loaded machine takes to start the
+ * listener, and then connects once: a refusal after it is a failure, not a retry (a retry
+ * budget hid refusals, and ran out when a listener took longer than it to come up).
+ */
 static scif_epd_t listener(uint16_t port, int backlog)
 {
 	scif_epd_t l = scif_open();
+	char up[80];
 
 	if (l < 0 || scif_bind(l, port) != port || scif_listen(l, backlog))
 		return -1;
+	case_mark(port, up, sizeof(up), "listening");
+	mark_set(up);
 	return l;
 }
 
@@ -111,16 +152,17 @@ static scif_epd_t connect_to(uint16_t node, uint16_t port)
 {
 	struct scif_portID dst = { node, port };
 	scif_epd_t e = scif_open();
+	char up[80];
 	int r = -1;
 
 	if (e < 0)
 		return -1;
-	/* the listener of the other process may not be up yet (a loaded machine): retry */
-	for (int i = 0; i < 100; i++) {
+	case_mark(port, up, sizeof(up), "listening");
+	if (!mark_wait_s(up, 100)) {
+		fprintf(stderr, "no listener on port %u came up in 100 s\n", port);
+		errno = ETIMEDOUT;
+	} else {
 		r = scif_connect(e, &dst);
-		if (r >= 0 || errno != ECONNREFUSED)
-			break;
-		usleep(100000);
 	}
 	if (r < 0) {
 		int err = errno;
@@ -166,34 +208,6 @@ static void sync_recv(scif_epd_t e)
 	char c = 0;
 
 	MUST(recv_all(e, &c, 1) == 1 && c == 'g');
-}
-
-/*
- * Marks: files both sides of a case see (also across network namespaces) that order steps a
- * connection cannot order, e.g. a connect after the server's checks that no request waits.
- */
-static void case_mark(uint16_t port, char *path, size_t len, const char *what)
-{
-	snprintf(path, len, "/tmp/scif_test.mark.%u.%u.%s", (unsigned int)getuid(), port, what);
-}
-
-static void mark_set(const char *path)
-{
-	int fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
-
-	CHECK(fd >= 0);
-	close(fd);
-}
-
-/* Wait (30 s at most) for the other side's mark. */
-static bool mark_wait(const char *path)
-{
-	for (int i = 0; i < 3000; i++) {
-		if (!access(path, F_OK))
-			return true;
-		usleep(10000);
-	}
-	return false;
 }
 
 static void on_signal(int sig)
@@ -245,10 +259,13 @@ static void connect_client(uint16_t port)
 	scif_epd_t e = scif_open();
 	struct scif_portID dst = { 0, port };
 	uint16_t self;
+	char up[80];
 	int r;
 
 	MUST(e >= 0);
 	CHECK(scif_get_nodeIDs(NULL, 0, &self) >= 2 && self == 1);
+	case_mark(port, up, sizeof(up), "listening");
+	MUST(mark_wait_s(up, 100));
 	r = scif_connect(e, &dst);
 	CHECK(r >= SCIF_PORT_RSVD);	/* the local port */
 	FAILS(scif_connect(e, &dst), EISCONN);
@@ -991,10 +1008,13 @@ static void backlog_client(uint16_t port)
 {
 	struct scif_portID dst = { 0, port };
 	scif_epd_t a = scif_open(), c = scif_open();
+	char up[80];
 	int st;
 	pid_t pid;
 
 	MUST(a >= 0 && c >= 0);
+	case_mark(port, up, sizeof(up), "listening");
+	MUST(mark_wait_s(up, 100));
 	pid = fork();
 	if (pid == 0) {
 		scif_epd_t b = scif_open();	/* a child's own endpoint */
@@ -1740,6 +1760,7 @@ static int run_case(const struct tcase *t, uint16_t port)
 {
 	pid_t s = -1, c;
 	int st, bad = 0;
+	char up[80];
 
 	if (role) {
 		/*
@@ -1750,6 +1771,9 @@ static int run_case(const struct tcase *t, uint16_t port)
 		case_name = t->name;
 		if (role == 1 && !t->server)
 			return 0;
+		case_mark(port, up, sizeof(up), "listening");
+		if (role == 1)
+			unlink(up);	/* a stale one (scif_netns.sh clears them too) */
 		c = fork();
 		if (c == 0) {
 			alarm(120);
@@ -1759,11 +1783,15 @@ static int run_case(const struct tcase *t, uint16_t port)
 			_exit(failures ? 1 : 0);
 		}
 		bad = waitpid(c, &st, 0) != c || !WIFEXITED(st) || WEXITSTATUS(st);
+		if (role == 1)
+			unlink(up);
 		printf("%s %s\n", bad ? "FAIL" : "ok", t->name);
 		return bad;
 	}
 
 	case_name = t->name;
+	case_mark(port, up, sizeof(up), "listening");
+	unlink(up);	/* a stale one */
 	if (t->client_node == 0)
 		setenv("SCIF_TEST_SELF", "1", 1);
 	else
@@ -1799,6 +1827,7 @@ static int run_case(const struct tcase *t, uint16_t port)
 			WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
 		bad = 1;
 	}
+	unlink(up);
 	printf("%s %s\n", bad ? "FAIL" : "ok", t->name);
 	fflush(stdout);
 	return bad;
