@@ -1732,6 +1732,124 @@ static void death_client(uint16_t port)
 	CHECK(scif_close(e) == 0);
 }
 
+/*
+ * The cable pulled under a connection (node 1's port down; bridgeverbs' CM disconnects its
+ * connections at once, docs/rdmacm.md "Port down"): both ends' blocked recv end, and every
+ * later call fails with the same errno - ECONNRESET, as Intel's driver marks the endpoints
+ * of a lost node DISCONNECTED (scif_invalidate_ep). SCIF_TEST_CABLE: "bvctl ... model DEV
+ * cable", which the client runs with pull (the script plugs it back; run only when named).
+ */
+static void cable_server(uint16_t port)
+{
+	scif_epd_t l = listener(port, 1), n;
+	uint8_t *pg = pages(PG);
+	off_t win;
+	char b[8];
+	int err;
+
+	MUST(l >= 0 && pg);
+	n = accept_one(l, NULL);
+	MUST(n >= 0);
+	win = scif_register(n, pg, PG, 0, SCIF_PROT_READ | SCIF_PROT_WRITE, 0);
+	MUST(win != SCIF_REGISTER_FAILED);
+	sync_send(n);
+	errno = 0;
+	CHECK(scif_recv(n, b, 8, SCIF_RECV_BLOCK) == -1 && conn_gone(errno));
+	err = errno;
+	CHECK(revents(n, POLLIN, 1000) & POLLHUP);
+	all_gone(n, err, win, pg);
+	CHECK(scif_close(n) == 0 && scif_close(l) == 0);
+}
+
+static void cable_client(uint16_t port)
+{
+	scif_epd_t e = connect_to(0, port);
+	const char *cable = getenv("SCIF_TEST_CABLE");
+	uint8_t *pg = pages(PG);
+	struct timespec t0, t1;
+	char cmd[512], b[8];
+	off_t win;
+	int err;
+
+	MUST(e >= 0 && cable && pg);
+	win = scif_register(e, pg, PG, 0, SCIF_PROT_READ | SCIF_PROT_WRITE, 0);
+	MUST(win != SCIF_REGISTER_FAILED);
+	sync_recv(e);
+	snprintf(cmd, sizeof(cmd), "%s pull", cable);
+	MUST(system(cmd) == 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	errno = 0;
+	CHECK(scif_recv(e, b, 8, SCIF_RECV_BLOCK) == -1 && conn_gone(errno));
+	err = errno;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	fprintf(stderr, "cable: recv ended after %.1f s (%s)\n",
+		(double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9,
+		strerror(err));
+	CHECK(t1.tv_sec - t0.tv_sec < 60);
+	CHECK(revents(e, POLLIN, 1000) & POLLHUP);
+	all_gone(e, err, win, pg);
+	CHECK(scif_close(e) == 0);
+}
+
+/*
+ * A listener that never accepts: scif_connect gives ECONNREFUSED after SCIF's 30 s
+ * (SCIF_NODE_ALIVE_TIMEOUT) and the endpoint may connect again; once the listener accepts,
+ * the connection carries bytes.
+ */
+static void grant_server(uint16_t port)
+{
+	scif_epd_t l = listener(port, 2), n;
+	char gave_up[80], again[80];
+	uint64_t v;
+	int i;
+
+	case_mark(port, gave_up, sizeof(gave_up), "gave_up");
+	case_mark(port, again, sizeof(again), "again");
+	unlink(gave_up);
+	unlink(again);
+	MUST(l >= 0);
+	CHECK(revents(l, POLLIN, 30000) == POLLIN);	/* queued, not accepted */
+	CHECK(mark_wait_s(gave_up, 60));
+	/* the request the connector gave up on leaves the queue */
+	for (i = 0; i < 100 && revents(l, POLLIN, 0); i++)
+		usleep(100000);
+	CHECK(i < 100);
+	mark_set(again);
+	n = accept_one(l, NULL);	/* the retry */
+	MUST(n >= 0);
+	CHECK(recv_all(n, &v, 8) == 8 && v == 77);
+	CHECK(scif_close(n) == 0 && scif_close(l) == 0);
+	unlink(gave_up);
+	unlink(again);
+}
+
+static void grant_client(uint16_t port)
+{
+	struct scif_portID dst = { 0, port };
+	scif_epd_t e = scif_open();
+	struct timespec t0, t1;
+	char up[80], gave_up[80], again[80];
+	uint64_t v = 77;
+	double waited;
+
+	MUST(e >= 0);
+	case_mark(port, up, sizeof(up), "listening");
+	case_mark(port, gave_up, sizeof(gave_up), "gave_up");
+	MUST(mark_wait_s(up, 100));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	FAILS(scif_connect(e, &dst), ECONNREFUSED);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	waited = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	fprintf(stderr, "grant: refused after %.1f s\n", waited);
+	CHECK(waited >= 29.0 && waited < 60.0);
+	mark_set(gave_up);
+	case_mark(port, again, sizeof(again), "again");
+	MUST(mark_wait_s(again, 60));
+	CHECK(scif_connect(e, &dst) >= SCIF_PORT_RSVD);	/* the same endpoint, again */
+	CHECK(send_all(e, &v, 8) == 8);
+	CHECK(scif_close(e) == 0);
+}
+
 static const struct tcase cases[] = {
 	{ "connect", connect_server, connect_client, 1 },
 	{ "refused", NULL, refused_client, 1 },
@@ -1750,8 +1868,10 @@ static const struct tcase cases[] = {
 	{ "self", msg_server, msg_client, 0 },
 	{ "self_rma", rma_server, rma_client, 0 },
 	{ "self_mmap", mmap_server, mmap_client, 0 },
-	/* kills a daemon: only when named */
+	/* kill a daemon, pull a cable, wait 30 s: only when named */
 	{ "nodedeath", death_server, death_client, 1 },
+	{ "cable", cable_server, cable_client, 1 },
+	{ "granttimeout", grant_server, grant_client, 1 },
 };
 
 static int role;	/* 0: both sides; 1: only servers; 2: only clients (two hosts) */
@@ -1859,7 +1979,8 @@ int main(int argc, char **argv)
 	}
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		bool want = argc < 2 && strcmp(cases[i].name, "nodedeath");
+		bool want = argc < 2 && strcmp(cases[i].name, "nodedeath") &&
+			    strcmp(cases[i].name, "cable") && strcmp(cases[i].name, "granttimeout");
 
 		for (int a = 1; a < argc; a++)
 			want |= !strcmp(argv[a], cases[i].name);
