@@ -215,6 +215,19 @@ static void on_signal(int sig)
 	(void)sig;
 }
 
+/* A child that sends us SIGUSR1 in ms milliseconds (reaped with waitpid). */
+static pid_t signal_later(int ms)
+{
+	pid_t me = getpid(), k = fork();
+
+	if (k == 0) {
+		usleep((useconds_t)ms * 1000);
+		kill(me, SIGUSR1);
+		_exit(0);
+	}
+	return k;
+}
+
 /* ----------------------------------------------------------------------------------------- */
 /* Cases: each is a server (node 0) and a client (node 1) run in two processes                 */
 
@@ -434,16 +447,11 @@ static void msg_client(uint16_t port)
 	/* a blocking send that finds no room, ended by a signal before any byte: EINTR */
 	{
 		struct sigaction sa = { .sa_handler = on_signal }, old;
-		pid_t me = getpid(), k;
 		char full[80];
+		pid_t k;
 
 		sigaction(SIGUSR1, &sa, &old);
-		k = fork();
-		if (k == 0) {
-			usleep(300000);
-			kill(me, SIGUSR1);
-			_exit(0);
-		}
+		k = signal_later(300);
 		FAILS(scif_send(e, big + sent, 100, SCIF_SEND_BLOCK), EINTR);
 		waitpid(k, NULL, 0);
 		sigaction(SIGUSR1, &old, NULL);
@@ -1055,11 +1063,6 @@ static void *close_later(void *arg)
 	return NULL;
 }
 
-static void on_alarm(int sig)
-{
-	(void)sig;
-}
-
 static void intr_server(uint16_t port)
 {
 	scif_epd_t l = listener(port, 1), n;
@@ -1067,7 +1070,7 @@ static void intr_server(uint16_t port)
 	struct closer c;
 	pthread_t t;
 	char b[8];
-	struct sigaction sa = { .sa_handler = on_alarm };
+	struct sigaction sa = { .sa_handler = on_signal };
 
 	MUST(l >= 0);
 	n = accept_one(l, NULL);
@@ -1075,41 +1078,23 @@ static void intr_server(uint16_t port)
 	/* a signal ends a blocking recv that got nothing: EINTR */
 	sigaction(SIGUSR1, &sa, NULL);
 	{
-		pid_t me = getpid();
-		pid_t k = fork();
+		pid_t k = signal_later(300);
 
-		if (k == 0) {
-			usleep(300000);
-			kill(me, SIGUSR1);
-			_exit(0);
-		}
 		FAILS(scif_recv(n, b, 8, SCIF_RECV_BLOCK), EINTR);
 		waitpid(k, NULL, 0);
 	}
 	/* ... and one that got some: the count */
 	sync_send(n);
 	{
-		pid_t me = getpid();
-		pid_t k = fork();
+		pid_t k = signal_later(600);
 
-		if (k == 0) {
-			usleep(600000);
-			kill(me, SIGUSR1);
-			_exit(0);
-		}
 		CHECK(scif_recv(n, b, 8, SCIF_RECV_BLOCK) == 3 && !memcmp(b, "abc", 3));
 		waitpid(k, NULL, 0);
 	}
 	/* a signal ends a blocking accept (EINTR), and so does scif_close in another thread */
 	{
-		pid_t me = getpid();
-		pid_t k = fork();
+		pid_t k = signal_later(300);
 
-		if (k == 0) {
-			usleep(300000);
-			kill(me, SIGUSR1);
-			_exit(0);
-		}
 		FAILS(scif_accept(l, &peer, &n, SCIF_ACCEPT_SYNC), EINTR);
 		waitpid(k, NULL, 0);
 	}
@@ -1666,10 +1651,9 @@ static void all_gone(scif_epd_t e, int err, off_t win, uint8_t *pg)
 static void death_server(uint16_t port)
 {
 	scif_epd_t l = listener(port, 1), n;
-	char b[8];
-
 	uint8_t *pg = pages(PG);
 	off_t win;
+	char b[8];
 	int err;
 
 	MUST(l >= 0 && pg);
@@ -1682,6 +1666,7 @@ static void death_server(uint16_t port)
 	errno = 0;
 	CHECK(scif_recv(n, b, 8, SCIF_RECV_BLOCK) == -1 && conn_gone(errno));
 	err = errno;
+	CHECK(revents(n, POLLIN, 1000) & POLLHUP);
 	errno = 0;
 	CHECK(scif_send(n, b, 8, SCIF_SEND_BLOCK) == -1 && errno == err);
 	all_gone(n, err, win, pg);
@@ -1689,27 +1674,46 @@ static void death_server(uint16_t port)
 	scif_close(l);
 }
 
-/* SCIF_TEST_VICTIM: the pid file of node 0's daemon, which the client kills. */
+/*
+ * How the client takes the connection's node away: SCIF_TEST_VICTIM, the pid file of node 0's
+ * daemon, which it kills (nodedeath); SCIF_TEST_CABLE, "bvctl ... model DEV cable", which it
+ * runs with pull (cable: the port goes down, and bridgeverbs' CM disconnects its connections
+ * at once, docs/rdmacm.md "Port down"; the script plugs it back). Either way both ends'
+ * blocked calls end and every later call fails alike - ECONNRESET, as Intel's driver marks a
+ * lost node's endpoints disconnected (scif_invalidate_ep), or ENODEV.
+ */
+static void take_node_away(void)
+{
+	const char *victim = getenv("SCIF_TEST_VICTIM"), *cable = getenv("SCIF_TEST_CABLE");
+	char cmd[512];
+	long pid = 0;
+	FILE *f;
+
+	if (cable) {
+		snprintf(cmd, sizeof(cmd), "%s pull", cable);
+		MUST(system(cmd) == 0);
+		return;
+	}
+	MUST(victim && (f = fopen(victim, "r")));
+	MUST(fscanf(f, "%ld", &pid) == 1 && pid > 1);
+	fclose(f);
+	MUST(kill((pid_t)pid, SIGKILL) == 0);
+}
+
 static void death_client(uint16_t port)
 {
 	scif_epd_t e = connect_to(0, port);
-	const char *victim = getenv("SCIF_TEST_VICTIM");
 	struct timespec t0, t1;
 	uint8_t *loc = pages(PG);
-	long pid = 0;
 	off_t win;
 	char b[8];
 	int err;
-	FILE *f;
 
-	MUST(e >= 0 && victim && loc);
+	MUST(e >= 0 && loc);
 	win = scif_register(e, loc, PG, 0, SCIF_PROT_READ | SCIF_PROT_WRITE, 0);
 	MUST(win != SCIF_REGISTER_FAILED);
 	sync_recv(e);
-	f = fopen(victim, "r");
-	MUST(f && fscanf(f, "%ld", &pid) == 1 && pid > 1);
-	fclose(f);
-	MUST(kill((pid_t)pid, SIGKILL) == 0);
+	take_node_away();
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	errno = 0;
 	CHECK(scif_recv(e, b, 8, SCIF_RECV_BLOCK) == -1 && conn_gone(errno));
@@ -1717,7 +1721,7 @@ static void death_client(uint16_t port)
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	/* the transport's retries, not a hang: well within the case's alarm */
 	CHECK(t1.tv_sec - t0.tv_sec < 60);
-	fprintf(stderr, "nodedeath: recv ended after %.1f s (%s)\n",
+	fprintf(stderr, "%s: recv ended after %.1f s (%s)\n", case_name,
 		(double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9,
 		strerror(err));
 	CHECK(revents(e, POLLIN, 1000) & POLLHUP);
@@ -1729,65 +1733,6 @@ static void death_client(uint16_t port)
 		CHECK(scif_send(e, b, 8, 0) == -1 && errno == err);
 		all_gone(e, err, win, pg);
 	}
-	CHECK(scif_close(e) == 0);
-}
-
-/*
- * The cable pulled under a connection (node 1's port down; bridgeverbs' CM disconnects its
- * connections at once, docs/rdmacm.md "Port down"): both ends' blocked recv end, and every
- * later call fails with the same errno - ECONNRESET, as Intel's driver marks the endpoints
- * of a lost node DISCONNECTED (scif_invalidate_ep). SCIF_TEST_CABLE: "bvctl ... model DEV
- * cable", which the client runs with pull (the script plugs it back; run only when named).
- */
-static void cable_server(uint16_t port)
-{
-	scif_epd_t l = listener(port, 1), n;
-	uint8_t *pg = pages(PG);
-	off_t win;
-	char b[8];
-	int err;
-
-	MUST(l >= 0 && pg);
-	n = accept_one(l, NULL);
-	MUST(n >= 0);
-	win = scif_register(n, pg, PG, 0, SCIF_PROT_READ | SCIF_PROT_WRITE, 0);
-	MUST(win != SCIF_REGISTER_FAILED);
-	sync_send(n);
-	errno = 0;
-	CHECK(scif_recv(n, b, 8, SCIF_RECV_BLOCK) == -1 && conn_gone(errno));
-	err = errno;
-	CHECK(revents(n, POLLIN, 1000) & POLLHUP);
-	all_gone(n, err, win, pg);
-	CHECK(scif_close(n) == 0 && scif_close(l) == 0);
-}
-
-static void cable_client(uint16_t port)
-{
-	scif_epd_t e = connect_to(0, port);
-	const char *cable = getenv("SCIF_TEST_CABLE");
-	uint8_t *pg = pages(PG);
-	struct timespec t0, t1;
-	char cmd[512], b[8];
-	off_t win;
-	int err;
-
-	MUST(e >= 0 && cable && pg);
-	win = scif_register(e, pg, PG, 0, SCIF_PROT_READ | SCIF_PROT_WRITE, 0);
-	MUST(win != SCIF_REGISTER_FAILED);
-	sync_recv(e);
-	snprintf(cmd, sizeof(cmd), "%s pull", cable);
-	MUST(system(cmd) == 0);
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	errno = 0;
-	CHECK(scif_recv(e, b, 8, SCIF_RECV_BLOCK) == -1 && conn_gone(errno));
-	err = errno;
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	fprintf(stderr, "cable: recv ended after %.1f s (%s)\n",
-		(double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9,
-		strerror(err));
-	CHECK(t1.tv_sec - t0.tv_sec < 60);
-	CHECK(revents(e, POLLIN, 1000) & POLLHUP);
-	all_gone(e, err, win, pg);
 	CHECK(scif_close(e) == 0);
 }
 
@@ -1870,7 +1815,7 @@ static const struct tcase cases[] = {
 	{ "self_mmap", mmap_server, mmap_client, 0 },
 	/* kill a daemon, pull a cable, wait 30 s: only when named */
 	{ "nodedeath", death_server, death_client, 1 },
-	{ "cable", cable_server, cable_client, 1 },
+	{ "cable", death_server, death_client, 1 },
 	{ "granttimeout", grant_server, grant_client, 1 },
 };
 
