@@ -354,8 +354,20 @@ static void test_poll_errors(void)
 	EXPECT(e >= 0 && gone != MAP_FAILED && !munmap(gone, 4096));
 	FAILS(scif_poll((struct scif_pollepd *)8, 1, 0), EFAULT);
 	FAILS(scif_poll(gone, 1, 0), EFAULT);
-	EXPECT(!getrlimit(RLIMIT_NOFILE, &rl));
-	FAILS(scif_poll(&p, (unsigned int)rl.rlim_cur + 1, 0), EINVAL);
+	{
+		/* a whole array one longer than RLIMIT_NOFILE (set low for it): EINVAL */
+		struct scif_pollepd many[65];
+		struct rlimit low;
+
+		for (int i = 0; i < 65; i++)
+			many[i] = (struct scif_pollepd){ .epd = -1 };
+		EXPECT(!getrlimit(RLIMIT_NOFILE, &rl));
+		low = rl;
+		low.rlim_cur = 64;
+		EXPECT(!setrlimit(RLIMIT_NOFILE, &low));
+		FAILS(scif_poll(many, 65, 0), EINVAL);
+		EXPECT(!setrlimit(RLIMIT_NOFILE, &rl));
+	}
 	/* a signal: EINTR (no SA_RESTART; poll is never restarted anyway) */
 	EXPECT(!sigaction(SIGALRM, &sa, &old) && !setitimer(ITIMER_REAL, &t, NULL));
 	FAILS(scif_poll(&p, 1, 5000), EINTR);
