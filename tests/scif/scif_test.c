@@ -1734,6 +1734,19 @@ static void death_client(uint16_t port)
 		all_gone(e, err, win, pg);
 	}
 	CHECK(scif_close(e) == 0);
+	if (getenv("SCIF_TEST_VICTIM") && getenv("BV_SCIF_FABRIC") &&
+	    !strcmp(getenv("BV_SCIF_FABRIC"), "ntb")) {
+		/*
+		 * a node whose daemon is gone, and with it the ntb link, cannot be reached:
+		 * ENODEV, at once (over cx4 the CM's retries take over a minute to say so)
+		 */
+		struct scif_portID dst = { 0, port };
+		scif_epd_t f = scif_open();
+
+		MUST(f >= 0);
+		FAILS(scif_connect(f, &dst), ENODEV);
+		CHECK(scif_close(f) == 0);
+	}
 }
 
 /*
