@@ -44,17 +44,6 @@ static int put_user(void *dst, const void *src, size_t len)
 	return process_vm_writev(getpid(), &l, 1, &r, 1, 0) == (ssize_t)len ? 0 : -EFAULT;
 }
 
-/* The first and last byte of [p, p + len) can be read: an argument poll(2) would copy in. */
-static bool user_readable(const void *p, size_t len)
-{
-	char b[2];
-	struct iovec l = { .iov_base = b, .iov_len = sizeof(b) };
-	struct iovec r[2] = { { .iov_base = (void *)p, .iov_len = 1 },
-			      { .iov_base = (char *)p + len - 1, .iov_len = 1 } };
-
-	return process_vm_readv(getpid(), &l, 1, r, 2, 0) == 2;
-}
-
 /* A pointer no buffer can start at (the first page is never mapped). */
 static bool bad_ptr(const void *p)
 {
@@ -494,16 +483,23 @@ static void arm_pollers(const struct scif_pollepd *epds, unsigned int nepds)
 
 SCIF_EXPORT int scif_poll(struct scif_pollepd *epds, unsigned int nepds, long timeout)
 {
+	int ret;
+
 	/* struct scif_pollepd is laid out as struct pollfd (libscif casts it too) */
 	_Static_assert(sizeof(struct scif_pollepd) == sizeof(struct pollfd) &&
 			       offsetof(struct scif_pollepd, revents) ==
 				       offsetof(struct pollfd, revents),
 		       "scif_pollepd is a pollfd");
-	/* an array poll(2) cannot read gets poll's EFAULT (EINVAL beyond RLIMIT_NOFILE), no fault */
-	if (nepds && user_readable(epds, (size_t)nepds * sizeof(*epds)))
-		arm_pollers(epds, nepds);
 	if (timeout > INT32_MAX)
 		timeout = INT32_MAX;
+	/*
+	 * A look first: the kernel checks the array (EFAULT, EINVAL beyond RLIMIT_NOFILE) before
+	 * we read it to arm readers, and what is ready needs no arming
+	 */
+	ret = poll((struct pollfd *)epds, nepds, 0);
+	if (ret || !nepds)
+		return ret;
+	arm_pollers(epds, nepds);
 	return poll((struct pollfd *)epds, nepds, timeout < 0 ? -1 : (int)timeout);
 }
 
