@@ -14,7 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -67,16 +66,6 @@ static int put_user(void *dst, const void *src, size_t len)
 static bool bad_ptr(const void *p)
 {
 	return (uintptr_t)p < 4096;
-}
-
-static bool has_cap_sys_admin(void)
-{
-	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
-	struct __user_cap_data_struct d[2];
-
-	if (syscall(SYS_capget, &h, d))
-		return false;
-	return d[CAP_SYS_ADMIN / 32].effective & (1u << (CAP_SYS_ADMIN % 32));
 }
 
 /* scif_verify_epd: the state every data-path call requires. */
@@ -186,7 +175,7 @@ SCIF_EXPORT int scif_bind(scif_epd_t epd, uint16_t pn)
 	if (!ep)
 		return -1;
 	/* SCIF: like IETF RFC 1700, ports below 1024 are for privileged processes */
-	if (pn && pn < SCIF_ADMIN_PORT_END && !has_cap_sys_admin()) {
+	if (pn && pn < SCIF_ADMIN_PORT_END && !scif_capable(CAP_SYS_ADMIN)) {
 		ret = -EACCES;
 		goto out;
 	}
@@ -466,25 +455,39 @@ SCIF_EXPORT int scif_get_nodeIDs(uint16_t *nodes, int len, uint16_t *self)
 	return ret ? fail(-ret) : n;
 }
 
-SCIF_EXPORT int scif_poll(struct scif_pollepd *epds, unsigned int nepds, long timeout)
+/* Readers that poll: have the peer wake us on data now, not after a delay. */
+static void arm_pollers(const struct scif_pollepd *epds, unsigned int nepds)
 {
-	/* struct scif_pollepd is laid out as struct pollfd (libscif casts it too) */
-	_Static_assert(sizeof(struct scif_pollepd) == sizeof(struct pollfd) &&
-			       offsetof(struct scif_pollepd, revents) ==
-				       offsetof(struct pollfd, revents),
-		       "scif_pollepd is a pollfd");
-	for (unsigned int i = 0; epds && i < nepds; i++) {
+	for (unsigned int i = 0; i < nepds; i++) {
 		struct scif_ep *ep;
 		int err;
 
-		/* a reader that polls: have the peer wake us on data now, not after a delay */
 		if (!(epds[i].events & POLLIN) || !(ep = scif_ep_get(epds[i].epd, &err)))
 			continue;
 		scif_msg_arm_rx(ep);
 		scif_ep_put(ep);
 	}
+}
+
+SCIF_EXPORT int scif_poll(struct scif_pollepd *epds, unsigned int nepds, long timeout)
+{
+	int ret;
+
+	/* struct scif_pollepd is laid out as struct pollfd (libscif casts it too) */
+	_Static_assert(sizeof(struct scif_pollepd) == sizeof(struct pollfd) &&
+			       offsetof(struct scif_pollepd, revents) ==
+				       offsetof(struct pollfd, revents),
+		       "scif_pollepd is a pollfd");
 	if (timeout > INT32_MAX)
 		timeout = INT32_MAX;
+	/*
+	 * A look first: the kernel checks the array (EFAULT, EINVAL beyond RLIMIT_NOFILE) before
+	 * we read it to arm readers, and what is ready needs no arming
+	 */
+	ret = poll((struct pollfd *)epds, nepds, 0);
+	if (ret || !nepds)
+		return ret;
+	arm_pollers(epds, nepds);
 	return poll((struct pollfd *)epds, nepds, timeout < 0 ? -1 : (int)timeout);
 }
 
