@@ -181,11 +181,18 @@ int ntb_comp_process(struct ntb_peer *p, int budget)
 			goto next;
 		}
 		switch (h.op) {
-		case NTBV_OP_ACK:
-			if (ack_upto(qp, h.psn))
+		case NTBV_OP_ACK: {
+			bool moved = ack_upto(qp, h.psn);
+
+			NTB_TRACE(NTB_TR_C_ACK, qp->qpn, h.psn, moved, p->resp_rx.cons,
+				  qp->retry_wait);
+			if (moved)
 				progress(qp);
 			break;
+		}
 		case NTBV_OP_NAK:
+			NTB_TRACE(NTB_TR_C_NAK, qp->qpn, h.psn, h.total, p->resp_rx.cons,
+				  qp->retry_wait);
 			nak(qp, &h);
 			break;
 		case NTBV_OP_READ_RESP:

@@ -133,6 +133,7 @@ static int take_recv(struct ntb_peer *p, struct ntb_qp *qp, const struct ntbv_ms
 	if (qp->type == IBV_QPT_RC) {
 		/* IBTA 9.7.5.2.8: RNR NAK with our timer; the requester comes back with it */
 		respond(p, qp, NTBV_OP_NAK, h->psn, NTBV_NAK_RNR, qp->min_rnr_timer);
+		NTB_TRACE(NTB_TR_R_NAK, qp->qpn, h->psn, NTBV_NAK_RNR, p->resp_tx.prod, 0);
 		qp->nak_sent = true;
 		qp->nak_psn = h->psn;
 	} else {
@@ -626,6 +627,18 @@ static int handle(struct ntb_peer *p, const struct ntbv_msg *h, const uint8_t *d
 	return qp->type == IBV_QPT_RC ? rc_request(p, qp, h, data) : uc_request(p, qp, h, data);
 }
 
+/* A request consumed: the QP's state after it (the trace ring, ntb_trace.h). */
+static void trace_req(struct ntb_peer *p, const struct ntbv_msg *h)
+{
+	struct ntb_qp *qp;
+
+	if (!ntb_trace_on || !(qp = ntb_qp_lookup(p->ctx, h->dst_qpn)))
+		return;
+	ntb_trace_log(NTB_TR_R_REQ, h->dst_qpn, h->psn, h->flags | (uint32_t)h->op << 8,
+		      p->req_rx.cons, qp->epsn | (uint64_t)qp->nak_sent << 32 |
+					      (uint64_t)qp->cur_active << 33);
+}
+
 /* Answers can go to the peer: our block is for the incarnation that wrote (tx_lock). */
 static int can_reply_now(struct ntb_peer *p)
 {
@@ -645,6 +658,7 @@ static bool send_ack(struct ntb_peer *p, struct ntb_qp *qp)
 	if (!ntb_tx_room(p, &p->resp_tx, 1))
 		return false;
 	respond(p, qp, NTBV_OP_ACK, ib_psn_sub(qp->epsn, 1), 0, 0);
+	NTB_TRACE(NTB_TR_R_ACK, qp->qpn, ib_psn_sub(qp->epsn, 1), 0, p->resp_tx.prod, 0);
 	qp->need_ack = false;
 	return true;
 }
@@ -681,12 +695,15 @@ int ntb_resp_process(struct ntb_peer *p, int budget)
 	while (n < budget && ntb_cq_staged() < NTB_STAGED_MAX &&
 	       ntb_rx_peek(p, &p->req_rx, &h, &data)) {
 		if (handle(p, &h, data, reply) == R_STALL) {
+			NTB_TRACE(NTB_TR_R_STALL, h.dst_qpn, h.psn, h.flags, p->req_rx.cons,
+				  p->resp_tx.prod);
 			/* a READ answered in part is progress too: keep the thread hot */
 			n += p->resp_tx.prod != produced;
 			p->resp_stalled = true;
 			break;
 		}
 		ntb_rx_advance(&p->req_rx, &h);
+		trace_req(p, &h);
 		n++;
 	}
 	/*
@@ -696,6 +713,8 @@ int ntb_resp_process(struct ntb_peer *p, int budget)
 	 */
 	for (struct ntb_qp *qp = p->dirty; qp; qp = qp->next_dirty) {
 		if (qp->need_ack && can_reply && !send_ack(p, qp)) {
+			NTB_TRACE(NTB_TR_R_ACK_FULL, qp->qpn, qp->epsn, 0, p->req_rx.cons,
+				  p->resp_tx.prod);
 			p->resp_stalled = true;
 			break;
 		}
@@ -724,5 +743,6 @@ int ntb_resp_process(struct ntb_peer *p, int budget)
 		}
 	}
 	ntb_rx_publish(p);
+	NTB_TRACE(NTB_TR_R_PUB, 0, p->slot, p->endi, p->req_rx.cons, p->resp_rx.cons);
 	return n;
 }
