@@ -440,14 +440,22 @@ static int rc_request(struct ntb_peer *p, struct ntb_qp *qp, const struct ntbv_m
 {
 	int32_t d = ib_psn_cmp(h->psn, qp->epsn);
 
+	/*
+	 * A duplicate is answered whatever else is going on, as by Linux rxe (rxe_resp.c,
+	 * check_psn()): its requester went back to it because it has not seen the answer,
+	 * and it may never transmit past it again before it does (a small ring full of the
+	 * retransmitted messages). Discarding it - as this did while an RNR NAK was
+	 * outstanding - left the requester retrying until it gave up: the "retry exceeded"
+	 * flake of docs/ntb-verbs.md ("Retries").
+	 */
+	if (d < 0)
+		return duplicate(p, qp, h);
 	if (qp->nak_sent) {
-		/* after a NAK everything is discarded until the NAK'ed message comes again */
+		/* after a NAK the rest is discarded until the NAK'ed message comes again */
 		if (d || !(h->flags & NTBV_F_FIRST))
 			return R_NEXT;
 		qp->nak_sent = false;
 	}
-	if (d < 0)
-		return duplicate(p, qp, h);
 	if (d > 0)
 		return R_NEXT;	/* out of sequence: cannot happen on a FIFO; discard */
 	switch (h->op) {
