@@ -145,6 +145,7 @@ struct ntb_peer {
 	struct ntb_rxring req_rx, resp_rx;
 	uint32_t bell_wish;		/* what we last asked of it (tx_hdr->bell) */
 	struct ntb_qp *dirty;		/* responder: QPs owing an ACK or a flush (rx_lock) */
+	unsigned int acks_owed;		/* ... the ACKs among them (rx_lock) */
 	bool want_credit;		/* a writer found a ring full: ask for a bell on credits */
 	bool resp_stalled;		/* a request waits for room in the response ring */
 	unsigned int nqps;		/* QPs bound to it (RC/UC) */
