@@ -860,6 +860,7 @@ struct mnet {
 	uint64_t sock_next_look; /* cabled: the pass time from which to look at the sockets again */
 	bool sock_look_now;	/* the engine is about to sleep: look whatever the time */
 	unsigned int drop_rx; /* test knob */
+	uint32_t rx_cost_us;  /* cx4_model_rx_cost */
 	/* receive-side impairment (cx4_model_rx_fault) */
 	struct net_fault {
 		struct cx4_model_fault f;
@@ -988,6 +989,8 @@ struct mdev {
 	pthread_t thread;
 	bool thread_started;
 	atomic_bool stop;
+	/* cx4_model_stall (under lock): stopped from stall_at for stall_ns, every stall_period */
+	uint64_t stall_at, stall_ns, stall_period;
 	pthread_mutex_t lock;
 	atomic_int lock_waiters;
 	int epfd, timerfd;
