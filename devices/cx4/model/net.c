@@ -1327,6 +1327,8 @@ static int rx_udp(struct mdev *d, struct roce_udp_port *port, unsigned int *used
 			if (port->net == ROCE_NET_IPV6)
 				d->stats.udp6_rx_pkts++;
 		}
+		/* one GSO send's packets (at most 64) are answered before the next */
+		cx4m_resp_ack_now(d);
 	}
 	return got;
 }
