@@ -173,28 +173,42 @@ static inline void cx4_pw_log(const struct cx4_kick *k, volatile uint8_t *reg, c
 			      uint16_t len)
 {
 	struct cx4_pw_ring *r = cx4_pw_ring_of(reg);
-	uint32_t t = atomic_fetch_add_explicit(&r->tail, 1, memory_order_relaxed);
-	struct cx4_pw_entry *e = &r->e[t % CX4_PW_RING_SLOTS];
+	uint32_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
+	struct cx4_pw_entry *e;
 	unsigned long spins = 0;
 
 	/*
-	 * Wait for the slot to be free, leaving the CPU to the device meanwhile (it is runnable:
-	 * we kicked it): spin a little, then sleep until a pass drained rings; a device that
-	 * stays away for some seconds drops the write.
+	 * Claim a slot only once it is free, so that every claimed slot gets published right
+	 * after: a writer that claimed first and then gave up waiting left a slot the device
+	 * never passes (it skips an unpublished slot only while the claims stay within one ring
+	 * of it), and every later write to the page waited its seconds and was dropped too. While
+	 * the ring is full, leave the CPU to the device (it is runnable: we kicked it): spin a
+	 * little, then sleep until a pass drained rings; a device that stays away for some
+	 * seconds drops this write, and only this one.
 	 */
-	while (t - atomic_load_explicit(&r->head, memory_order_acquire) >= CX4_PW_RING_SLOTS) {
+	for (;;) {
+		if (t - atomic_load_explicit(&r->head, memory_order_acquire) < CX4_PW_RING_SLOTS) {
+			if (atomic_compare_exchange_weak_explicit(&r->tail, &t, t + 1,
+								  memory_order_relaxed,
+								  memory_order_relaxed))
+				break;
+			continue;	/* t is the tail another writer left */
+		}
 		cx4_kick(k);
-		if (++spins <= 64)
-			continue;
-		if (spins > 64 + 20000ul)
-			return;
-		uint32_t snap = cx4_wait_begin(k);
+		if (++spins > 64) {
+			if (spins > 64 + 20000ul)
+				return;
+			uint32_t snap = cx4_wait_begin(k);
 
-		if (t - atomic_load_explicit(&r->head, memory_order_acquire) >= CX4_PW_RING_SLOTS)
-			cx4_wait_end(k, snap, 100000);
-		else
-			cx4_wait_cancel(k);
+			if (t - atomic_load_explicit(&r->head, memory_order_acquire) >=
+			    CX4_PW_RING_SLOTS)
+				cx4_wait_end(k, snap, 100000);
+			else
+				cx4_wait_cancel(k);
+		}
+		t = atomic_load_explicit(&r->tail, memory_order_relaxed);
 	}
+	e = &r->e[t % CX4_PW_RING_SLOTS];
 	e->off = (uint16_t)((uintptr_t)reg & (CX4_PW_PAGE_SIZE - 1));
 	e->len = len;
 	__builtin_memcpy(e->val, val8, 8);
