@@ -136,12 +136,17 @@ static inline void cx4_wait_end(const struct cx4_kick *k, uint32_t snap, long ti
  * log writes to those pages: isolation between clients is the MMU's, as with real UARs.
  * Writers on one page may be several threads: they claim slots with an atomic increment and
  * publish each entry with its sequence number. A full ring makes the writer wait (kicking the
- * model) until the model has drained it: back-pressure, like PCIe posted-write credits.
- * Backends without a kick (VFIO) never touch the ring.
+ * model) until the model has drained it: back-pressure, like PCIe posted-write credits. The
+ * model waits for a claimed slot however long its writer takes to publish it (on a loaded
+ * machine a writer descheduled while it waited for room took over 100 ms): a posted write is
+ * never lost while the device and the writer live. Backends without a kick (VFIO) never touch
+ * the ring.
  */
 #define CX4_PW_PAGE_SIZE	4096u
 #define CX4_PW_RING_OFF		0x100u	/* ring header + entries: 0x100..0x1EF */
 #define CX4_PW_RING_SLOTS	14u
+/* a device that has taken none of a page's writes for this long is gone (its daemon died) */
+#define CX4_PW_GONE_NS		(10ll * 1000000000ll)
 
 struct cx4_pw_entry {
 	_Atomic uint32_t seq;		/* slot number + 1 once published */
@@ -173,28 +178,53 @@ static inline void cx4_pw_log(const struct cx4_kick *k, volatile uint8_t *reg, c
 			      uint16_t len)
 {
 	struct cx4_pw_ring *r = cx4_pw_ring_of(reg);
-	uint32_t t = atomic_fetch_add_explicit(&r->tail, 1, memory_order_relaxed);
-	struct cx4_pw_entry *e = &r->e[t % CX4_PW_RING_SLOTS];
+	uint32_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
+	struct cx4_pw_entry *e;
 	unsigned long spins = 0;
+	struct timespec since = { 0, 0 }, now;
+	uint32_t seen = 0;
 
 	/*
-	 * Wait for the slot to be free, leaving the CPU to the device meanwhile (it is runnable:
-	 * we kicked it): spin a little, then sleep until a pass drained rings; a device that
-	 * stays away for some seconds drops the write.
+	 * Claim a slot (compare-and-swap on the tail) only once it is free, so that every claimed
+	 * slot is published right after: a writer that claimed first and then gave up waiting
+	 * left a slot the device never passes, and every later write to the page was lost. While
+	 * the ring is full, leave the CPU to the device (it is runnable: we kicked it): spin a
+	 * little, then sleep until a pass drained rings. Only a device that took nothing for
+	 * CX4_PW_GONE_NS of our clock (not of our iterations: a busy device ends each wait at
+	 * once) is given up on: this write is dropped then, having claimed nothing.
 	 */
-	while (t - atomic_load_explicit(&r->head, memory_order_acquire) >= CX4_PW_RING_SLOTS) {
-		cx4_kick(k);
-		if (++spins <= 64)
-			continue;
-		if (spins > 64 + 20000ul)
-			return;
-		uint32_t snap = cx4_wait_begin(k);
+	for (;;) {
+		uint32_t head = atomic_load_explicit(&r->head, memory_order_acquire);
 
-		if (t - atomic_load_explicit(&r->head, memory_order_acquire) >= CX4_PW_RING_SLOTS)
-			cx4_wait_end(k, snap, 100000);
-		else
-			cx4_wait_cancel(k);
+		if (t - head < CX4_PW_RING_SLOTS) {
+			if (atomic_compare_exchange_weak_explicit(&r->tail, &t, t + 1,
+								  memory_order_relaxed,
+								  memory_order_relaxed))
+				break;
+			continue;	/* t is the tail another writer left */
+		}
+		cx4_kick(k);
+		if (++spins > 64) {
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			if (spins == 65 || head != seen) {
+				since = now; /* the device took a write meanwhile: it is there */
+				seen = head;
+			} else if ((now.tv_sec - since.tv_sec) * 1000000000ll +
+					   (now.tv_nsec - since.tv_nsec) >
+				   CX4_PW_GONE_NS) {
+				return;
+			}
+			uint32_t snap = cx4_wait_begin(k);
+
+			if (t - atomic_load_explicit(&r->head, memory_order_acquire) >=
+			    CX4_PW_RING_SLOTS)
+				cx4_wait_end(k, snap, 100000);
+			else
+				cx4_wait_cancel(k);
+		}
+		t = atomic_load_explicit(&r->tail, memory_order_relaxed);
 	}
+	e = &r->e[t % CX4_PW_RING_SLOTS];
 	e->off = (uint16_t)((uintptr_t)reg & (CX4_PW_PAGE_SIZE - 1));
 	e->len = len;
 	__builtin_memcpy(e->val, val8, 8);

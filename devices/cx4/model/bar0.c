@@ -27,10 +27,8 @@
 #define BOOT_DELAY_NS (2 * 1000 * 1000)		/* firmware "boot" after reset */
 #define CMDIF_SETUP_NS (100 * 1000)		/* command interface set-up after 0x14 */
 #define HEALTH_PERIOD_NS (500ull * 1000 * 1000) /* Linux polls every 2 s, rdma-core 1 s */
-#define STUCK_SLOT_NS (100ull * 1000 * 1000)
 #define DRAIN_MAX (4 * (int)CX4_PW_RING_SLOTS)
 
-static uint64_t stuck_since[MDEV_UAR_PAGES]; /* not per device: harmless, only a timeout */
 
 void cx4m_bar0_set_timer(struct mdev *d)
 {
@@ -72,7 +70,6 @@ void cx4m_bar0_reset(struct mdev *d)
 	d->health_counter = 0;
 	d->boot_ns = d->now;
 	cx4m_bar0_set_timer(d);
-	memset(stuck_since, 0, sizeof(stuck_since));
 	cx4m_mtimer_arm(&d->timers, &d->boot_timer, d->now + BOOT_DELAY_NS);
 	cx4m_mtimer_arm(&d->timers, &d->health_timer, d->now + HEALTH_PERIOD_NS);
 }
@@ -135,14 +132,15 @@ void cx4m_bar0_uar_activate(struct mdev *d, uint32_t uar, bool on)
 {
 	struct cx4_pw_ring *r =
 	    (struct cx4_pw_ring *)(d->bar0 + (size_t)uar * CX4_UAR_PAGE_SIZE + CX4_PW_RING_OFF);
-	uint32_t h = atomic_load(&r->head);
 
-	/* Writes made while the page was not ours are discarded, not replayed later. */
-	for (int n = 0; n < DRAIN_MAX; n++, h++) {
-		if (atomic_load(&r->e[h % CX4_PW_RING_SLOTS].seq) != h + 1)
-			break;
-		atomic_store(&r->head, h + 1);
-	}
+	/*
+	 * Writes made while the page was not ours are discarded, not replayed later: those
+	 * published and those claimed and never published (a writer that died between its claim
+	 * and its publish). The owner changes here and only here, so this is where a slot a dead
+	 * writer left is given up; while the page has an owner, the model waits for each slot
+	 * however long its writer takes (drain).
+	 */
+	atomic_store(&r->head, atomic_load(&r->tail));
 	if (on) {
 		d->uar_active[d->nuar_active++] = uar;
 		return;
@@ -234,36 +232,19 @@ static int drain(struct mdev *d, uint32_t page)
 		uint8_t val[8];
 		uint16_t off, len;
 
-		if (atomic_load_explicit(&e->seq, memory_order_acquire) != h + 1) {
-			/*
-			 * Not published. If a writer claimed the slot and never finished (it died
-			 * between its claim and its publish), skip it after a while so that the
-			 * page's later writes are not stuck behind it forever.
-			 */
-			uint32_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
-
-			if (t == h || t - h > CX4_PW_RING_SLOTS) {
-				stuck_since[page] = 0;
-				break;
-			}
-			if (!stuck_since[page]) {
-				stuck_since[page] = d->now;
-				break;
-			}
-			if (d->now - stuck_since[page] < STUCK_SLOT_NS)
-				break;
-			cx4m_mdev_log(d,
-				      "BAR0 page %u: posted write slot %u never published, skipped",
-				      page, h);
-			stuck_since[page] = 0;
-			atomic_store_explicit(&r->head, ++h, memory_order_release);
-			continue;
-		}
+		/*
+		 * Not published yet: its writer claimed the slot and has not stored it, however
+		 * long that takes (a writer descheduled between the two, or waiting for room, took
+		 * over 100 ms on a loaded machine). A PCIe device loses no posted write; the later
+		 * ones wait behind it, in order. A slot whose writer died is given up when its page
+		 * changes owner (cx4m_bar0_uar_activate).
+		 */
+		if (atomic_load_explicit(&e->seq, memory_order_acquire) != h + 1)
+			break;
 		off = e->off;
 		len = e->len;
 		memcpy(val, e->val, sizeof(val));
 		atomic_store_explicit(&r->head, ++h, memory_order_release);
-		stuck_since[page] = 0;
 		n++;
 		if (off >= CX4_UAR_PAGE_SIZE)
 			continue;

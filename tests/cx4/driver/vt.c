@@ -339,16 +339,17 @@ int vt_poll(struct ibv_cq *cq, struct ibv_wc *wc, int timeout_ms)
 	uint64_t end = vt_now_ms() + (uint64_t)timeout_ms;
 	unsigned int spins = 0;
 
+	/* the clock before the poll: a poller descheduled past its deadline looks once more */
 	for (;;) {
+		bool clock = ++spins % 1024 == 0, late = clock && vt_now_ms() > end;
 		int n = ibv_poll_cq(cq, 1, wc);
 
 		if (n)
 			return n < 0 ? -1 : 1;
-		if (++spins % 1024 == 0) {
-			if (vt_now_ms() > end)
-				return 0;
+		if (late)
+			return 0;
+		if (clock)
 			usleep(50);
-		}
 	}
 }
 
