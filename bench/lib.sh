@@ -5,15 +5,41 @@
 #   {"id":"cx4.ib_write_bw","size":65536,"qps":1,"pairs":1,"round":2,"value":28.9,"unit":"Gb/s"}
 # id names the figure (a transport's "KIND.PROGRAM[.VARIANT]" or a baseline's "base.NAME");
 # bench/report.py groups equal (id, size, qps, pairs) across rounds: median and spread.
+#
+# The scripts that print their own results (bench/ntb_bench.sh, bench/scif_bench.sh) use only
+# the helpers that need neither BENCH_RESULTS nor BVCTL: bench_netns_exec, bench_wait_active,
+# bench_best, bench_least, bench_val.
 
-: "${BENCH_RESULTS:?}"
-: "${BVCTL:?}"
 BENCH_PORT=${BENCH_PORT:-19100}
 BENCH_ROUND=${BENCH_ROUND:-1}
+
+# bench_netns_exec "$0" "$@": the script again, in a network namespace of its own with the
+# loopback up, so that its devices' addresses and ports meet no one else's (the caller decides
+# when: as root, once, and marks it in the environment)
+bench_netns_exec() {
+	exec unshare --net -- bash -c 'ip link set lo up && exec "$0" "$@"' "$@"
+}
+
+# bench_wait_active BVCTL DEV: until DEV's port is active (10 s at the most; the figures that
+# follow say whether it came up)
+bench_wait_active() {
+	local i
+	for i in $(seq 100); do
+		"$1" run -- ibv_devinfo -d "$2" 2>/dev/null | grep -q PORT_ACTIVE && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# bench_best, bench_least: the largest and the smallest number on stdin (of repeats on a
+# shared machine the best run is the least disturbed one)
+bench_best() { sort -g | tail -n1; }
+bench_least() { sort -g | head -n1; }
 
 # bench_record ID VALUE UNIT [size=N] [qps=N] [pairs=N] [round=N]
 bench_record() {
 	local id=$1 value=$2 unit=$3 size=0 qps=1 pairs=1 round=$BENCH_ROUND kv
+	: "${BENCH_RESULTS:?bench_record wants BENCH_RESULTS}"
 	shift 3
 	for kv in "$@"; do
 		case $kv in
@@ -51,6 +77,7 @@ bench_wait_listen() {
 # bumps it); the server's output in OUT.srv, the client's in OUT.cli. Fails when either fails.
 bench_pair() {
 	local out=$1 srv=() cli=() sp rc
+	: "${BVCTL:?bench_pair wants BVCTL}"
 	shift
 	while [ $# -gt 0 ] && [ "$1" != -- ]; do srv+=("$1"); shift; done
 	shift

@@ -29,9 +29,10 @@ while getopts "b:p:t:r:h" o; do
 	esac
 done
 export BV_SOURCE_DIR BV_BUILD_DIR
+. "$here/lib.sh"
 if [ -z "${BV_IN_NETNS:-}" ] && [ "$(id -u)" = 0 ] && command -v unshare >/dev/null; then
 	export BV_IN_NETNS=1
-	exec unshare --net -- bash -c 'ip link set lo up && exec "$0" "$@"' "$0" "$@"
+	bench_netns_exec "$0" "$@"
 fi
 BVCTL=$BV_BUILD_DIR/bin/bvctl
 BASE=$BV_BUILD_DIR/bin/bv_baseline
@@ -55,10 +56,7 @@ profile = $profile
 ip = 127.0.2.2
 EOF
 "$BVCTL" --config "$BV_RUNDIR/bench.conf" up >/dev/null || { echo "bvctl up failed"; exit 1; }
-for _ in $(seq 100); do
-	"$BVCTL" run -- ibv_devinfo -d ntb_1 2>/dev/null | grep -q PORT_ACTIVE && break
-	sleep 0.1
-done
+bench_wait_active "$BVCTL" ntb_1
 
 port=19000
 # perf CMD...: run a perftest pair; prints the client's result line.
@@ -76,28 +74,26 @@ perf() {
 	wait $spid
 }
 
-# best of the repeats (the machine is shared: the best run is the least disturbed one)
-best() { sort -g | tail -n1; }
-least() { sort -g | head -n1; }
-val() { sed -n "s/^$1=\([0-9.]*\).*/\1/p"; }
-
 echo "# ntb bench: profile $profile, $reps runs of ${secs}s each, best kept ($(nproc) CPUs," \
 	"load $(cut -d' ' -f1-3 /proc/loadavg))"
-pvm64=$(for _ in $(seq "$reps"); do "$BASE" -t "$secs" pvm-bw 65536; done | val pvm_bw_65536 | best)
+pvm64=$(for _ in $(seq "$reps"); do "$BASE" -t "$secs" pvm-bw 65536; done |
+	bench_val pvm_bw_65536 | bench_best)
 pvm1m=$(for _ in $(seq "$reps"); do "$BASE" -t "$secs" pvm-bw 1048576; done |
-	val pvm_bw_1048576 | best)
-tcp=$(for _ in $(seq "$reps"); do "$BASE" -t "$secs" tcp-bw; done | val tcp_bw | best)
-udp=$(for _ in $(seq "$reps"); do "$BASE" -t "$secs" udp-lat; done | val udp_half_rtt_64 | least)
+	bench_val pvm_bw_1048576 | bench_best)
+tcp=$(for _ in $(seq "$reps"); do "$BASE" -t "$secs" tcp-bw; done | bench_val tcp_bw | bench_best)
+udp=$(for _ in $(seq "$reps"); do "$BASE" -t "$secs" udp-lat; done |
+	bench_val udp_half_rtt_64 | bench_least)
 
 # ib_write_bw --report_gbits: column 4 is the average in Gb/s, column 5 the message rate
 bw64=$(for _ in $(seq "$reps"); do perf ib_write_bw -s 65536 -D "$secs" --report_gbits; done |
-	awk '{print $4}' | best)
+	awk '{print $4}' | bench_best)
 bw1m=$(for _ in $(seq "$reps"); do perf ib_write_bw -s 1048576 -D "$secs" --report_gbits; done |
-	awk '{print $4}' | best)
+	awk '{print $4}' | bench_best)
 rate=$(for _ in $(seq "$reps"); do perf ib_write_bw -s 8 -D "$secs"; done | awk '{print $5}' |
-	best)
+	bench_best)
 # ib_write_lat: column 5 is t_typical (the median) in microseconds
-lat=$(for _ in $(seq "$reps"); do perf ib_write_lat -n 20000; done | awk '{print $5}' | least)
+lat=$(for _ in $(seq "$reps"); do perf ib_write_lat -n 20000; done | awk '{print $5}' |
+	bench_least)
 
 verdict() { awk -v v="$1" -v t="$2" -v d="$3" 'BEGIN { ok = d == "ge" ? v >= t : v <= t;
 	printf "%s", ok ? "met" : "MISSED" }'; }

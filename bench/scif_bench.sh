@@ -63,12 +63,13 @@ while getopts "b:uR:t:r:n:k:h" o; do
 	esac
 done
 export BV_SOURCE_DIR BV_BUILD_DIR
+. "$here/lib.sh"
 # our own instance gets a namespace of its own even inside a caller's (bench/bench.sh has one
 # with its devices on the same addresses)
 if [ $use_running = 0 ] && [ -z "${SCIF_BENCH_NETNS:-}" ] && [ "$(id -u)" = 0 ] &&
 	command -v unshare >/dev/null; then
 	export SCIF_BENCH_NETNS=1 BV_IN_NETNS=1
-	exec unshare --net -- bash -c 'ip link set lo up && exec "$0" "$@"' "$0" "$@"
+	bench_netns_exec "$0" "$@"
 fi
 BVCTL=$BV_BUILD_DIR/bin/bvctl
 BASE=$BV_BUILD_DIR/bin/bv_baseline
@@ -83,10 +84,7 @@ else
 	export BV_RUNDIR
 	"$BVCTL" up >/dev/null || { echo "scif_bench: bvctl up failed" >&2; exit 1; }
 fi
-for _ in $(seq 100); do
-	"$BVCTL" run -- ibv_devinfo -d ntb_1 2>/dev/null | grep -q PORT_ACTIVE && break
-	sleep 0.1
-done
+bench_wait_active "$BVCTL" ntb_1
 
 note() { echo "# $*" >&2; }
 # record ID VALUE UNIT SIZE: one JSON line (bench/lib.sh's bench_record format); a figure that
@@ -96,10 +94,7 @@ record() {
 	printf '{"id":"%s","size":%s,"qps":1,"pairs":1,"round":%s,"value":%s,"unit":"%s"}\n' \
 		"$1" "$4" "$round" "$2" "$3"
 }
-best() { sort -g | tail -n1; }
-least() { sort -g | head -n1; }
 median() { sort -g | awk '{ a[NR] = $1 } END { if (NR) print a[int((NR + 1) / 2)] }'; }
-val() { sed -n "s/^$1=\([0-9.]*\).*/\1/p"; }
 field() { sed -n "s/.* $1=\([0-9.]*\).*/\1/p"; }
 calc() { awk "BEGIN { printf \"%.2f\", $1 }"; }
 verdict() { awk -v v="$1" -v t="$2" -v d="$3" 'BEGIN { if (v == "") { printf "n/a"; exit }
@@ -133,27 +128,27 @@ note "scif bench: bandwidths best of $reps runs of ${secs}s; latencies $lat_roun
 	"$count (ntb) / $cx_count (cx4) round trips ($(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg))"
 l0=$(load)
 for _ in $(seq "$reps"); do
-	"$SB" memcpy "$secs" | val memcpy_1m >>"$OUT/mc"
-	"$BASE" -t "$secs" tcp-bw | val tcp_bw >>"$OUT/tcp"
-	sb ntb writeto "$secs" | val scif_writeto_1m >>"$OUT/wr"
+	"$SB" memcpy "$secs" | bench_val memcpy_1m >>"$OUT/mc"
+	"$BASE" -t "$secs" tcp-bw | bench_val tcp_bw >>"$OUT/tcp"
+	sb ntb writeto "$secs" | bench_val scif_writeto_1m >>"$OUT/wr"
 done
-mc=$(best <"$OUT/mc")
-tcp=$(best <"$OUT/tcp")
-wr=$(best <"$OUT/wr")
+mc=$(bench_best <"$OUT/mc")
+tcp=$(bench_best <"$OUT/tcp")
+wr=$(bench_best <"$OUT/wr")
 l1=$(load)
 sb ntb rtt "$count" "$lat_rounds" >"$OUT/ntb"
-rtt_ntb=$(val scif_rtt_8 <"$OUT/ntb")
+rtt_ntb=$(bench_val scif_rtt_8 <"$OUT/ntb")
 best_ntb=$(field best <"$OUT/ntb")
 l2=$(load)
 for _ in $(seq "$lat_rounds"); do
-	sb cx4 rtt "$cx_count" 1 | val scif_rtt_8 >>"$OUT/cx4"
+	sb cx4 rtt "$cx_count" 1 | bench_val scif_rtt_8 >>"$OUT/cx4"
 	send_lat "$cx_count" >>"$OUT/isl"
 done
 l3=$(load)
 rtt_cx4=$(median <"$OUT/cx4")
-best_cx4=$(least <"$OUT/cx4")
+best_cx4=$(bench_least <"$OUT/cx4")
 isl=$(median <"$OUT/isl")
-isl_best=$(least <"$OUT/isl")
+isl_best=$(bench_least <"$OUT/isl")
 
 half() { [ -n "$1" ] && calc "$1 / 2"; }
 half_ntb=$(half "$rtt_ntb")

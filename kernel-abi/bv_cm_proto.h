@@ -24,9 +24,31 @@
 #define BV_CM_PROTO_H
 
 #include <stdint.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
+#include <infiniband/ib.h>	/* struct sockaddr_ib */
 
 #include "bv_proto.h"
+
+/*
+ * The bytes of an address as the protocol carries it: its family's sockaddr; 0 for NULL or a
+ * family it does not carry (librdmacm cma.c ucma_addrlen, AF_IB always supported).
+ */
+static inline socklen_t bv_cm_addrlen(const struct sockaddr *sa)
+{
+	if (!sa)
+		return 0;
+	switch (sa->sa_family) {
+	case AF_INET:
+		return sizeof(struct sockaddr_in);
+	case AF_INET6:
+		return sizeof(struct sockaddr_in6);
+	case AF_IB:
+		return sizeof(struct sockaddr_ib);
+	default:
+		return 0;
+	}
+}
 
 enum bv_cm_op {
 	BV_OP_CM_ATTACH = BV_OP_CM_BASE,	/* fds[0]: the channel's daemon end */

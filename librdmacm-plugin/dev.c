@@ -318,13 +318,13 @@ static int route_source(const struct sockaddr *sa, uint8_t gid[16])
 
 	if (s < 0)
 		return -1;
-	memcpy(&dst, sa, rcm_addrlen(sa));
+	memcpy(&dst, sa, bv_cm_addrlen(sa));
 	/* any port will do; connect() on a datagram socket sends nothing */
 	if (sa->sa_family == AF_INET)
 		((struct sockaddr_in *)&dst)->sin_port = htons(9);
 	else
 		((struct sockaddr_in6 *)&dst)->sin6_port = htons(9);
-	if (!rcm_sys_connect(s, (struct sockaddr *)&dst, rcm_addrlen(sa)) &&
+	if (!rcm_sys_connect(s, (struct sockaddr *)&dst, bv_cm_addrlen(sa)) &&
 	    !rcm_sys_getsockname(s, (struct sockaddr *)&src, &len)) {
 		memset(gid, 0, 16);
 		if (src.ss_family == AF_INET) {

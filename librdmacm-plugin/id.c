@@ -110,22 +110,6 @@ void rcm_ids_device_removed(struct rcm_chan *c, struct rcm_dev *dev)
 
 /* ---- ids ------------------------------------------------------------------------------------- */
 
-socklen_t rcm_addrlen(const struct sockaddr *sa)
-{
-	if (!sa)
-		return 0;
-	switch (sa->sa_family) {
-	case AF_INET:
-		return sizeof(struct sockaddr_in);
-	case AF_INET6:
-		return sizeof(struct sockaddr_in6);
-	case AF_IB:
-		return sizeof(struct sockaddr_ib);
-	default:
-		return 0;
-	}
-}
-
 struct rcm_id *rcm_id_alloc(struct rcm_chan *chan, void *context, enum rdma_port_space ps,
 			    enum ibv_qp_type qp_type)
 {
@@ -250,7 +234,7 @@ static int place_begin(struct rcm_id *id, struct rcm_dev *dev, const struct sock
 	o->afonly = id->afonly != 0;
 	if (addr) {
 		pl->req.flags = BV_CM_CREATE_BIND | flags;
-		memcpy(&pl->req.addr, addr, rcm_addrlen(addr));
+		memcpy(&pl->req.addr, addr, bv_cm_addrlen(addr));
 	}
 	pl->rq = (struct rcm_req){ .dev = dev, .op = BV_OP_CM_CREATE_ID, .req = &pl->req,
 				   .len = sizeof(pl->req), .rsp = &pl->rsp,
@@ -495,7 +479,7 @@ static int bind_wildcard(struct rcm_id *id, const struct sockaddr *addr)
 	port_range(&low, &high);
 	tries = any_port ? 64 : 1;
 	memset(&a, 0, sizeof(a));
-	memcpy(&a, addr, rcm_addrlen(addr));
+	memcpy(&a, addr, bv_cm_addrlen(addr));
 	while (tries--) {
 		if (any_port)
 			set_port(&a, (uint16_t)(low + random() % (high - low + 1)));
@@ -554,9 +538,9 @@ static int not_ours(const struct sockaddr *addr)
 	if (s < 0)
 		return EADDRNOTAVAIL;
 	memset(&a, 0, sizeof(a));
-	memcpy(&a, addr, rcm_addrlen(addr));
+	memcpy(&a, addr, bv_cm_addrlen(addr));
 	set_port(&a, 0);
-	if (!rcm_sys_bind(s, (struct sockaddr *)&a, rcm_addrlen(addr)))
+	if (!rcm_sys_bind(s, (struct sockaddr *)&a, bv_cm_addrlen(addr)))
 		err = ENODEV;
 	rcm_sys_close(s);
 	return err;
@@ -598,7 +582,7 @@ RCM_EXPORT int rdma_bind_addr(struct rdma_cm_id *cm_id, struct sockaddr *addr)
 	struct rcm_id *id = rcm_id_of(cm_id);
 	int err;
 
-	if (!cm_id || !rcm_addrlen(addr))
+	if (!cm_id || !bv_cm_addrlen(addr))
 		return rcm_err(EINVAL);
 	if (id->dev || id->nsubs)
 		return rcm_err(EINVAL);	/* already bound: the kernel's state check */
@@ -653,7 +637,7 @@ RCM_EXPORT int rdma_resolve_addr(struct rdma_cm_id *cm_id, struct sockaddr *src_
 	struct bv_cm_resolve_addr_req req = { .timeout_ms = timeout_ms };
 	enum rcm_route_kind dk, sk = RCM_ROUTE_NONE;
 	struct rcm_dev *ddev, *sdev = NULL, *dev;
-	socklen_t dlen = rcm_addrlen(dst_addr), slen = rcm_addrlen(src_addr);
+	socklen_t dlen = bv_cm_addrlen(dst_addr), slen = bv_cm_addrlen(src_addr);
 	int err;
 
 	if (!cm_id || !dlen || (src_addr && !slen))

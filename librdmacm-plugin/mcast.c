@@ -10,7 +10,7 @@
 
 RCM_EXPORT int rdma_join_multicast(struct rdma_cm_id *id, struct sockaddr *addr, void *context)
 {
-	if (!id || !addr || !rcm_addrlen(addr))
+	if (!id || !addr || !bv_cm_addrlen(addr))
 		return rcm_err(EINVAL);
 	return rcm_err(EOPNOTSUPP);
 }

@@ -249,7 +249,6 @@ int rcm_id_call(struct rcm_id *id, uint16_t op, void *req, size_t len, void *rsp
 		size_t rsp_max);
 /* librdmacm's ucma_complete(): a synchronous id waits for its event. */
 int rcm_complete(struct rcm_id *id);
-socklen_t rcm_addrlen(const struct sockaddr *sa);
 
 /* ---- events (chan.c) --------------------------------------------------------------------------- */
 

@@ -38,7 +38,13 @@
 
 #define WR_SEND		(1ull << 63)	/* send WQE; low 32 bits: staging bytes it holds */
 #define WR_CTRL		(1ull << 62)
-#define CLOSE_WAIT_MS	2000		/* rclose: for the FIN and the data before it */
+/*
+ * rclose waits for its sends as rdma-core's rshutdown does (until all are done), but gives up
+ * once none has completed for this long: a peer whose process does not run at all (stopped;
+ * on ntb its engine runs in that process) must not hold a close for ever. A peer that died
+ * ends the wait sooner, with error completions.
+ */
+#define CLOSE_STALL_MS	10000
 
 static uint32_t min32(uint32_t a, uint32_t b)
 {
@@ -708,22 +714,41 @@ int rs_shutdown_wr(struct rs *rs)
 	return 0;
 }
 
+/*
+ * Everything we sent has been acknowledged, and the FIN with it when a credit let it go:
+ * once every send completed the peer holds all the data, so the DREQ that follows cannot
+ * overtake any (a FIN still waiting for a credit would wait on the peer reading).
+ */
 static bool drained(struct rs *rs)
 {
 	return rs->state != RS_CONNECTED || rs->disconnected ||
-	       (rs->fin_sent && rs->sq_avail == rs->sq_size);
+	       (rs->sq_avail == rs->sq_size && (rs->fin_sent || !rs->credits));
+}
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 void rs_stream_drain(struct rs *rs)
 {
-	int waited = 0;
+	int64_t stall_end = mono_ms() + CLOSE_STALL_MS;
 
 	rs_shutdown_wr(rs);
-	while (!drained(rs) && waited < CLOSE_WAIT_MS) {
+	while (!drained(rs) && mono_ms() < stall_end) {
+		uint32_t sq_avail = rs->sq_avail;
+
 		rs_wait(rs, 50);
 		rs_progress(rs);
-		waited += 50;
+		if (rs->sq_avail != sq_avail)
+			stall_end = mono_ms() + CLOSE_STALL_MS;
 	}
+	if (rs_debug && !drained(rs))
+		fprintf(stderr, "rsocket %d: rclose gave up after %d ms without a completion\n",
+			rs->index, CLOSE_STALL_MS);
 	if (!rs->disconnected)
 		rdma_disconnect(rs->id);
 }

@@ -625,9 +625,7 @@ RCM_EXPORT int rclose(int socket)
 
 static int copy_addr(const struct sockaddr *sa, struct sockaddr *addr, socklen_t *len)
 {
-	socklen_t n = sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) :
-		      sa->sa_family == AF_IB ? sizeof(struct sockaddr_ib) :
-		      sa->sa_family == AF_INET ? sizeof(struct sockaddr_in) : 0;
+	socklen_t n = bv_cm_addrlen(sa);
 
 	if (!addr || !len)
 		return EFAULT;

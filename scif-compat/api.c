@@ -14,7 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -34,6 +33,24 @@ static int ret_int(int r)
 	return r < 0 ? fail(-r) : r;
 }
 
+/* The endpoint behind a descriptor, held; NULL with errno set (EBADF, ENOTTY). */
+static struct scif_ep *hold(scif_epd_t epd)
+{
+	int err;
+	struct scif_ep *ep = scif_ep_get(epd, &err);
+
+	if (!ep)
+		errno = err;
+	return ep;
+}
+
+/* Let go of the endpoint and return as the API does: the value, or -1 with errno. */
+static int release(struct scif_ep *ep, int ret)
+{
+	scif_ep_put(ep);
+	return ret_int(ret);
+}
+
 /* copy_to_user: store into a caller's pointer, EFAULT if it is not writable memory. */
 static int put_user(void *dst, const void *src, size_t len)
 {
@@ -49,16 +66,6 @@ static int put_user(void *dst, const void *src, size_t len)
 static bool bad_ptr(const void *p)
 {
 	return (uintptr_t)p < 4096;
-}
-
-static bool has_cap_sys_admin(void)
-{
-	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
-	struct __user_cap_data_struct d[2];
-
-	if (syscall(SYS_capget, &h, d))
-		return false;
-	return d[CAP_SYS_ADMIN / 32].effective & (1u << (CAP_SYS_ADMIN % 32));
 }
 
 /* scif_verify_epd: the state every data-path call requires. */
@@ -162,14 +169,13 @@ SCIF_EXPORT int scif_close(scif_epd_t epd)
 
 SCIF_EXPORT int scif_bind(scif_epd_t epd, uint16_t pn)
 {
-	struct scif_ep *ep;
+	struct scif_ep *ep = hold(epd);
 	int err, ret;
 
-	ep = scif_ep_get(epd, &err);
 	if (!ep)
-		return fail(err);
+		return -1;
 	/* SCIF: like IETF RFC 1700, ports below 1024 are for privileged processes */
-	if (pn && pn < SCIF_ADMIN_PORT_END && !has_cap_sys_admin()) {
+	if (pn && pn < SCIF_ADMIN_PORT_END && !scif_capable(CAP_SYS_ADMIN)) {
 		ret = -EACCES;
 		goto out;
 	}
@@ -189,18 +195,16 @@ SCIF_EXPORT int scif_bind(scif_epd_t epd, uint16_t pn)
 	}
 	pthread_mutex_unlock(&ep->lock);
 out:
-	scif_ep_put(ep);
-	return ret_int(ret);
+	return release(ep, ret);
 }
 
 SCIF_EXPORT int scif_listen(scif_epd_t epd, int backlog)
 {
-	struct scif_ep *ep;
-	int err, ret;
+	struct scif_ep *ep = hold(epd);
+	int ret;
 
-	ep = scif_ep_get(epd, &err);
 	if (!ep)
-		return fail(err);
+		return -1;
 	if (backlog <= 0) {
 		ret = -EINVAL;
 		goto out;
@@ -221,18 +225,16 @@ SCIF_EXPORT int scif_listen(scif_epd_t epd, int backlog)
 	}
 	pthread_mutex_unlock(&ep->lock);
 out:
-	scif_ep_put(ep);
-	return ret_int(ret);
+	return release(ep, ret);
 }
 
 SCIF_EXPORT int scif_connect(scif_epd_t epd, struct scif_portID *dst)
 {
-	struct scif_ep *ep;
-	int err, ret;
+	struct scif_ep *ep = hold(epd);
+	int ret;
 
-	ep = scif_ep_get(epd, &err);
 	if (!ep)
-		return fail(err);
+		return -1;
 	if (!dst)
 		ret = -EINVAL;
 	else if (!scif_nodes_route(&scif_lib.nodes, dst->node))
@@ -241,25 +243,22 @@ SCIF_EXPORT int scif_connect(scif_epd_t epd, struct scif_portID *dst)
 		ret = -EINVAL;
 	else
 		ret = scif_conn_connect(ep, dst);
-	scif_ep_put(ep);
-	return ret_int(ret);
+	return release(ep, ret);
 }
 
 SCIF_EXPORT int scif_accept(scif_epd_t epd, struct scif_portID *peer, scif_epd_t *newepd,
 			    int flags)
 {
-	struct scif_ep *ep;
-	int err, ret;
+	struct scif_ep *ep = hold(epd);
+	int ret;
 
-	ep = scif_ep_get(epd, &err);
 	if (!ep)
-		return fail(err);
+		return -1;
 	if ((flags & ~SCIF_ACCEPT_SYNC) || !peer || !newepd)
 		ret = -EINVAL;
 	else
 		ret = scif_conn_accept(ep, peer, newepd, flags);
-	scif_ep_put(ep);
-	return ret_int(ret);
+	return release(ep, ret);
 }
 
 /* scif_msg_param_check */
@@ -278,18 +277,16 @@ static int msg_check(const void *msg, int len, int flags)
 static int msg_io(scif_epd_t epd, void *msg, int len, int flags,
 		  int (*io)(struct scif_ep *ep, void *msg, int len, int flags))
 {
-	struct scif_ep *ep;
-	int err, ret;
+	struct scif_ep *ep = hold(epd);
+	int ret;
 
-	ep = scif_ep_get(epd, &err);
 	if (!ep)
-		return fail(err);
+		return -1;
 	if (!len)
 		ret = 0;
 	else if (!(ret = msg_check(msg, len, flags)))
 		ret = io(ep, msg, len, flags);
-	scif_ep_put(ep);
-	return ret_int(ret);
+	return release(ep, ret);
 }
 
 SCIF_EXPORT int scif_send(scif_epd_t epd, void *msg, int len, int flags)
@@ -305,13 +302,11 @@ SCIF_EXPORT int scif_recv(scif_epd_t epd, void *msg, int len, int flags)
 SCIF_EXPORT off_t scif_register(scif_epd_t epd, void *addr, size_t len, off_t offset,
 				int prot_flags, int map_flags)
 {
-	struct scif_ep *ep;
+	struct scif_ep *ep = hold(epd);
 	off_t ret;
-	int err;
 
-	ep = scif_ep_get(epd, &err);
 	if (!ep)
-		return fail(err);
+		return SCIF_REGISTER_FAILED;
 	/* user mode: SCIF_MAP_KERNEL is not a flag a program may pass */
 	if ((map_flags & ~SCIF_MAP_FIXED) ||
 	    ((map_flags & SCIF_MAP_FIXED) &&
@@ -332,19 +327,17 @@ SCIF_EXPORT off_t scif_register(scif_epd_t epd, void *addr, size_t len, off_t of
 
 SCIF_EXPORT int scif_unregister(scif_epd_t epd, off_t offset, size_t len)
 {
-	struct scif_ep *ep;
-	int err, ret;
+	struct scif_ep *ep = hold(epd);
+	int ret;
 
-	ep = scif_ep_get(epd, &err);
 	if (!ep)
-		return fail(err);
+		return -1;
 	if (!len || len % SCIF_PAGE_SIZE || offset % (off_t)SCIF_PAGE_SIZE || offset < 0 ||
 	    (uint64_t)offset + len < (uint64_t)offset)
 		ret = -EINVAL;
 	else
 		ret = scif_rma_unregister(ep, offset, len);
-	scif_ep_put(ep);
-	return ret_int(ret);
+	return release(ep, ret);
 }
 
 #define RMA_FLAGS (SCIF_RMA_USECPU | SCIF_RMA_USECACHE | SCIF_RMA_SYNC | SCIF_RMA_ORDERED)
@@ -353,12 +346,11 @@ SCIF_EXPORT int scif_unregister(scif_epd_t epd, off_t offset, size_t len)
 static int rma_call(scif_epd_t epd, off_t loff, void *addr, size_t len, off_t roff, int flags,
 		    bool write, bool virt)
 {
-	struct scif_ep *ep;
-	int err, ret;
+	struct scif_ep *ep = hold(epd);
+	int ret;
 
-	ep = scif_ep_get(epd, &err);
 	if (!ep)
-		return fail(err);
+		return -1;
 	pthread_mutex_lock(&ep->lock);
 	ret = scif_verify(ep);
 	pthread_mutex_unlock(&ep->lock);
@@ -370,8 +362,7 @@ static int rma_call(scif_epd_t epd, off_t loff, void *addr, size_t len, off_t ro
 		ret = -EFAULT;
 	if (!ret)
 		ret = scif_rma_copy(ep, loff, addr, len, roff, flags, write);
-	scif_ep_put(ep);
-	return ret_int(ret);
+	return release(ep, ret);
 }
 
 SCIF_EXPORT int scif_readfrom(scif_epd_t epd, off_t loffset, size_t len, off_t roffset,
@@ -400,58 +391,44 @@ SCIF_EXPORT int scif_vwriteto(scif_epd_t epd, void *addr, size_t len, off_t offs
 
 SCIF_EXPORT int scif_fence_mark(scif_epd_t epd, int flags, int *mark)
 {
-	struct scif_ep *ep;
-	int err, ret, m = 0;
+	struct scif_ep *ep = hold(epd);
+	int ret, m = 0;
 
-	ep = scif_ep_get(epd, &err);
 	if (!ep)
-		return fail(err);
+		return -1;
 	ret = scif_fence_mark_ep(ep, flags, &m);
 	if (!ret)
 		ret = put_user(mark, &m, sizeof(m));
-	scif_ep_put(ep);
-	return ret_int(ret);
+	return release(ep, ret);
 }
 
 SCIF_EXPORT int scif_fence_wait(scif_epd_t epd, int mark)
 {
-	struct scif_ep *ep;
-	int err, ret;
+	struct scif_ep *ep = hold(epd);
 
-	ep = scif_ep_get(epd, &err);
 	if (!ep)
-		return fail(err);
-	ret = scif_fence_wait_ep(ep, mark);
-	scif_ep_put(ep);
-	return ret_int(ret);
+		return -1;
+	return release(ep, scif_fence_wait_ep(ep, mark));
 }
 
 SCIF_EXPORT int scif_fence_signal(scif_epd_t epd, off_t loff, uint64_t lval, off_t roff,
 				  uint64_t rval, int flags)
 {
-	struct scif_ep *ep;
-	int err, ret;
+	struct scif_ep *ep = hold(epd);
 
-	ep = scif_ep_get(epd, &err);
 	if (!ep)
-		return fail(err);
-	ret = scif_fence_signal_ep(ep, loff, lval, roff, rval, flags);
-	scif_ep_put(ep);
-	return ret_int(ret);
+		return -1;
+	return release(ep, scif_fence_signal_ep(ep, loff, lval, roff, rval, flags));
 }
 
 SCIF_EXPORT void *scif_mmap(void *addr, size_t len, int prot_flags, int map_flags,
 			    scif_epd_t epd, off_t offset)
 {
-	struct scif_ep *ep;
+	struct scif_ep *ep = hold(epd);
 	void *ret;
-	int err;
 
-	ep = scif_ep_get(epd, &err);
-	if (!ep) {
-		errno = err;
+	if (!ep)
 		return SCIF_MMAP_FAILED;
-	}
 	ret = scif_mmap_ep(ep, addr, len, prot_flags, map_flags, offset);
 	scif_ep_put(ep);
 	return ret;
@@ -478,25 +455,39 @@ SCIF_EXPORT int scif_get_nodeIDs(uint16_t *nodes, int len, uint16_t *self)
 	return ret ? fail(-ret) : n;
 }
 
-SCIF_EXPORT int scif_poll(struct scif_pollepd *epds, unsigned int nepds, long timeout)
+/* Readers that poll: have the peer wake us on data now, not after a delay. */
+static void arm_pollers(const struct scif_pollepd *epds, unsigned int nepds)
 {
-	/* struct scif_pollepd is laid out as struct pollfd (libscif casts it too) */
-	_Static_assert(sizeof(struct scif_pollepd) == sizeof(struct pollfd) &&
-			       offsetof(struct scif_pollepd, revents) ==
-				       offsetof(struct pollfd, revents),
-		       "scif_pollepd is a pollfd");
-	for (unsigned int i = 0; epds && i < nepds; i++) {
+	for (unsigned int i = 0; i < nepds; i++) {
 		struct scif_ep *ep;
 		int err;
 
-		/* a reader that polls: have the peer wake us on data now, not after a delay */
 		if (!(epds[i].events & POLLIN) || !(ep = scif_ep_get(epds[i].epd, &err)))
 			continue;
 		scif_msg_arm_rx(ep);
 		scif_ep_put(ep);
 	}
+}
+
+SCIF_EXPORT int scif_poll(struct scif_pollepd *epds, unsigned int nepds, long timeout)
+{
+	int ret;
+
+	/* struct scif_pollepd is laid out as struct pollfd (libscif casts it too) */
+	_Static_assert(sizeof(struct scif_pollepd) == sizeof(struct pollfd) &&
+			       offsetof(struct scif_pollepd, revents) ==
+				       offsetof(struct pollfd, revents),
+		       "scif_pollepd is a pollfd");
 	if (timeout > INT32_MAX)
 		timeout = INT32_MAX;
+	/*
+	 * A look first: the kernel checks the array (EFAULT, EINVAL beyond RLIMIT_NOFILE) before
+	 * we read it to arm readers, and what is ready needs no arming
+	 */
+	ret = poll((struct pollfd *)epds, nepds, 0);
+	if (ret || !nepds)
+		return ret;
+	arm_pollers(epds, nepds);
 	return poll((struct pollfd *)epds, nepds, timeout < 0 ? -1 : (int)timeout);
 }
 

@@ -106,6 +106,17 @@ static void conn_param(const struct scif_conn *c, struct rdma_conn_param *cp,
 	cp->flow_control = 1;
 }
 
+/*
+ * Out of memory, descriptors or device resources: SCIF's ENOMEM ("no more system resources";
+ * Intel's driver needs no descriptor for a connection, so EMFILE is no errno of its).
+ */
+static int resource_errno(int err)
+{
+	return err == ENOMEM || err == EMFILE || err == ENFILE || err == ENOBUFS || err == EAGAIN ?
+		       ENOMEM :
+		       err;
+}
+
 /* Free what conn_alloc made; only for a connection no event source knows yet or any more. */
 static void conn_free_now(struct scif_conn *c)
 {
@@ -293,7 +304,11 @@ int scif_conn_listen(struct scif_ep *ep, int backlog)
 	}
 	if (!n) {
 		/* the port is taken by another rdma_cm user, or no device answers */
-		return err == EADDRINUSE ? -EADDRINUSE : -ENODEV;
+		err = resource_errno(err);
+		/* rdma_cm's EADDRNOTAVAIL: a wildcard listener holds the port (cma_check_port) */
+		if (err == EADDRNOTAVAIL)
+			err = EADDRINUSE;
+		return err == EADDRINUSE || err == ENOMEM ? -err : -ENODEV;
 	}
 	ep->nlids = n;
 	ep->backlog = backlog;
@@ -460,8 +475,15 @@ static void queued_event(struct scif_ep *lep, struct scif_ep *qep, struct scif_c
 int scif_conn_accept(struct scif_ep *lep, struct scif_portID *peer, int *newfd, int flags)
 {
 	struct scif_ep *nep = NULL;
-	int ret;
+	int ret, sv[2];
 
+	/*
+	 * The new endpoint's descriptor first, as Intel's libscif opens it before it asks the
+	 * driver for a request: out of descriptors is EMFILE and the request stays queued.
+	 */
+	ret = scif_epfd_pair(sv);
+	if (ret)
+		return ret;
 	pthread_mutex_lock(&lep->lock);
 	for (;;) {
 		if (lep->state != SCIF_LISTENING) {
@@ -500,9 +522,8 @@ int scif_conn_accept(struct scif_ep *lep, struct scif_portID *peer, int *newfd, 
 	pthread_mutex_unlock(&lep->lock);
 	scif_ep_put(lep);	/* the queued endpoint's reference */
 
-	ret = scif_epfd_open(nep);
-	if (!ret)
-		ret = scif_ep_table_add(nep);
+	scif_epfd_attach(nep, sv);
+	ret = scif_ep_table_add(nep);
 	if (!ret)
 		ret = scif_epoll_add(nep->lfd, EPOLLRDHUP, SCIF_SRC(SCIF_SRC_EP, nep));
 	if (ret) {
@@ -526,7 +547,7 @@ int scif_conn_accept(struct scif_ep *lep, struct scif_portID *peer, int *newfd, 
 		scif_port_put(nep->port);
 		nep->port = NULL;
 		scif_ep_put(nep);
-		return ret == -EMFILE || ret == -ENFILE ? -ENOMEM : ret;
+		return ret;
 	}
 	pthread_mutex_lock(&nep->lock);
 	if (nep->state == SCIF_CONNECTING) {
@@ -546,6 +567,8 @@ int scif_conn_accept(struct scif_ep *lep, struct scif_portID *peer, int *newfd, 
 	return 0;
 unlock:
 	pthread_mutex_unlock(&lep->lock);
+	close(sv[0]);
+	close(sv[1]);
 	return ret;
 }
 
@@ -604,7 +627,7 @@ static int connect_start(struct scif_ep *ep, const struct scif_portID *dst,
 
 	ch = scif_cm_channel(&err);
 	if (!ch)
-		return -err;
+		return -resource_errno(err);
 	if (rdma_create_id(ch, &id, NULL, RDMA_PS_TCP))
 		return -ENOMEM;
 	c = conn_new(ep, id);
@@ -622,7 +645,7 @@ static int connect_start(struct scif_ep *ep, const struct scif_portID *dst,
 	ep->route = r;
 	if (rdma_resolve_addr(id, (struct sockaddr *)&src, (struct sockaddr *)&to,
 			      SCIF_CM_TIMEOUT_MS)) {
-		err = errno;
+		err = resource_errno(errno);
 		scif_log("connect to node %u: resolving %s: %s", dst->node, inet_ntoa(r->dst),
 			 strerror(err));
 		ep->conn = NULL;
@@ -632,7 +655,7 @@ static int connect_start(struct scif_ep *ep, const struct scif_portID *dst,
 		scif_ep_put(ep);
 		pthread_mutex_destroy(&c->chan_lock);
 		free(c);
-		return -ENODEV;
+		return err == ENOMEM ? -ENOMEM : -ENODEV;
 	}
 	scif_progress_kick();	/* the timeout */
 	return 0;
@@ -761,7 +784,8 @@ static void connector_event(struct scif_ep *ep, struct scif_conn *c, const struc
 			ret = scif_epoll_add(c->chan->fd, EPOLLIN, SCIF_SRC(SCIF_SRC_CHAN, c));
 		if (ret) {
 			scif_log("connect to node %u: %s", ep->peer.node, strerror(-ret));
-			connect_done(ep, -ret == ENOMEM ? ENOMEM : ENODEV);
+			ret = resource_errno(-ret);
+			connect_done(ep, ret == ENOMEM ? ENOMEM : ENODEV);
 			break;
 		}
 		fill_pdata(ep, c, SCIF_PDATA_CONNECT, &req);

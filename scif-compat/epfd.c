@@ -25,9 +25,10 @@
 
 #include "scif_priv.h"
 
-int scif_epfd_open(struct scif_ep *ep)
+/* A new descriptor pair: sv[0] the endpoint's (A), sv[1] the library's (B). */
+int scif_epfd_pair(int sv[2])
 {
-	int sv[2], one = 1;
+	int one = 1;
 
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
 		return -errno;
@@ -40,13 +41,26 @@ int scif_epfd_open(struct scif_ep *ep)
 		close(sv[1]);
 		return err;
 	}
+	return 0;
+}
+
+void scif_epfd_attach(struct scif_ep *ep, const int sv[2])
+{
 	ep->fd = sv[0];
 	ep->lfd = sv[1];
 	ep->pollin = false;
 	ep->out_blocked = false;
 	ep->hup = false;
 	scif_epfd_block_out(ep);	/* unbound: no POLLOUT */
-	return 0;
+}
+
+int scif_epfd_open(struct scif_ep *ep)
+{
+	int sv[2], ret = scif_epfd_pair(sv);
+
+	if (!ret)
+		scif_epfd_attach(ep, sv);
+	return ret;
 }
 
 void scif_epfd_set_in(struct scif_ep *ep)

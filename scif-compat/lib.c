@@ -11,12 +11,14 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -104,6 +106,17 @@ static void after_fork_child(void)
 	scif_lib.thread_running = false;
 	scif_lib.ready = false;
 	scif_lib.inherited = true;
+	scif_lib.pinned = 0;	/* a new mm pins nothing (Linux: mm->pinned_vm starts at 0) */
+}
+
+bool scif_capable(int cap)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[2];
+
+	if (syscall(SYS_capget, &h, d))
+		return false;
+	return d[cap / 32].effective & (1u << (cap % 32));
 }
 
 /* Was fd one of the parent's endpoints (and is not one of ours since)? Clears the mark. */

@@ -150,8 +150,7 @@ void scif_mmap_peer(struct scif_ep *ep, const struct scif_wire_msg *m)
 		}
 		if (!--w->maps && w->state == SCIF_WIN_DEAD) {
 			/* unregistered while mapped: it goes now */
-			if (w->mr)
-				ibv_dereg_mr(w->mr);
+			scif_win_dereg(w);
 			scif_wintab_remove(&ep->lwin, (size_t)(w - ep->lwin.w), 1);
 		}
 		return;

@@ -167,6 +167,31 @@ static int arm_wait(struct scif_ep *ep, int which, uint64_t gen)
 	return 0;
 }
 
+/* Post an arm and wait for its result (in ep->arm_seen[which]); without want, a peek only. */
+static int arm_sync(struct scif_ep *ep, int which, bool want)
+{
+	uint64_t gen;
+	int ret;
+
+	pthread_mutex_lock(&ep->sq_lock);
+	ret = arm_post(ep, which, want, false, &gen);
+	if (!ret)
+		ret = arm_wait(ep, which, gen);
+	ep->arm_state[which] = SCIF_ARM_IDLE;
+	pthread_mutex_unlock(&ep->sq_lock);
+	return ret;
+}
+
+/* Post an arm that no thread waits for: the progress thread reads its result (arm_results). */
+static void arm_nowait(struct scif_ep *ep, int which)
+{
+	uint64_t gen;
+
+	pthread_mutex_lock(&ep->sq_lock);
+	arm_post(ep, which, true, true, &gen);
+	pthread_mutex_unlock(&ep->sq_lock);
+}
+
 /* The peer's producer count, checked (torn reads settle, lies do not). */
 static int read_prod(struct scif_ep *ep, uint64_t *prod)
 {
@@ -307,30 +332,19 @@ int scif_msg_send(struct scif_ep *ep, void *msg, int len, int flags)
 		}
 		/* the ring is full by our count: the reader may have made room we do not know of */
 		if (!(flags & SCIF_SEND_BLOCK) && !peeked) {
-			uint64_t gen;
-
 			peeked = true;
-			pthread_mutex_lock(&ep->sq_lock);
-			ret = arm_post(ep, 1, false, false, &gen);
-			if (!ret)
-				ret = arm_wait(ep, 1, gen);
-			ep->arm_state[1] = SCIF_ARM_IDLE;
-			pthread_mutex_unlock(&ep->sq_lock);
+			ret = arm_sync(ep, 1, false);
 			if (ret)
 				continue;	/* the state says why */
 			if (ep->arm_seen[1] > ep->tx.cons)
 				continue;
 		}
 		if (!(flags & SCIF_SEND_BLOCK)) {
-			uint64_t gen;
-
 			/* no POLLOUT until credits come back */
 			pthread_mutex_lock(&ep->lock);
 			scif_epfd_block_out(ep);
 			pthread_mutex_unlock(&ep->lock);
-			pthread_mutex_lock(&ep->sq_lock);
-			arm_post(ep, 1, true, true, &gen);
-			pthread_mutex_unlock(&ep->sq_lock);
+			arm_nowait(ep, 1);
 			break;
 		}
 		if (!spin_start)
@@ -340,18 +354,12 @@ int scif_msg_send(struct scif_ep *ep, void *msg, int len, int flags)
 			continue;
 		}
 		{
-			uint64_t gen;
 			int w;
 
 			pthread_mutex_lock(&ep->lock);
 			scif_epfd_block_out(ep);
 			pthread_mutex_unlock(&ep->lock);
-			pthread_mutex_lock(&ep->sq_lock);
-			ret = arm_post(ep, 1, true, false, &gen);
-			if (!ret)
-				ret = arm_wait(ep, 1, gen);
-			ep->arm_state[1] = SCIF_ARM_IDLE;
-			pthread_mutex_unlock(&ep->sq_lock);
+			ret = arm_sync(ep, 1, true);
 			if (ret)
 				continue;	/* the state says why */
 			if (ep->arm_seen[1] > ep->tx.cons) {
@@ -417,14 +425,9 @@ static uint32_t consume(struct scif_ep *ep, uint8_t *dst, uint32_t n)
 
 void scif_msg_arm_rx(struct scif_ep *ep)
 {
-	uint64_t gen;
-
 	pthread_mutex_lock(&ep->lock);
-	if (ep->state == SCIF_CONNECTED && !ep->rx_armed && !ep->pollin) {
-		pthread_mutex_lock(&ep->sq_lock);
-		arm_post(ep, 0, true, true, &gen);
-		pthread_mutex_unlock(&ep->sq_lock);
-	}
+	if (ep->state == SCIF_CONNECTED && !ep->rx_armed && !ep->pollin)
+		arm_nowait(ep, 0);
 	pthread_mutex_unlock(&ep->lock);
 }
 
@@ -512,15 +515,9 @@ int scif_msg_recv(struct scif_ep *ep, void *msg, int len, int flags)
 			continue;
 		}
 		{
-			uint64_t gen;
 			int w;
 
-			pthread_mutex_lock(&ep->sq_lock);
-			ret = arm_post(ep, 0, true, false, &gen);
-			if (!ret)
-				ret = arm_wait(ep, 0, gen);
-			ep->arm_state[0] = SCIF_ARM_IDLE;
-			pthread_mutex_unlock(&ep->sq_lock);
+			ret = arm_sync(ep, 0, true);
 			if (ret) {
 				ret = 0;
 				continue;	/* the state says why */
@@ -684,11 +681,7 @@ void scif_msg_timers(uint64_t now, uint64_t *next)
 				if (now - idle < 2 * SCIF_ARM_DELAY_NS && again < *next)
 					*next = again;
 			} else if (now >= at) {
-				uint64_t gen;
-
-				pthread_mutex_lock(&ep->sq_lock);
-				arm_post(ep, 0, true, true, &gen);
-				pthread_mutex_unlock(&ep->sq_lock);
+				arm_nowait(ep, 0);
 			} else if (at < *next) {
 				*next = at;
 			}

@@ -72,8 +72,11 @@ struct scif_port *scif_port_reserve(uint16_t node, uint16_t pn, int *err)
 	}
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
-		/* out of descriptors: no port can be had (ENOSPC), or not this one (ENOMEM) */
-		*err = errno == EMFILE || errno == ENFILE ? (pn ? ENOMEM : ENOSPC) : errno;
+		/*
+		 * Out of descriptors: SCIF's ENOMEM (no more system resources; the driver needs
+		 * none), not ENOSPC, which says every port is taken
+		 */
+		*err = errno == EMFILE || errno == ENFILE ? ENOMEM : errno;
 		free(p);
 		return NULL;
 	}

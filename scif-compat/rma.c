@@ -27,10 +27,12 @@
  * on, dead, until the peer unmaps it.
  */
 #include <errno.h>
+#include <linux/capability.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -99,6 +101,42 @@ static bool user_mapped(uintptr_t start, uintptr_t end, bool write)
 	return at >= end;
 }
 
+/*
+ * The pages of scif_register windows count against RLIMIT_MEMLOCK, as the Linux driver charges
+ * them to mm->pinned_vm (scif_rma.c __scif_check_inc_pinned_vm(), scif_ulimit_check on by
+ * default): beyond the limit, without CAP_IPC_LOCK, ENOMEM. The v* calls' own registrations
+ * are not charged (scif_register_temp() pins without SCIF_MAP_ULIMIT), nor is the library's
+ * own memory (rings, bounce buffer: kernel memory in SCIF).
+ */
+static int pin_charge(uint64_t len)
+{
+	uint64_t pages = len / SCIF_PAGE_SIZE, locked;
+	struct rlimit rl;
+
+	locked = atomic_fetch_add(&scif_lib.pinned, pages) + pages;
+	if (getrlimit(RLIMIT_MEMLOCK, &rl) || rl.rlim_cur == RLIM_INFINITY ||
+	    locked <= rl.rlim_cur / SCIF_PAGE_SIZE || scif_capable(CAP_IPC_LOCK))
+		return 0;
+	atomic_fetch_sub(&scif_lib.pinned, pages);
+	scif_debug("register: %lu pages pinned would exceed RLIMIT_MEMLOCK (%lu pages)",
+		   (unsigned long)locked, (unsigned long)(rl.rlim_cur / SCIF_PAGE_SIZE));
+	return -ENOMEM;
+}
+
+static void pin_uncharge(uint64_t len)
+{
+	atomic_fetch_sub(&scif_lib.pinned, len / SCIF_PAGE_SIZE);
+}
+
+void scif_win_dereg(struct scif_win *w)
+{
+	if (!w->mr)
+		return;
+	ibv_dereg_mr(w->mr);
+	w->mr = NULL;
+	pin_uncharge(w->len);
+}
+
 off_t scif_rma_register(struct scif_ep *ep, void *addr, size_t len, off_t offset, int prot,
 			int flags)
 {
@@ -106,6 +144,7 @@ off_t scif_rma_register(struct scif_ep *ep, void *addr, size_t len, off_t offset
 			      .state = SCIF_WIN_PENDING };
 	struct ibv_pd *pd;
 	struct ibv_mr *mr;
+	bool charged;
 	long i;
 	int ret;
 
@@ -132,17 +171,24 @@ off_t scif_rma_register(struct scif_ep *ep, void *addr, size_t len, off_t offset
 		goto unlock;
 	pthread_mutex_unlock(&ep->lock);
 
+	/* the driver's order: the offset (EADDRINUSE), the limit (ENOMEM), the pages (EFAULT) */
 	mr = NULL;
-	if (!user_mapped((uintptr_t)addr, (uintptr_t)addr + len, prot & SCIF_PROT_WRITE))
+	ret = pin_charge(len);
+	charged = !ret;
+	if (!ret && !user_mapped((uintptr_t)addr, (uintptr_t)addr + len, prot & SCIF_PROT_WRITE))
 		ret = -EFAULT;
-	else if (!(mr = ibv_reg_mr(pd, addr, len, access_of(prot))))
+	else if (!ret && !(mr = ibv_reg_mr(pd, addr, len, access_of(prot))))
 		ret = -reg_errno(errno);
 	if (mr) {
 		ret = scif_request(ep, SCIF_OP_REGISTER, w.off, len, (uintptr_t)addr, mr->rkey,
 				   (uint64_t)prot, NULL);
-		if (ret)
+		if (ret) {
 			ibv_dereg_mr(mr);
+			mr = NULL;
+		}
 	}
+	if (ret && charged)
+		pin_uncharge(len);
 	pthread_mutex_lock(&ep->lock);
 	i = scif_wintab_find(&ep->lwin, w.off);
 	if (i >= 0 && ep->lwin.w[i].off == w.off && ep->lwin.w[i].state == SCIF_WIN_PENDING) {
@@ -156,6 +202,7 @@ off_t scif_rma_register(struct scif_ep *ep, void *addr, size_t len, off_t offset
 	} else if (!ret) {
 		/* the endpoint was torn down meanwhile */
 		ibv_dereg_mr(mr);
+		pin_uncharge(len);
 		ret = -ECONNRESET;
 	}
 unlock:
@@ -246,8 +293,7 @@ int scif_rma_unregister(struct scif_ep *ep, off_t offset, size_t len)
 
 		if (w->state == SCIF_WIN_DEAD && w->off >= (uint64_t)offset &&
 		    w->off + w->len <= (uint64_t)offset + len && !w->maps) {
-			if (w->mr)
-				ibv_dereg_mr(w->mr);
+			scif_win_dereg(w);
 			scif_wintab_remove(&ep->lwin, i, 1);
 		} else {
 			i++;
@@ -270,8 +316,7 @@ void scif_rma_peer_gone(struct scif_ep *ep)
 void scif_rma_release(struct scif_ep *ep)
 {
 	for (size_t i = 0; i < ep->lwin.n; i++)
-		if (ep->lwin.w[i].mr)
-			ibv_dereg_mr(ep->lwin.w[i].mr);
+		scif_win_dereg(&ep->lwin.w[i]);
 	scif_wintab_free(&ep->lwin);
 	scif_wintab_free(&ep->rwin);
 	while (ep->vcache) {

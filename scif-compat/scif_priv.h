@@ -283,6 +283,7 @@ struct scif_lib {
 	uint8_t *inherited_fd;		/* 1 for a descriptor the parent had as an endpoint */
 	int ninherited;
 	bool fence_doc;			/* SCIF_FENCE_SIGNAL_DOC=1: INIT_PEER as documented */
+	_Atomic uint64_t pinned;	/* pages of scif_register windows (RLIMIT_MEMLOCK) */
 	_Atomic uint64_t wake_at;	/* when the progress thread looks again by itself (ns) */
 };
 
@@ -305,6 +306,7 @@ static inline void scif_ep_hold(struct scif_ep *ep)
 int scif_ep_table_add(struct scif_ep *ep);
 void scif_ep_table_del(struct scif_ep *ep);
 uint64_t scif_now_ns(void);
+bool scif_capable(int cap);	/* the calling thread has cap in its effective set */
 /*
  * One step of a wait that spins: the first SCIF_PAUSE_NS of it busy (a peer on another CPU
  * answers within a round trip, and a yield that hands the core to another process costs more
@@ -343,6 +345,8 @@ void scif_reap_ep(struct scif_ep *ep);		/* a closed endpoint's descriptor and li
 
 /* epfd.c, under ep->lock */
 int scif_epfd_open(struct scif_ep *ep);
+int scif_epfd_pair(int sv[2]);
+void scif_epfd_attach(struct scif_ep *ep, const int sv[2]);
 void scif_epfd_set_in(struct scif_ep *ep);
 void scif_epfd_clear_in(struct scif_ep *ep);
 void scif_epfd_block_out(struct scif_ep *ep);
@@ -413,6 +417,7 @@ int scif_rma_copy(struct scif_ep *ep, off_t loff, void *addr, size_t len, off_t 
 		  int flags, bool write);
 void scif_rma_completed(struct scif_ep *ep, uint32_t seq);	/* under ep->lock */
 void scif_rma_release(struct scif_ep *ep);
+void scif_win_dereg(struct scif_win *w);	/* a local window's memory goes */
 void scif_rma_peer_register(struct scif_ep *ep, const struct scif_wire_msg *m);
 void scif_rma_peer_unregister(struct scif_ep *ep, const struct scif_wire_msg *m);
 void scif_rma_peer_gone(struct scif_ep *ep);		/* under ep->lock */

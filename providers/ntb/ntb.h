@@ -12,6 +12,7 @@
  *   ntb_resp.c      responder: request messages -> data placement, receives, READ, atomics
  *   ntb_comp.c      completer: response messages -> send completions, RNR and retry
  *   ntb_progress.c  the progress thread and the engine every thread runs
+ *   ntb_trace.c     the engine's trace ring (NTB_TRACE=path: what it decided, when)
  *
  * Window memory formats: kernel-abi/ntb_verbs_wire.h. Control requests: kernel-abi/ntb_proto.h.
  *
@@ -38,6 +39,7 @@
 #include "ntb_hal.h"
 #include "ntb_proto.h"
 #include "ntb_verbs_wire.h"
+#include "ntb_trace.h"
 
 /* Limits this provider reports and enforces (query_device). */
 #define NTB_MAX_QP_WR		16384
@@ -143,6 +145,7 @@ struct ntb_peer {
 	struct ntb_rxring req_rx, resp_rx;
 	uint32_t bell_wish;		/* what we last asked of it (tx_hdr->bell) */
 	struct ntb_qp *dirty;		/* responder: QPs owing an ACK or a flush (rx_lock) */
+	unsigned int acks_owed;		/* ... the ACKs among them (rx_lock) */
 	bool want_credit;		/* a writer found a ring full: ask for a bell on credits */
 	bool resp_stalled;		/* a request waits for room in the response ring */
 	unsigned int nqps;		/* QPs bound to it (RC/UC) */

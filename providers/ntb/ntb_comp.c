@@ -67,12 +67,21 @@ static bool ack_upto(struct ntb_qp *qp, uint32_t psn)
 	return moved;
 }
 
-static void progress(struct ntb_qp *qp)
+/*
+ * Forward progress: the retry counters restart (IBTA; Linux rxe_comp.c,
+ * reset_retry_counters()). The transport timer's look at the response ring (retry_wait)
+ * ends with the answer it waited for.
+ */
+static void reset_retries(struct ntb_qp *qp)
 {
-	/* IBTA: the retry counters restart after forward progress */
 	qp->retry_left = qp->retry_cnt;
 	qp->retry_wait = 0;
 	qp->rnr_left = qp->rnr_retry;
+}
+
+static void progress(struct ntb_qp *qp)
+{
+	reset_retries(qp);
 	qp->deadline = qp->inflight && ib_ack_timeout_ns(qp->timeout) ?
 			       ntb_now() + ib_ack_timeout_ns(qp->timeout) : 0;
 	if (qp->deadline)
@@ -84,7 +93,14 @@ static void nak(struct ntb_qp *qp, const struct ntbv_msg *h)
 	uint32_t i;
 	struct ntb_swqe *w;
 
-	ack_upto(qp, ib_psn_sub(h->psn, 1));
+	/*
+	 * A NAK acknowledges everything before it: forward progress, as an ACK's (rxe_comp.c,
+	 * check_psn()). Not counting it so let the timer's retries add up over a whole run of
+	 * RNR NAKs, each message completed by the NAK of the next one, until retry_cnt was
+	 * exhausted by retries hundreds of messages apart (docs/ntb-verbs.md "Retries").
+	 */
+	if (ack_upto(qp, ib_psn_sub(h->psn, 1)))
+		reset_retries(qp);
 	w = find_psn(qp, h->psn, &i);
 	if (!w)
 		return;		/* stale: already retransmitted past it */
@@ -101,7 +117,14 @@ static void nak(struct ntb_qp *qp, const struct ntbv_msg *h)
 		ntb_qp_rewind(qp, i);
 		qp->rnr_until = ntb_now() + 1000ull * ib_rnr_timer_usec((uint8_t)h->arg0);
 		ntb_timer(qp->ctx, qp->rnr_until);
+		/*
+		 * The request was answered: the timer starts afresh with the retransmission,
+		 * and so does its look at the response ring. A retry_wait left from before
+		 * would let the next expiry count at once, with this QP's next answer (the
+		 * next RNR NAK) unread in the ring.
+		 */
 		qp->deadline = 0;
+		qp->retry_wait = 0;
 		return;
 	}
 	switch (h->total) {
@@ -181,11 +204,18 @@ int ntb_comp_process(struct ntb_peer *p, int budget)
 			goto next;
 		}
 		switch (h.op) {
-		case NTBV_OP_ACK:
-			if (ack_upto(qp, h.psn))
+		case NTBV_OP_ACK: {
+			bool moved = ack_upto(qp, h.psn);
+
+			NTB_TRACE(NTB_TR_C_ACK, qp->qpn, h.psn, moved, p->resp_rx.cons,
+				  qp->retry_wait);
+			if (moved)
 				progress(qp);
 			break;
+		}
 		case NTBV_OP_NAK:
+			NTB_TRACE(NTB_TR_C_NAK, qp->qpn, h.psn, h.total, p->resp_rx.cons,
+				  qp->retry_wait);
 			nak(qp, &h);
 			break;
 		case NTBV_OP_READ_RESP:

@@ -297,6 +297,7 @@ static int attach_locked(struct ntb_context *ctx)
 			     rsp.lo_dgen_off, rsp.lo_pool_off, rsp.lo_pool_len);
 	if (ret)
 		goto fail;
+	ntb_trace_init();
 	ntb_chan_setup(ctx);
 	ctx->attached = true;
 	ret = ntb_progress_start(ctx);
@@ -462,6 +463,7 @@ static void ntb_free_context(struct ibv_context *ibctx)
 	struct ntb_context *ctx = to_ntb_ctx(ibctx);
 
 	ntb_progress_stop(ctx);
+	ntb_trace_dump("close");
 	ntb_flush_events(ctx);
 	ntb_pmaps_free(ctx);
 	detach(ctx);

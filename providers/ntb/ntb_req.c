@@ -395,6 +395,7 @@ static void tx_connected(struct ntb_qp *qp)
 
 	while (qp->sq_tx != qp->sq_head && qp_state(qp) == IBV_QPS_RTS) {
 		struct ntb_swqe *w = &qp->sq[qp->sq_tx & (qp->sq_size - 1)];
+		uint32_t sent0;
 		bool ok;
 
 		if (w->state == NTB_SWQE_DONE) {
@@ -485,6 +486,7 @@ static void tx_connected(struct ntb_qp *qp)
 			}
 		}
 		w->ring = 1;
+		sent0 = w->sent;
 		switch (w->opcode) {
 		case IBV_WR_SEND:
 		case IBV_WR_SEND_WITH_IMM:
@@ -500,6 +502,9 @@ static void tx_connected(struct ntb_qp *qp)
 			break;
 		}
 		sent_any = true;
+		if (ok || w->sent != sent0)
+			NTB_TRACE(NTB_TR_TX, qp->qpn, w->psn, qp->sq_tx,
+				  w->sent | (uint64_t)ok << 32, p->req_tx.prod);
 		if (!ok) {
 			ctx->want_sweep = true;	/* the ring is full: the rest waits for credits */
 			break;
@@ -719,6 +724,7 @@ void ntb_qp_rewind(struct ntb_qp *qp, uint32_t i)
 		w->got = 0;
 	}
 	qp->next_psn = qp->sq[first & (qp->sq_size - 1)].psn;
+	NTB_TRACE(NTB_TR_REWIND, qp->qpn, qp->next_psn, first, qp->sq_tx, qp->retry_wait);
 	qp->sq_tx = first;
 }
 
@@ -751,6 +757,9 @@ bool ntb_qp_timers(struct ntb_qp *qp, uint64_t now)
 	 */
 	if (qp->peer && ntb_slot_epoch(qp->peer) == qp->peer_epoch &&
 	    atomic_load_explicit(qp->peer->req_tx.cons, memory_order_acquire) < w->ring_end) {
+		NTB_TRACE(NTB_TR_TMO_QUEUED, qp->qpn, w->psn, i,
+			  atomic_load_explicit(qp->peer->req_tx.cons, memory_order_acquire),
+			  w->ring_end);
 		qp->deadline = now + ib_ack_timeout_ns(qp->timeout);
 		ntb_timer(qp->ctx, qp->deadline);
 		return false;
@@ -772,13 +781,19 @@ bool ntb_qp_timers(struct ntb_qp *qp, uint64_t now)
 		if (!qp->retry_wait && prod != cons)
 			qp->retry_wait = prod;
 		if (qp->retry_wait && (int64_t)(cons - qp->retry_wait) < 0) {
+			NTB_TRACE(NTB_TR_TMO_RESP, qp->qpn, w->psn, i, cons, qp->retry_wait);
 			qp->deadline = now + ib_ack_timeout_ns(qp->timeout);
 			ntb_timer(qp->ctx, qp->deadline);
 			return false;
 		}
 		qp->retry_wait = 0;
 	}
+	NTB_TRACE(qp->retry_left ? NTB_TR_TMO_RETRY : NTB_TR_TMO_EXC, qp->qpn, w->psn,
+		  qp->retry_left, qp->peer ? __atomic_load_n(&qp->peer->resp_rx.cons,
+							   __ATOMIC_RELAXED) : 0,
+		  qp->peer ? atomic_load(qp->peer->req_tx.cons) : 0);
 	if (!qp->retry_left) {
+		ntb_trace_dump("retry exceeded");
 		finish(qp, w, IBV_WC_RETRY_EXC_ERR);
 		qp->inflight--;
 		ntb_qp_to_error(qp, true);

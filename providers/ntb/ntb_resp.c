@@ -9,8 +9,11 @@
  * NAKs (RNR when no receive WQE is posted, access and invalid-request errors).
  *
  * A request is consumed only once everything it needs to write back fits in the response
- * ring; otherwise processing stops at it and resumes when credits return. Messages keep their
- * order per pair, hence per QP.
+ * ring, together with every coalesced ACK the batch already owes; otherwise processing stops at
+ * it and resumes when credits return. So when the requester sees a request's credit, the answer
+ * is in its response ring already (the answers go out before the credits): the transport timer
+ * counts a retry only for a request that truly went unanswered (ntb_qp_timers). Messages keep
+ * their order per pair, hence per QP.
  */
 #include <arpa/inet.h>
 #include <netinet/ip.h>
@@ -34,6 +37,34 @@ static void dirty(struct ntb_peer *p, struct ntb_qp *qp)
 	qp->dirty = true;
 	qp->next_dirty = p->dirty;
 	p->dirty = qp;
+}
+
+/* The QP owes its requester a coalesced ACK, sent at the end of the batch. */
+static void owe_ack(struct ntb_peer *p, struct ntb_qp *qp)
+{
+	if (!qp->need_ack) {
+		qp->need_ack = true;
+		p->acks_owed++;
+	}
+	dirty(p, qp);
+}
+
+/* ... or no longer: an ACK or a response that acknowledges everything before it went out. */
+static void ack_settled(struct ntb_peer *p, struct ntb_qp *qp)
+{
+	if (qp->need_ack) {
+		qp->need_ack = false;
+		p->acks_owed--;
+	}
+}
+
+/*
+ * Room for ncells of answers by qp and, after them, for the ACK every other QP of the batch
+ * still owes (qp's own is settled by the answer, or counted in ncells by the caller).
+ */
+static bool answer_room(struct ntb_peer *p, struct ntb_qp *qp, uint32_t ncells)
+{
+	return ntb_tx_room(p, &p->resp_tx, ncells + p->acks_owed - qp->need_ack);
 }
 
 /* A response of one cell (ACK, NAK, atomic result); the caller made sure it fits. */
@@ -118,10 +149,8 @@ static void msg_done(struct ntb_peer *p, struct ntb_qp *qp, const struct ntbv_ms
 	qp->cur_active = false;
 	qp->epsn = ib_psn_add(h->psn, 1);
 	qp->msn++;
-	if (qp->type == IBV_QPT_RC) {
-		qp->need_ack = true;
-		dirty(p, qp);
-	}
+	if (qp->type == IBV_QPT_RC)
+		owe_ack(p, qp);
 }
 
 static int take_recv(struct ntb_peer *p, struct ntb_qp *qp, const struct ntbv_msg *h)
@@ -133,6 +162,7 @@ static int take_recv(struct ntb_peer *p, struct ntb_qp *qp, const struct ntbv_ms
 	if (qp->type == IBV_QPT_RC) {
 		/* IBTA 9.7.5.2.8: RNR NAK with our timer; the requester comes back with it */
 		respond(p, qp, NTBV_OP_NAK, h->psn, NTBV_NAK_RNR, qp->min_rnr_timer);
+		NTB_TRACE(NTB_TR_R_NAK, qp->qpn, h->psn, NTBV_NAK_RNR, p->resp_tx.prod, 0);
 		qp->nak_sent = true;
 		qp->nak_psn = h->psn;
 	} else {
@@ -315,7 +345,8 @@ static int do_read(struct ntb_peer *p, struct ntb_qp *qp, const struct ntbv_msg 
 					      .flags = NTBV_F_FIRST | NTBV_F_LAST | NTBV_F_PLACE,
 					      .dst_qpn = qp->dest_qpn, .src_qpn = qp->qpn,
 					      .psn = h->psn, .total = h->total, .msn = qp->msn };
-			struct ntbv_msg *m = ntb_tx_reserve(p, &p->resp_tx, 1);
+			struct ntbv_msg *m = answer_room(p, qp, 1) ?
+						     ntb_tx_reserve(p, &p->resp_tx, 1) : NULL;
 
 			if (m) {
 				memcpy(m, &r, sizeof(r));
@@ -331,7 +362,8 @@ static int do_read(struct ntb_peer *p, struct ntb_qp *qp, const struct ntbv_msg 
 				      .dst_qpn = qp->dest_qpn, .src_qpn = qp->qpn,
 				      .psn = h->psn, .len = chunk, .raddr = qp->cur_read_off,
 				      .total = qp->cur_total, .msn = qp->msn };
-		struct ntbv_msg *m = ntb_tx_reserve(p, &p->resp_tx, ncells);
+		struct ntbv_msg *m = answer_room(p, qp, ncells) ?
+					     ntb_tx_reserve(p, &p->resp_tx, ncells) : NULL;
 
 		if (!m)
 			return R_STALL;
@@ -353,7 +385,7 @@ static int do_read(struct ntb_peer *p, struct ntb_qp *qp, const struct ntbv_msg 
 		qp->epsn = ib_psn_add(h->psn, 1);
 		qp->msn++;
 	}
-	qp->need_ack = false;	/* the response acknowledges everything before it */
+	ack_settled(p, qp);	/* the response acknowledges everything before it */
 	return R_NEXT;
 }
 
@@ -383,7 +415,7 @@ static int do_atomic(struct ntb_peer *p, struct ntb_qp *qp, const struct ntbv_ms
 	respond(p, qp, NTBV_OP_ATOMIC_RESP, h->psn, 0, orig);
 	qp->epsn = ib_psn_add(h->psn, 1);
 	qp->msn++;
-	qp->need_ack = false;
+	ack_settled(p, qp);
 	return R_NEXT;
 }
 
@@ -429,8 +461,7 @@ static int duplicate(struct ntb_peer *p, struct ntb_qp *qp, const struct ntbv_ms
 			return R_NEXT;
 		break;
 	}
-	qp->need_ack = true;
-	dirty(p, qp);
+	owe_ack(p, qp);
 	return R_NEXT;
 }
 
@@ -439,14 +470,22 @@ static int rc_request(struct ntb_peer *p, struct ntb_qp *qp, const struct ntbv_m
 {
 	int32_t d = ib_psn_cmp(h->psn, qp->epsn);
 
+	/*
+	 * A duplicate is answered whatever else is going on, as by Linux rxe (rxe_resp.c,
+	 * check_psn()): its requester went back to it because it has not seen the answer,
+	 * and it may never transmit past it again before it does (a small ring full of the
+	 * retransmitted messages). Discarding it - as this did while an RNR NAK was
+	 * outstanding - left the requester retrying until it gave up: the "retry exceeded"
+	 * flake of docs/ntb-verbs.md ("Retries").
+	 */
+	if (d < 0)
+		return duplicate(p, qp, h);
 	if (qp->nak_sent) {
-		/* after a NAK everything is discarded until the NAK'ed message comes again */
+		/* after a NAK the rest is discarded until the NAK'ed message comes again */
 		if (d || !(h->flags & NTBV_F_FIRST))
 			return R_NEXT;
 		qp->nak_sent = false;
 	}
-	if (d < 0)
-		return duplicate(p, qp, h);
 	if (d > 0)
 		return R_NEXT;	/* out of sequence: cannot happen on a FIFO; discard */
 	switch (h->op) {
@@ -620,10 +659,26 @@ static int handle(struct ntb_peer *p, const struct ntbv_msg *h, const uint8_t *d
 	}
 	if (st == IBV_QPS_RESET || st == IBV_QPS_INIT)
 		return R_NEXT;	/* IBTA 10.3.1: not ready to receive, silently dropped */
-	/* room for the one-cell answer any RC request may need (ACK, NAK, atomic result) */
-	if (qp->type == IBV_QPT_RC && !ntb_tx_room(p, &p->resp_tx, 2))
+	/*
+	 * Room for the one-cell answer any RC request may need (NAK, atomic result), its ACK
+	 * and the ACK every QP of the batch owes: consumed, it is answered before its credit
+	 * goes back (READ data asks for its own room, do_read).
+	 */
+	if (qp->type == IBV_QPT_RC && !ntb_tx_room(p, &p->resp_tx, 2 + p->acks_owed))
 		return R_STALL;
 	return qp->type == IBV_QPT_RC ? rc_request(p, qp, h, data) : uc_request(p, qp, h, data);
+}
+
+/* A request consumed: the QP's state after it (the trace ring, ntb_trace.h). */
+static void trace_req(struct ntb_peer *p, const struct ntbv_msg *h)
+{
+	struct ntb_qp *qp;
+
+	if (!ntb_trace_on || !(qp = ntb_qp_lookup(p->ctx, h->dst_qpn)))
+		return;
+	ntb_trace_log(NTB_TR_R_REQ, h->dst_qpn, h->psn, h->flags | (uint32_t)h->op << 8,
+		      p->req_rx.cons, qp->epsn | (uint64_t)qp->nak_sent << 32 |
+					      (uint64_t)qp->cur_active << 33);
 }
 
 /* Answers can go to the peer: our block is for the incarnation that wrote (tx_lock). */
@@ -645,7 +700,8 @@ static bool send_ack(struct ntb_peer *p, struct ntb_qp *qp)
 	if (!ntb_tx_room(p, &p->resp_tx, 1))
 		return false;
 	respond(p, qp, NTBV_OP_ACK, ib_psn_sub(qp->epsn, 1), 0, 0);
-	qp->need_ack = false;
+	NTB_TRACE(NTB_TR_R_ACK, qp->qpn, ib_psn_sub(qp->epsn, 1), 0, p->resp_tx.prod, 0);
+	ack_settled(p, qp);
 	return true;
 }
 
@@ -676,26 +732,36 @@ int ntb_resp_process(struct ntb_peer *p, int budget)
 	can_reply = reply == REPLY_OK;
 	produced = p->resp_tx.prod;
 	p->resp_stalled = false;
+	/* what the last batch could not send (no block to answer into yet), and QP resets */
+	p->acks_owed = 0;
+	for (struct ntb_qp *qp = p->dirty; qp; qp = qp->next_dirty)
+		p->acks_owed += qp->need_ack;
 	ntb_cq_stage_begin();
 	/* a message completes at most one receive: the staged ones never overflow */
 	while (n < budget && ntb_cq_staged() < NTB_STAGED_MAX &&
 	       ntb_rx_peek(p, &p->req_rx, &h, &data)) {
 		if (handle(p, &h, data, reply) == R_STALL) {
+			NTB_TRACE(NTB_TR_R_STALL, h.dst_qpn, h.psn, h.flags, p->req_rx.cons,
+				  p->resp_tx.prod);
 			/* a READ answered in part is progress too: keep the thread hot */
 			n += p->resp_tx.prod != produced;
 			p->resp_stalled = true;
 			break;
 		}
 		ntb_rx_advance(&p->req_rx, &h);
+		trace_req(p, &h);
 		n++;
 	}
 	/*
-	 * Coalesced ACKs: one per QP per batch. One that does not fit waits for credits like a
-	 * stalled request: our bell wish must ask for them, or we could sleep on an ACK the
-	 * requester's transport timer is counting retries for.
+	 * Coalesced ACKs: one per QP per batch. Every request consumed left room for them
+	 * (handle, do_read), so they fit: the credits published below never run ahead of the
+	 * answers, which the requester's transport timer relies on. The check stays, treated
+	 * as a stalled request (our bell wish asks for credits).
 	 */
 	for (struct ntb_qp *qp = p->dirty; qp; qp = qp->next_dirty) {
 		if (qp->need_ack && can_reply && !send_ack(p, qp)) {
+			NTB_TRACE(NTB_TR_R_ACK_FULL, qp->qpn, qp->epsn, 0, p->req_rx.cons,
+				  p->resp_tx.prod);
 			p->resp_stalled = true;
 			break;
 		}
@@ -724,5 +790,6 @@ int ntb_resp_process(struct ntb_peer *p, int budget)
 		}
 	}
 	ntb_rx_publish(p);
+	NTB_TRACE(NTB_TR_R_PUB, 0, p->slot, p->endi, p->req_rx.cons, p->resp_rx.cons);
 	return n;
 }

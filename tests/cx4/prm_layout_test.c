@@ -29,6 +29,7 @@
 
 #include <infiniband/mlx5dv.h>
 
+#include "bv_rand.h"
 #include "cx4_prm.h"
 #ifdef CX4_TEST_LINK_CMD_TRACE
 #include "../../devices/cx4/trace/cmd_trace.h"
@@ -652,13 +653,9 @@ static void ref_set(uint8_t *buf, cx4_fld_t f, uint64_t v)
 
 static uint64_t rnd64(void)
 {
-	/* xorshift64*: deterministic, so a failure reproduces */
 	static uint64_t s = 0x9e3779b97f4a7c15ull;
 
-	s ^= s >> 12;
-	s ^= s << 25;
-	s ^= s >> 27;
-	return s * 0x2545f4914f6cdd1dull;
+	return bv_rand64(&s);
 }
 
 static void check_round_trips(void)

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "bv_expect.h"
+#include "bv_rand.h"
 #include "icrc.h"
 #include "pcap.h"
 #include "roce_hdr.h"
@@ -33,15 +34,12 @@
 
 static struct roce_pcap *pcap;
 
-/* xorshift64*: reproducible pseudo-random test data */
+/* reproducible pseudo-random test data */
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 
 static uint64_t rnd(void)
 {
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return rng_state * 0x2545f4914f6cdd1dull;
+	return bv_rand64(&rng_state);
 }
 
 static void rnd_fill(uint8_t *p, size_t n)
@@ -688,10 +686,11 @@ static void test_masking(void)
 /* Recompute the ICRC of a (tampered) UDP-form packet so that a later check is what fails. */
 static void reseal(uint8_t *buf, size_t len, const struct roce_addr *a)
 {
-	uint8_t ipudp[28];
+	uint8_t ipudp[ROCE_IPUDP_LEN];
 
 	roce_ipv4_udp_hdr(ipudp, a, len);
-	roce_icrc_put(buf + len - 4, roce_icrc_ipv4_buf(ipudp, buf, len - 4));
+	roce_icrc_put(buf + len - ROCE_ICRC_LEN,
+		      roce_icrc_ipv4_buf(ipudp, buf, len - ROCE_ICRC_LEN));
 }
 
 /* Parse from an exact-size heap copy so that AddressSanitizer sees any overread. */
@@ -964,7 +963,9 @@ static void test_hostile(void)
 				n = (ssize_t)(rnd() % (size_t)(n + 1));
 				break;
 			case 2:
-				g[28 + rnd() % 12] ^= (uint8_t)(1 << (rnd() % 8));
+				/* a bit of the BTH */
+				g[ROCE_IPUDP_LEN + rnd() % ROCE_BTH_LEN] ^=
+				    (uint8_t)(1 << (rnd() % 8));
 				break;
 			default:
 				if (n + 4 < (ssize_t)sizeof(g))
@@ -974,11 +975,13 @@ static void test_hostile(void)
 		}
 		if (rnd() & 1) {
 			parse_ipv4_copy(g, (size_t)n, flags, &p);
-		} else if (n >= 28) {
-			if (!(rnd() & 3) && n >= 28 + 16)
-				reseal(g + 28, (size_t)n - 28, &a);
-			parse_udp_copy(g + 28, (size_t)n - 28, &a, flags & ~ROCE_PARSE_ANY_PORT,
-				       &p);
+		} else if (n >= ROCE_IPUDP_LEN) {
+			size_t udp_len = (size_t)n - ROCE_IPUDP_LEN;
+
+			if (!(rnd() & 3) && udp_len >= ROCE_BTH_LEN + ROCE_ICRC_LEN)
+				reseal(g + ROCE_IPUDP_LEN, udp_len, &a);
+			parse_udp_copy(g + ROCE_IPUDP_LEN, udp_len, &a,
+				       flags & ~ROCE_PARSE_ANY_PORT, &p);
 		}
 	}
 }

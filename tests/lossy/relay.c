@@ -37,6 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bv_rand.h"
 #include "icrc.h"
 #include "roce_hdr.h"
 
@@ -82,13 +83,10 @@ static int64_t now_ns(void)
 	return ts.tv_sec * 1000000000ll + ts.tv_nsec;
 }
 
-/* xorshift64*: a reproducible sequence per seed */
+/* uniform in [0, 1): a reproducible sequence per seed */
 static double rnd(void)
 {
-	rng ^= rng >> 12;
-	rng ^= rng << 25;
-	rng ^= rng >> 27;
-	return (double)((rng * 2685821657736338717ull) >> 11) / (double)(1ull << 53);
+	return (double)(bv_rand64(&rng) >> 11) / (double)(1ull << 53);
 }
 
 static int open_if(const char *name)

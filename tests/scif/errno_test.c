@@ -14,7 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/select.h>
+#include <sys/time.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -334,6 +336,83 @@ static void test_descriptor(void)
 	EXPECT(!"the port of a close(2)d endpoint was released");
 }
 
+static void on_alarm(int sig)
+{
+	(void)sig;
+}
+
+/* scif_poll is poll(2): its errors, without touching a bad array itself. */
+static void test_poll_errors(void)
+{
+	scif_epd_t e = scif_open();
+	struct scif_pollepd p = { .epd = e, .events = SCIF_POLLIN };
+	struct sigaction sa = { .sa_handler = on_alarm }, old;
+	struct itimerval t = { .it_value = { 0, 100000 } };
+	struct rlimit rl;
+	void *gone = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	EXPECT(e >= 0 && gone != MAP_FAILED && !munmap(gone, 4096));
+	FAILS(scif_poll((struct scif_pollepd *)8, 1, 0), EFAULT);
+	FAILS(scif_poll(gone, 1, 0), EFAULT);
+	{
+		/* a whole array one longer than RLIMIT_NOFILE (set low for it): EINVAL */
+		struct scif_pollepd many[65];
+		struct rlimit low;
+
+		for (int i = 0; i < 65; i++)
+			many[i] = (struct scif_pollepd){ .epd = -1 };
+		EXPECT(!getrlimit(RLIMIT_NOFILE, &rl));
+		low = rl;
+		low.rlim_cur = 64;
+		EXPECT(!setrlimit(RLIMIT_NOFILE, &low));
+		FAILS(scif_poll(many, 65, 0), EINVAL);
+		EXPECT(!setrlimit(RLIMIT_NOFILE, &rl));
+	}
+	/* a signal: EINTR (no SA_RESTART; poll is never restarted anyway) */
+	EXPECT(!sigaction(SIGALRM, &sa, &old) && !setitimer(ITIMER_REAL, &t, NULL));
+	FAILS(scif_poll(&p, 1, 5000), EINTR);
+	sigaction(SIGALRM, &old, NULL);
+	EXPECT(scif_close(e) == 0);
+}
+
+/*
+ * Out of descriptors: scif_open fails as open(2) does in Intel's library (EMFILE); a bind,
+ * which needs one here and none in the driver, is ENOMEM (no more system resources), not
+ * ENOSPC (every port taken); nothing is left half done.
+ */
+static void test_no_descriptors(void)
+{
+	scif_epd_t e = scif_open();
+	struct rlimit saved, r;
+	int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+	EXPECT(e >= 0 && fd >= 0 && !getrlimit(RLIMIT_NOFILE, &saved));
+	close(fd);
+	r = saved;
+	r.rlim_cur = (rlim_t)fd;
+	EXPECT(!setrlimit(RLIMIT_NOFILE, &r));
+	errno = 0;
+	{
+		int o = scif_open(), oe = errno, b0, b0e, b1, b1e;
+
+		errno = 0;
+		b0 = scif_bind(e, 0);
+		b0e = errno;
+		errno = 0;
+		b1 = scif_bind(e, 5000);
+		b1e = errno;
+		EXPECT(!setrlimit(RLIMIT_NOFILE, &saved));
+		errno = oe;
+		EXPECT(o == -1 && oe == EMFILE);
+		errno = b0e;
+		EXPECT(b0 == -1 && b0e == ENOMEM);
+		errno = b1e;
+		EXPECT(b1 == -1 && b1e == ENOMEM);
+	}
+	EXPECT(scif_bind(e, 5000) == 5000);	/* still unbound before */
+	EXPECT(scif_close(e) == 0);
+}
+
 static void test_fork(void)
 {
 	scif_epd_t e = scif_open();
@@ -390,6 +469,8 @@ int main(void)
 	test_ports();
 	test_unconnected();
 	test_descriptor();
+	test_poll_errors();
+	test_no_descriptors();
 	test_fork();
 
 	unlink(path);

@@ -9,21 +9,12 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "bv_expect.h"
 #include "node.h"
 #include "ring.h"
 #include "scif.h"
 #include "window.h"
 #include "wire.h"
-
-static int failures;
-
-#define EXPECT(c)                                                                                  \
-	do {                                                                                       \
-		if (!(c)) {                                                                        \
-			fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #c);               \
-			failures++;                                                                \
-		}                                                                                  \
-	} while (0)
 
 #define PG SCIF_PAGE_SIZE
 

@@ -10,10 +10,13 @@
  *
  * A case's processes report through their exit status; a hang is caught by an alarm.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <poll.h>
 #include <pthread.h>
+#include <rdma/rdma_cma.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -22,7 +25,9 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/select.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -92,13 +97,54 @@ static void set_node(int node)
 	setenv("BV_SCIF_NODE", v, 1);
 }
 
-/* A listener on node 0 at port, or -1. */
+/*
+ * Marks: files both sides of a case see (also across network namespaces) that order steps a
+ * connection cannot order, e.g. a connect after the server's checks that no request waits.
+ */
+static void case_mark(uint16_t port, char *path, size_t len, const char *what)
+{
+	snprintf(path, len, "/tmp/scif_test.mark.%u.%u.%s", (unsigned int)getuid(), port, what);
+}
+
+static void mark_set(const char *path)
+{
+	int fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+
+	CHECK(fd >= 0);
+	close(fd);
+}
+
+/* Wait (secs at most) for the other side's mark. */
+static bool mark_wait_s(const char *path, int secs)
+{
+	for (int i = 0; i < secs * 100; i++) {
+		if (!access(path, F_OK))
+			return true;
+		usleep(10000);
+	}
+	return false;
+}
+
+static bool mark_wait(const char *path)
+{
+	return mark_wait_s(path, 30);
+}
+
+/*
+ * A listener on node 0 at port, or -1; once it listens, the "listening" mark says so. The
+ * connecting side waits for that mark, however long a loaded machine takes to start the
+ * listener, and then connects once: a refusal after it is a failure, not a retry (a retry
+ * budget hid refusals, and ran out when a listener took longer than it to come up).
+ */
 static scif_epd_t listener(uint16_t port, int backlog)
 {
 	scif_epd_t l = scif_open();
+	char up[80];
 
 	if (l < 0 || scif_bind(l, port) != port || scif_listen(l, backlog))
 		return -1;
+	case_mark(port, up, sizeof(up), "listening");
+	mark_set(up);
 	return l;
 }
 
@@ -106,16 +152,17 @@ static scif_epd_t connect_to(uint16_t node, uint16_t port)
 {
 	struct scif_portID dst = { node, port };
 	scif_epd_t e = scif_open();
+	char up[80];
 	int r = -1;
 
 	if (e < 0)
 		return -1;
-	/* the listener of the other process may not be up yet (a loaded machine): retry */
-	for (int i = 0; i < 100; i++) {
+	case_mark(port, up, sizeof(up), "listening");
+	if (!mark_wait_s(up, 100)) {
+		fprintf(stderr, "no listener on port %u came up in 100 s\n", port);
+		errno = ETIMEDOUT;
+	} else {
 		r = scif_connect(e, &dst);
-		if (r >= 0 || errno != ECONNREFUSED)
-			break;
-		usleep(100000);
 	}
 	if (r < 0) {
 		int err = errno;
@@ -163,32 +210,22 @@ static void sync_recv(scif_epd_t e)
 	MUST(recv_all(e, &c, 1) == 1 && c == 'g');
 }
 
-/*
- * Marks: files both sides of a case see (also across network namespaces) that order steps a
- * connection cannot order, e.g. a connect after the server's checks that no request waits.
- */
-static void case_mark(uint16_t port, char *path, size_t len, const char *what)
+static void on_signal(int sig)
 {
-	snprintf(path, len, "/tmp/scif_test.mark.%u.%u.%s", (unsigned int)getuid(), port, what);
+	(void)sig;
 }
 
-static void mark_set(const char *path)
+/* A child that sends us SIGUSR1 in ms milliseconds (reaped with waitpid). */
+static pid_t signal_later(int ms)
 {
-	int fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+	pid_t me = getpid(), k = fork();
 
-	CHECK(fd >= 0);
-	close(fd);
-}
-
-/* Wait (30 s at most) for the other side's mark. */
-static bool mark_wait(const char *path)
-{
-	for (int i = 0; i < 3000; i++) {
-		if (!access(path, F_OK))
-			return true;
-		usleep(10000);
+	if (k == 0) {
+		usleep((useconds_t)ms * 1000);
+		kill(me, SIGUSR1);
+		_exit(0);
 	}
-	return false;
+	return k;
 }
 
 /* ----------------------------------------------------------------------------------------- */
@@ -212,8 +249,17 @@ static void connect_server(uint16_t port)
 
 		FAILS(scif_connect(l, &self), EOPNOTSUPP);	/* a listener does not connect */
 	}
+	FAILS(scif_listen(l, 1), EISCONN);
+	FAILS(scif_bind(l, 0), EISCONN);
+	FAILS(scif_send(l, &peer, 1, 0), ENOTCONN);
 	n = accept_one(l, &peer);
 	MUST(n >= 0);
+	{
+		struct scif_portID p2;
+		scif_epd_t n2;
+
+		FAILS(scif_accept(n, &p2, &n2, 0), EINVAL);	/* not a listener */
+	}
 	CHECK(peer.node == (getenv("SCIF_TEST_SELF") ? 0 : 1) && peer.port >= SCIF_PORT_RSVD);
 	sync_send(n);
 	sync_recv(n);	/* the client is done with its checks */
@@ -226,10 +272,13 @@ static void connect_client(uint16_t port)
 	scif_epd_t e = scif_open();
 	struct scif_portID dst = { 0, port };
 	uint16_t self;
+	char up[80];
 	int r;
 
 	MUST(e >= 0);
 	CHECK(scif_get_nodeIDs(NULL, 0, &self) >= 2 && self == 1);
+	case_mark(port, up, sizeof(up), "listening");
+	MUST(mark_wait_s(up, 100));
 	r = scif_connect(e, &dst);
 	CHECK(r >= SCIF_PORT_RSVD);	/* the local port */
 	FAILS(scif_connect(e, &dst), EISCONN);
@@ -261,6 +310,12 @@ static void msg_server(uint16_t port)
 	int got = 0, r;
 
 	MUST(l >= 0);
+	{
+		char full[80];
+
+		case_mark(port, full, sizeof(full), "full");
+		unlink(full);	/* a stale one */
+	}
 	n = accept_one(l, NULL);
 	MUST(n >= 0);
 	/* 1: a stream without boundaries: 100 sends of 7 bytes read back as 25-byte pieces */
@@ -297,7 +352,13 @@ static void msg_server(uint16_t port)
 		CHECK(send_all(n, &v, 8) == 8);
 	}
 	/* 5: the client fills the ring while we do not read: non-blocking sends stop short */
-	usleep(500000);
+	{
+		char full[80];
+
+		case_mark(port, full, sizeof(full), "full");
+		CHECK(mark_wait(full));	/* ... and its blocking send was interrupted */
+		unlink(full);
+	}
 	got = 0;
 	while (got < (int)sizeof(big)) {
 		r = recv_all(n, big + got, (int)sizeof(big) - got);
@@ -326,6 +387,9 @@ static void msg_server(uint16_t port)
 		FAILS(scif_vreadfrom(n, pg, PG, 0, 0), ECONNRESET);
 		FAILS(scif_vwriteto(n, pg, PG, 0, 0), ECONNRESET);
 		FAILS(scif_fence_mark(n, SCIF_FENCE_INIT_SELF, &mark), ECONNRESET);
+		FAILS(scif_fence_wait(n, 0), ECONNRESET);
+		FAILS(scif_listen(n, 1), EINVAL);
+		FAILS(scif_bind(n, 0), EISCONN);
 		FAILS(scif_fence_signal(n, 0, 1, 0, 1, SCIF_FENCE_INIT_SELF | SCIF_SIGNAL_LOCAL),
 		      ECONNRESET);
 		CHECK(scif_mmap(NULL, PG, SCIF_PROT_READ, 0, n, 0) == SCIF_MMAP_FAILED &&
@@ -380,6 +444,20 @@ static void msg_client(uint16_t port)
 	}
 	CHECK(sent > 0 && sent < (int)sizeof(big));
 	CHECK(scif_send(e, big + sent, 100, 0) == 0);
+	/* a blocking send that finds no room, ended by a signal before any byte: EINTR */
+	{
+		struct sigaction sa = { .sa_handler = on_signal }, old;
+		char full[80];
+		pid_t k;
+
+		sigaction(SIGUSR1, &sa, &old);
+		k = signal_later(300);
+		FAILS(scif_send(e, big + sent, 100, SCIF_SEND_BLOCK), EINTR);
+		waitpid(k, NULL, 0);
+		sigaction(SIGUSR1, &old, NULL);
+		case_mark(port, full, sizeof(full), "full");
+		mark_set(full);
+	}
 	CHECK(send_all(e, big + sent, (int)sizeof(big) - sent) == (int)sizeof(big) - sent);
 	sync_recv(e);
 	fill(buf, 10, 9);
@@ -495,6 +573,8 @@ static void rma_server(uint16_t port)
 	MUST(get64(n) == 7);
 	/* Linux and MPSS: INIT_PEER | SIGNAL_LOCAL writes rval at roff in OUR space */
 	CHECK(wait_value((volatile uint64_t *)(w1 + 16), 0x1111));
+	CHECK(wait_value((volatile uint64_t *)(w1 + 24), 0x5555));	/* INIT_SELF, REMOTE */
+	CHECK(wait_value((volatile uint64_t *)(w1 + 32), 0x7777));	/* INIT_PEER, swapped */
 
 	/* unregister: straddling, unknown ranges; then for real: the peer's RMAs see ENXIO */
 	FAILS(scif_unregister(n, W1 + PG, PG), EINVAL);
@@ -546,6 +626,43 @@ static void rma_client(uint16_t port)
 		CHECK(scif_fence_wait(e, mark) == 0);
 		CHECK(!memcmp(loc, ref, 6 * PG));
 	}
+	/*
+	 * Every rma_flags combination on each of the four calls, unaligned, across the two
+	 * remote windows: the bytes arrive (fenced when not SCIF_RMA_SYNC), read back to check
+	 */
+	for (int fl = 0; fl < 16; fl++) {
+		size_t len = 2 * PG + 100 + (size_t)fl;
+		off_t rof = W1 + 4 * PG - PG / 2 + fl;	/* W1's last half page on into W2 */
+		uint8_t *chk = loc + 4 * PG;
+		uint32_t seed = 100 + (uint32_t)fl;
+
+#define RMA_DONE()                                                                                 \
+	CHECK((fl & SCIF_RMA_SYNC) || (scif_fence_mark(e, SCIF_FENCE_INIT_SELF, &mark) == 0 &&   \
+				       scif_fence_wait(e, mark) == 0))
+		fill(loc + 5, len, seed);
+		CHECK(scif_writeto(e, lo + 5, len, rof, fl) == 0);
+		RMA_DONE();
+		memset(chk, 0, 4 * PG);
+		CHECK(scif_readfrom(e, lo + 4 * PG, len, rof, SCIF_RMA_SYNC) == 0);
+		CHECK(!mismatch(chk, len, seed));
+		memset(loc, 0, 4 * PG);
+		CHECK(scif_readfrom(e, lo + 3, len, rof, fl) == 0);
+		RMA_DONE();
+		CHECK(!mismatch(loc + 3, len, seed));
+		fill(vbuf + 7, len, seed + 50);
+		CHECK(scif_vwriteto(e, vbuf + 7, len, rof, fl) == 0);
+		RMA_DONE();
+		memset(chk, 0, 4 * PG);
+		CHECK(scif_readfrom(e, lo + 4 * PG, len, rof, SCIF_RMA_SYNC) == 0);
+		CHECK(!mismatch(chk, len, seed + 50));
+		memset(vbuf, 0, len + 16);
+		CHECK(scif_vreadfrom(e, vbuf + 1, len, rof, fl) == 0);
+		RMA_DONE();
+		if (mismatch(vbuf + 1, len, seed + 50))
+			fprintf(stderr, "rma flags %#x: vreadfrom differs\n", fl);
+		CHECK(!mismatch(vbuf + 1, len, seed + 50));
+#undef RMA_DONE
+	}
 	/* the read-only remote window */
 	CHECK(scif_readfrom(e, lo, PG, o3, SCIF_RMA_SYNC) == 0);
 	CHECK(!mismatch(loc, PG, 3));
@@ -563,6 +680,11 @@ static void rma_client(uint16_t port)
 	CHECK(scif_writeto(e, lo, 8, W4, 0x100 | SCIF_RMA_SYNC) == 0);	/* any valid bit: fine */
 	FAILS(scif_vwriteto(e, (void *)8, 8, W1, 0), EFAULT);
 	FAILS(scif_vreadfrom(e, vbuf, 8, o3 + PG, 0), ENXIO);
+	FAILS(scif_vwriteto(e, vbuf, 8, o3, 0), EPERM);		/* remote read-only */
+	FAILS(scif_vreadfrom(e, vbuf, 8, W4, 0), EPERM);	/* remote write-only */
+	FAILS(scif_vwriteto(e, vbuf, 0, W1, 0), EINVAL);
+	FAILS(scif_vreadfrom(e, vbuf, 8, W1, 0x100), EINVAL);
+	FAILS(scif_readfrom(e, lo, 0, W1, SCIF_RMA_SYNC), EINVAL);
 
 	/* v*: small through the bounce ring, large registered for the call, and the cache */
 	fill(vbuf + 5, 3000, 31);
@@ -637,11 +759,27 @@ static void rma_client(uint16_t port)
 	CHECK(scif_fence_wait(e, mark) == 0);
 	CHECK(scif_fence_signal(e, 0, 0x2222, W1 + 16, 0x1111,
 				SCIF_FENCE_INIT_PEER | SCIF_SIGNAL_LOCAL) == 0);
+	/* ... and SIGNAL_REMOTE, swapped as the drivers do: lval at loff in OUR space */
+	CHECK(scif_fence_signal(e, lo + 8 * PG - 16, 0x3333, 0, 0,
+				SCIF_FENCE_INIT_PEER | SCIF_SIGNAL_REMOTE) == 0);
+	CHECK(wait_value((volatile uint64_t *)(loc + 8 * PG - 16), 0x3333));
+	/* both signals at once, for our RMAs and for the peer's */
+	CHECK(scif_fence_signal(e, lo + 8 * PG - 24, 0x4444, W1 + 24, 0x5555,
+				SCIF_FENCE_INIT_SELF | SCIF_SIGNAL_LOCAL | SCIF_SIGNAL_REMOTE) == 0);
+	CHECK(wait_value((volatile uint64_t *)(loc + 8 * PG - 24), 0x4444));
+	CHECK(scif_fence_signal(e, lo + 8 * PG - 32, 0x6666, W1 + 32, 0x7777,
+				SCIF_FENCE_INIT_PEER | SCIF_SIGNAL_LOCAL | SCIF_SIGNAL_REMOTE) == 0);
+	CHECK(wait_value((volatile uint64_t *)(loc + 8 * PG - 32), 0x6666));
 	put64(e, 7);
 	/* fence errors */
 	FAILS(scif_fence_mark(e, 0, &mark), EINVAL);
 	FAILS(scif_fence_mark(e, SCIF_FENCE_INIT_SELF | SCIF_FENCE_INIT_PEER, &mark), EINVAL);
 	FAILS(scif_fence_mark(e, SCIF_FENCE_RAS_SELF, &mark), EINVAL);
+	FAILS(scif_fence_mark(e, SCIF_FENCE_RAS_PEER, &mark), EINVAL);
+	FAILS(scif_fence_signal(e, lo, 1, 0, 0, SCIF_SIGNAL_LOCAL), EINVAL);	/* no INIT flag */
+	FAILS(scif_fence_signal(e, lo, 1, 0, 0,
+				SCIF_FENCE_INIT_SELF | SCIF_FENCE_INIT_PEER | SCIF_SIGNAL_LOCAL),
+	      EINVAL);
 	FAILS(scif_fence_mark(e, SCIF_FENCE_INIT_SELF, (int *)8), EFAULT);
 	CHECK(scif_fence_mark(e, SCIF_FENCE_INIT_SELF, &mark) == 0);
 	FAILS(scif_fence_wait(e, mark + 1000), EINVAL);	/* never handed out */
@@ -826,6 +964,8 @@ static void poll_client(uint16_t port)
 	case_mark(port, checked, sizeof(checked), "checked");
 	MUST(mark_wait(checked));	/* the server's first checks saw no request */
 	FAILS(scif_connect(e, &dst), EINPROGRESS);
+	FAILS(scif_listen(e, 1), EISCONN);	/* connecting */
+	FAILS(scif_bind(e, 0), EISCONN);
 	r = scif_connect(e, &dst);
 	CHECK(r == -1 && (errno == EINPROGRESS || errno == EISCONN || r > 0));
 	CHECK(revents(e, POLLOUT, 30000) & POLLOUT);
@@ -876,10 +1016,13 @@ static void backlog_client(uint16_t port)
 {
 	struct scif_portID dst = { 0, port };
 	scif_epd_t a = scif_open(), c = scif_open();
+	char up[80];
 	int st;
 	pid_t pid;
 
 	MUST(a >= 0 && c >= 0);
+	case_mark(port, up, sizeof(up), "listening");
+	MUST(mark_wait_s(up, 100));
 	pid = fork();
 	if (pid == 0) {
 		scif_epd_t b = scif_open();	/* a child's own endpoint */
@@ -920,11 +1063,6 @@ static void *close_later(void *arg)
 	return NULL;
 }
 
-static void on_alarm(int sig)
-{
-	(void)sig;
-}
-
 static void intr_server(uint16_t port)
 {
 	scif_epd_t l = listener(port, 1), n;
@@ -932,7 +1070,7 @@ static void intr_server(uint16_t port)
 	struct closer c;
 	pthread_t t;
 	char b[8];
-	struct sigaction sa = { .sa_handler = on_alarm };
+	struct sigaction sa = { .sa_handler = on_signal };
 
 	MUST(l >= 0);
 	n = accept_one(l, NULL);
@@ -940,32 +1078,26 @@ static void intr_server(uint16_t port)
 	/* a signal ends a blocking recv that got nothing: EINTR */
 	sigaction(SIGUSR1, &sa, NULL);
 	{
-		pid_t me = getpid();
-		pid_t k = fork();
+		pid_t k = signal_later(300);
 
-		if (k == 0) {
-			usleep(300000);
-			kill(me, SIGUSR1);
-			_exit(0);
-		}
 		FAILS(scif_recv(n, b, 8, SCIF_RECV_BLOCK), EINTR);
 		waitpid(k, NULL, 0);
 	}
 	/* ... and one that got some: the count */
 	sync_send(n);
 	{
-		pid_t me = getpid();
-		pid_t k = fork();
+		pid_t k = signal_later(600);
 
-		if (k == 0) {
-			usleep(600000);
-			kill(me, SIGUSR1);
-			_exit(0);
-		}
 		CHECK(scif_recv(n, b, 8, SCIF_RECV_BLOCK) == 3 && !memcmp(b, "abc", 3));
 		waitpid(k, NULL, 0);
 	}
-	/* scif_close in another thread ends a blocking accept (EINTR) */
+	/* a signal ends a blocking accept (EINTR), and so does scif_close in another thread */
+	{
+		pid_t k = signal_later(300);
+
+		FAILS(scif_accept(l, &peer, &n, SCIF_ACCEPT_SYNC), EINTR);
+		waitpid(k, NULL, 0);
+	}
 	c.e = l;
 	c.ms = 300;
 	pthread_create(&t, NULL, close_later, &c);
@@ -1309,6 +1441,184 @@ static void mmap_client(uint16_t port)
 }
 
 /* ----------------------------------------------------------------------------------------- */
+/* Limits: out of descriptors, RLIMIT_MEMLOCK, an rdma_cm port taken by another program        */
+
+/* RLIMIT_NOFILE down to the lowest free descriptor: the next one a call opens fails (EMFILE). */
+static void fds_squeeze(struct rlimit *saved)
+{
+	struct rlimit r;
+	int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+	MUST(fd >= 0 && !getrlimit(RLIMIT_NOFILE, saved));
+	close(fd);
+	r = *saved;
+	r.rlim_cur = (rlim_t)fd;
+	MUST(!setrlimit(RLIMIT_NOFILE, &r));
+}
+
+static void fds_restore(const struct rlimit *saved)
+{
+	MUST(!setrlimit(RLIMIT_NOFILE, saved));
+}
+
+/* CAP_IPC_LOCK in this thread's effective set, on or off; false if it cannot be had. */
+static bool cap_ipc_lock(bool on)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[2];
+	uint32_t bit = 1u << (CAP_IPC_LOCK % 32);
+
+	if (syscall(SYS_capget, &h, d))
+		return false;
+	if (on)
+		d[CAP_IPC_LOCK / 32].effective |= bit;
+	else
+		d[CAP_IPC_LOCK / 32].effective &= ~bit;
+	return !syscall(SYS_capset, &h, d);
+}
+
+#define LIM_CV_LEN	(160 * PG)	/* past SCIF_BOUNCE_SIZE / 2: a v* call registers it */
+
+static void limits_server(uint16_t port)
+{
+	scif_epd_t l = listener(port, 4), n, n2, b = scif_open();
+	int rw = SCIF_PROT_READ | SCIF_PROT_WRITE, r, err;
+	struct scif_portID peer;
+	struct rlimit saved;
+
+	MUST(l >= 0 && b >= 0);
+	/*
+	 * scif_listen on an rdma_cm port that a program other than SCIF listens on: EADDRINUSE
+	 * (SCIF port p is rdma_cm port p, docs/scif.md "Ports"), and the endpoint stays bound
+	 */
+	{
+		struct rdma_event_channel *ch = rdma_create_event_channel();
+		struct sockaddr_in any = { .sin_family = AF_INET, .sin_port = htons(port + 1) };
+		struct rdma_cm_id *id = NULL;
+
+		MUST(ch && !rdma_create_id(ch, &id, NULL, RDMA_PS_TCP));
+		MUST(!rdma_bind_addr(id, (struct sockaddr *)&any) && !rdma_listen(id, 1));
+		CHECK(scif_bind(b, (uint16_t)(port + 1)) == port + 1);
+		FAILS(scif_listen(b, 1), EADDRINUSE);
+		rdma_destroy_id(id);
+		rdma_destroy_event_channel(ch);
+		CHECK(scif_listen(b, 1) == 0);
+		CHECK(scif_close(b) == 0);
+	}
+	/*
+	 * scif_accept without a descriptor to give: EMFILE, as Intel's libscif (it opens the new
+	 * endpoint's descriptor first), and the request stays queued for the next accept
+	 */
+	CHECK(revents(l, POLLIN, 30000) == POLLIN);
+	fds_squeeze(&saved);
+	errno = 0;
+	r = scif_accept(l, &peer, &n, SCIF_ACCEPT_SYNC);
+	err = errno;
+	fds_restore(&saved);
+	CHECK(r == -1 && err == EMFILE);
+	n = accept_one(l, &peer);
+	MUST(n >= 0);
+	sync_send(n);
+	/* the client's second connection, after its scif_connect without descriptors */
+	n2 = accept_one(l, NULL);
+	MUST(n2 >= 0);
+	/*
+	 * RLIMIT_MEMLOCK without CAP_IPC_LOCK: windows beyond it are ENOMEM, process-wide, as the
+	 * Linux driver charges pinned pages; the v* calls' own registrations are not charged;
+	 * unregistering gives the pages back
+	 */
+	{
+		uint8_t *m = pages(40 * PG), *v = pages(LIM_CV_LEN);
+		struct rlimit ml, ml_saved;
+		off_t cv = (off_t)get64(n), a, b2, c, o;
+		bool can_raise;
+
+		MUST(m && v && !getrlimit(RLIMIT_MEMLOCK, &ml_saved));
+		ml = ml_saved;
+		ml.rlim_cur = 16 * PG;
+		MUST(ml.rlim_max >= ml.rlim_cur && !setrlimit(RLIMIT_MEMLOCK, &ml));
+		can_raise = cap_ipc_lock(false) && cap_ipc_lock(true) && cap_ipc_lock(false);
+		a = scif_register(n, m, 8 * PG, W_OLD, rw, SCIF_MAP_FIXED);
+		CHECK(a == W_OLD);
+		CHECK(scif_register(n, m + 8 * PG, 16 * PG, 0, rw, 0) == SCIF_REGISTER_FAILED &&
+		      errno == ENOMEM);
+		/* the offset is checked before the limit, the limit before the pages */
+		CHECK(scif_register(n, m + 8 * PG, 16 * PG, W_OLD, rw, SCIF_MAP_FIXED) ==
+			      SCIF_REGISTER_FAILED && errno == EADDRINUSE);
+		b2 = scif_register(n, m + 8 * PG, 8 * PG, 0, rw, 0);	/* 16 pages: the limit */
+		CHECK(b2 != SCIF_REGISTER_FAILED);
+		CHECK(scif_register(n2, m + 16 * PG, PG, 0, SCIF_PROT_READ, 0) ==
+			      SCIF_REGISTER_FAILED && errno == ENOMEM);
+		fill(v, LIM_CV_LEN, 83);
+		CHECK(scif_vwriteto(n, v, LIM_CV_LEN, cv, SCIF_RMA_SYNC) == 0);
+		CHECK(scif_unregister(n, a, 8 * PG) == 0);
+		c = scif_register(n2, m + 16 * PG, 8 * PG, 0, rw, 0);
+		CHECK(c != SCIF_REGISTER_FAILED);
+		if (can_raise) {
+			/* CAP_IPC_LOCK: no limit (the driver's capable(CAP_IPC_LOCK)) */
+			MUST(cap_ipc_lock(true));
+			o = scif_register(n, m + 24 * PG, 16 * PG, 0, rw, 0);
+			CHECK(o != SCIF_REGISTER_FAILED && !scif_unregister(n, o, 16 * PG));
+		} else {
+			fprintf(stderr, "limits: CAP_IPC_LOCK cannot be raised here, not checked\n");
+		}
+		MUST(!setrlimit(RLIMIT_MEMLOCK, &ml_saved));
+		/* a window registered at the limit is a real one: the client reads and writes it */
+		fill(m + 8 * PG, 8 * PG, 81);
+		put64(n, (uint64_t)b2);
+		MUST(get64(n) == 1);
+		CHECK(!mismatch(m + 8 * PG, 8 * PG, 82));
+		if (c != SCIF_REGISTER_FAILED)
+			CHECK(scif_unregister(n2, c, 8 * PG) == 0);
+		CHECK(scif_unregister(n, b2, 8 * PG) == 0);
+		put64(n, 2);
+		munmap(m, 40 * PG);
+		munmap(v, LIM_CV_LEN);
+	}
+	CHECK(scif_close(n2) == 0 && scif_close(n) == 0 && scif_close(l) == 0);
+}
+
+static void limits_client(uint16_t port)
+{
+	struct scif_portID dst = { 0, port };
+	scif_epd_t e = connect_to(0, port), f = scif_open();
+	uint8_t *loc = pages(8 * PG), *cvw = pages(LIM_CV_LEN);
+	int rw = SCIF_PROT_READ | SCIF_PROT_WRITE, r, err;
+	struct rlimit saved;
+	off_t lo, cv, b2;
+
+	MUST(e >= 0 && f >= 0 && loc && cvw);
+	sync_recv(e);
+	/*
+	 * scif_connect without a descriptor for the connection (bound before: the port is not
+	 * what is missing): ENOMEM; the endpoint may try again
+	 */
+	CHECK(scif_bind(f, 0) >= SCIF_PORT_RSVD);
+	fds_squeeze(&saved);
+	errno = 0;
+	r = scif_connect(f, &dst);
+	err = errno;
+	fds_restore(&saved);
+	CHECK(r == -1 && err == ENOMEM);
+	CHECK(scif_connect(f, &dst) >= SCIF_PORT_RSVD);
+	lo = scif_register(e, loc, 8 * PG, 0, rw, 0);
+	cv = scif_register(e, cvw, LIM_CV_LEN, 0, rw, 0);
+	MUST(lo != SCIF_REGISTER_FAILED && cv != SCIF_REGISTER_FAILED);
+	put64(e, (uint64_t)cv);
+	b2 = (off_t)get64(e);
+	CHECK(!mismatch(cvw, LIM_CV_LEN, 83));	/* the server's vwriteto beyond its limit */
+	CHECK(scif_readfrom(e, lo, 8 * PG, b2, SCIF_RMA_SYNC) == 0);
+	CHECK(!mismatch(loc, 8 * PG, 81));
+	fill(loc, 8 * PG, 82);
+	CHECK(scif_writeto(e, lo, 8 * PG, b2, SCIF_RMA_SYNC) == 0);
+	put64(e, 1);
+	MUST(get64(e) == 2);
+	CHECK(scif_close(f) == 0 && scif_close(e) == 0);
+	munmap(loc, 8 * PG);
+	munmap(cvw, LIM_CV_LEN);
+}
+
+/* ----------------------------------------------------------------------------------------- */
 /* A node that dies: node 0's daemon killed under a connection (run only when named)          */
 
 static bool conn_gone(int err)
@@ -1316,52 +1626,185 @@ static bool conn_gone(int err)
 	return err == ECONNRESET || err == ENODEV;
 }
 
+/* Every call that needs the connection fails as the connection's end said (err). */
+static void all_gone(scif_epd_t e, int err, off_t win, uint8_t *pg)
+{
+	int mark;
+
+#define GONE(call) CHECK((errno = 0, (call) == -1 && errno == err))
+	CHECK(scif_register(e, pg, PG, 0, SCIF_PROT_READ, 0) == SCIF_REGISTER_FAILED &&
+	      errno == err);
+	GONE(scif_unregister(e, win, PG));
+	GONE(scif_readfrom(e, win, PG, 0, 0));
+	GONE(scif_writeto(e, win, PG, 0, SCIF_RMA_SYNC));
+	GONE(scif_vreadfrom(e, pg, PG, 0, 0));
+	GONE(scif_vwriteto(e, pg, PG, 0, 0));
+	GONE(scif_fence_mark(e, SCIF_FENCE_INIT_PEER, &mark));
+	GONE(scif_fence_wait(e, 0));
+	GONE(scif_fence_signal(e, win, 1, 0, 1, SCIF_FENCE_INIT_SELF | SCIF_SIGNAL_LOCAL));
+	CHECK(scif_mmap(NULL, PG, SCIF_PROT_READ, 0, e, 0) == SCIF_MMAP_FAILED && errno == err);
+	GONE(scif_send(e, pg, 8, 0));
+	GONE(scif_recv(e, pg, 8, 0));
+#undef GONE
+}
+
 static void death_server(uint16_t port)
 {
 	scif_epd_t l = listener(port, 1), n;
+	uint8_t *pg = pages(PG);
+	off_t win;
 	char b[8];
+	int err;
 
-	MUST(l >= 0);
+	MUST(l >= 0 && pg);
 	n = accept_one(l, NULL);
 	MUST(n >= 0);
+	win = scif_register(n, pg, PG, 0, SCIF_PROT_READ | SCIF_PROT_WRITE, 0);
+	MUST(win != SCIF_REGISTER_FAILED);
 	sync_send(n);
 	/* our own device goes away under a blocked recv: it ends, with an error */
 	errno = 0;
 	CHECK(scif_recv(n, b, 8, SCIF_RECV_BLOCK) == -1 && conn_gone(errno));
+	err = errno;
+	CHECK(revents(n, POLLIN, 1000) & POLLHUP);
 	errno = 0;
-	CHECK(scif_send(n, b, 8, SCIF_SEND_BLOCK) == -1 && conn_gone(errno));
+	CHECK(scif_send(n, b, 8, SCIF_SEND_BLOCK) == -1 && errno == err);
+	all_gone(n, err, win, pg);
 	CHECK(scif_close(n) == 0);
 	scif_close(l);
 }
 
-/* SCIF_TEST_VICTIM: the pid file of node 0's daemon, which the client kills. */
+/*
+ * How the client takes the connection's node away: SCIF_TEST_VICTIM, the pid file of node 0's
+ * daemon, which it kills (nodedeath); SCIF_TEST_CABLE, "bvctl ... model DEV cable", which it
+ * runs with pull (cable: the port goes down, and bridgeverbs' CM disconnects its connections
+ * at once, docs/rdmacm.md "Port down"; the script plugs it back). Either way both ends'
+ * blocked calls end and every later call fails alike - ECONNRESET, as Intel's driver marks a
+ * lost node's endpoints disconnected (scif_invalidate_ep), or ENODEV.
+ */
+static void take_node_away(void)
+{
+	const char *victim = getenv("SCIF_TEST_VICTIM"), *cable = getenv("SCIF_TEST_CABLE");
+	char cmd[512];
+	long pid = 0;
+	FILE *f;
+
+	if (cable) {
+		snprintf(cmd, sizeof(cmd), "%s pull", cable);
+		MUST(system(cmd) == 0);
+		return;
+	}
+	MUST(victim && (f = fopen(victim, "r")));
+	MUST(fscanf(f, "%ld", &pid) == 1 && pid > 1);
+	fclose(f);
+	MUST(kill((pid_t)pid, SIGKILL) == 0);
+}
+
 static void death_client(uint16_t port)
 {
 	scif_epd_t e = connect_to(0, port);
-	const char *victim = getenv("SCIF_TEST_VICTIM");
 	struct timespec t0, t1;
-	long pid = 0;
+	uint8_t *loc = pages(PG);
+	off_t win;
 	char b[8];
-	FILE *f;
+	int err;
 
-	MUST(e >= 0 && victim);
+	MUST(e >= 0 && loc);
+	win = scif_register(e, loc, PG, 0, SCIF_PROT_READ | SCIF_PROT_WRITE, 0);
+	MUST(win != SCIF_REGISTER_FAILED);
 	sync_recv(e);
-	f = fopen(victim, "r");
-	MUST(f && fscanf(f, "%ld", &pid) == 1 && pid > 1);
-	fclose(f);
-	MUST(kill((pid_t)pid, SIGKILL) == 0);
+	take_node_away();
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	errno = 0;
 	CHECK(scif_recv(e, b, 8, SCIF_RECV_BLOCK) == -1 && conn_gone(errno));
+	err = errno;
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	/* the transport's retries, not a hang: well within the case's alarm */
 	CHECK(t1.tv_sec - t0.tv_sec < 60);
-	fprintf(stderr, "nodedeath: recv ended after %.1f s (%s)\n",
+	fprintf(stderr, "%s: recv ended after %.1f s (%s)\n", case_name,
 		(double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9,
-		strerror(errno));
+		strerror(err));
 	CHECK(revents(e, POLLIN, 1000) & POLLHUP);
-	errno = 0;
-	CHECK(scif_send(e, b, 8, 0) == -1 && conn_gone(errno));
+	{
+		uint8_t *pg = pages(PG);
+
+		MUST(pg);
+		errno = 0;
+		CHECK(scif_send(e, b, 8, 0) == -1 && errno == err);
+		all_gone(e, err, win, pg);
+	}
+	CHECK(scif_close(e) == 0);
+	if (getenv("SCIF_TEST_VICTIM") && getenv("BV_SCIF_FABRIC") &&
+	    !strcmp(getenv("BV_SCIF_FABRIC"), "ntb")) {
+		/*
+		 * a node whose daemon is gone, and with it the ntb link, cannot be reached:
+		 * ENODEV, at once (over cx4 the CM's retries take over a minute to say so)
+		 */
+		struct scif_portID dst = { 0, port };
+		scif_epd_t f = scif_open();
+
+		MUST(f >= 0);
+		FAILS(scif_connect(f, &dst), ENODEV);
+		CHECK(scif_close(f) == 0);
+	}
+}
+
+/*
+ * A listener that never accepts: scif_connect gives ECONNREFUSED after SCIF's 30 s
+ * (SCIF_NODE_ALIVE_TIMEOUT) and the endpoint may connect again; once the listener accepts,
+ * the connection carries bytes.
+ */
+static void grant_server(uint16_t port)
+{
+	scif_epd_t l = listener(port, 2), n;
+	char gave_up[80], again[80];
+	uint64_t v;
+	int i;
+
+	case_mark(port, gave_up, sizeof(gave_up), "gave_up");
+	case_mark(port, again, sizeof(again), "again");
+	unlink(gave_up);
+	unlink(again);
+	MUST(l >= 0);
+	CHECK(revents(l, POLLIN, 30000) == POLLIN);	/* queued, not accepted */
+	CHECK(mark_wait_s(gave_up, 60));
+	/* the request the connector gave up on leaves the queue */
+	for (i = 0; i < 100 && revents(l, POLLIN, 0); i++)
+		usleep(100000);
+	CHECK(i < 100);
+	mark_set(again);
+	n = accept_one(l, NULL);	/* the retry */
+	MUST(n >= 0);
+	CHECK(recv_all(n, &v, 8) == 8 && v == 77);
+	CHECK(scif_close(n) == 0 && scif_close(l) == 0);
+	unlink(gave_up);
+	unlink(again);
+}
+
+static void grant_client(uint16_t port)
+{
+	struct scif_portID dst = { 0, port };
+	scif_epd_t e = scif_open();
+	struct timespec t0, t1;
+	char up[80], gave_up[80], again[80];
+	uint64_t v = 77;
+	double waited;
+
+	MUST(e >= 0);
+	case_mark(port, up, sizeof(up), "listening");
+	case_mark(port, gave_up, sizeof(gave_up), "gave_up");
+	MUST(mark_wait_s(up, 100));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	FAILS(scif_connect(e, &dst), ECONNREFUSED);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	waited = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	fprintf(stderr, "grant: refused after %.1f s\n", waited);
+	CHECK(waited >= 29.0 && waited < 60.0);
+	mark_set(gave_up);
+	case_mark(port, again, sizeof(again), "again");
+	MUST(mark_wait_s(again, 60));
+	CHECK(scif_connect(e, &dst) >= SCIF_PORT_RSVD);	/* the same endpoint, again */
+	CHECK(send_all(e, &v, 8) == 8);
 	CHECK(scif_close(e) == 0);
 }
 
@@ -1378,12 +1821,15 @@ static const struct tcase cases[] = {
 	{ "fork", fork_server, fork_client, 1 },
 	{ "idle", idle_server, idle_client, 1 },
 	{ "mmap", mmap_server, mmap_client, 1 },
+	{ "limits", limits_server, limits_client, 1 },
 	/* a connection to one's own node: two processes of node 0 */
 	{ "self", msg_server, msg_client, 0 },
 	{ "self_rma", rma_server, rma_client, 0 },
 	{ "self_mmap", mmap_server, mmap_client, 0 },
-	/* kills a daemon: only when named */
+	/* kill a daemon, pull a cable, wait 30 s: only when named */
 	{ "nodedeath", death_server, death_client, 1 },
+	{ "cable", death_server, death_client, 1 },
+	{ "granttimeout", grant_server, grant_client, 1 },
 };
 
 static int role;	/* 0: both sides; 1: only servers; 2: only clients (two hosts) */
@@ -1392,6 +1838,7 @@ static int run_case(const struct tcase *t, uint16_t port)
 {
 	pid_t s = -1, c;
 	int st, bad = 0;
+	char up[80];
 
 	if (role) {
 		/*
@@ -1402,6 +1849,9 @@ static int run_case(const struct tcase *t, uint16_t port)
 		case_name = t->name;
 		if (role == 1 && !t->server)
 			return 0;
+		case_mark(port, up, sizeof(up), "listening");
+		if (role == 1)
+			unlink(up);	/* a stale one (scif_netns.sh clears them too) */
 		c = fork();
 		if (c == 0) {
 			alarm(120);
@@ -1411,11 +1861,15 @@ static int run_case(const struct tcase *t, uint16_t port)
 			_exit(failures ? 1 : 0);
 		}
 		bad = waitpid(c, &st, 0) != c || !WIFEXITED(st) || WEXITSTATUS(st);
+		if (role == 1)
+			unlink(up);
 		printf("%s %s\n", bad ? "FAIL" : "ok", t->name);
 		return bad;
 	}
 
 	case_name = t->name;
+	case_mark(port, up, sizeof(up), "listening");
+	unlink(up);	/* a stale one */
 	if (t->client_node == 0)
 		setenv("SCIF_TEST_SELF", "1", 1);
 	else
@@ -1451,6 +1905,7 @@ static int run_case(const struct tcase *t, uint16_t port)
 			WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
 		bad = 1;
 	}
+	unlink(up);
 	printf("%s %s\n", bad ? "FAIL" : "ok", t->name);
 	fflush(stdout);
 	return bad;
@@ -1482,7 +1937,8 @@ int main(int argc, char **argv)
 	}
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		bool want = argc < 2 && strcmp(cases[i].name, "nodedeath");
+		bool want = argc < 2 && strcmp(cases[i].name, "nodedeath") &&
+			    strcmp(cases[i].name, "cable") && strcmp(cases[i].name, "granttimeout");
 
 		for (int a = 1; a < argc; a++)
 			want |= !strcmp(argv[a], cases[i].name);

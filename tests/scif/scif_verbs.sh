@@ -9,7 +9,7 @@ bv_isolate_net "$@"
 bv_up
 
 T="$BV_BUILD_DIR/bin/scif_test"
-cases="connect refused messages rma remap poll backlog interrupt multi fork idle mmap"
+cases="connect refused messages rma remap poll backlog interrupt multi fork idle mmap limits"
 for fabric in ntb cx4; do
 	# connections to one's own node: cx4 loops back through its own port, ntb between QPs of
 	# one end (the provider's loopback memory; docs/scif.md "Nodes")
@@ -43,6 +43,26 @@ for fabric in ntb cx4; do
 	BV_SCIF_FABRIC=$fabric bv_run "$T" connect messages >"$out" 2>&1 ||
 		{ bv_show "$out" >&2; bv_fail "scif_test over $fabric after its daemon came back"; }
 done
+# the cable of node 1's cx4 port pulled under a connection: blocked calls end, every later
+# call fails alike; plugged back, connections work again
+out="$BV_OUT/scif-cx4-cable.log"
+SCIF_TEST_CABLE="$BVCTL model cx4_1 cable" BV_SCIF_FABRIC=cx4 bv_run "$T" cable >"$out" 2>&1 ||
+	{ bv_show "$out" >&2; bv_fail "scif_test cable over cx4"; }
+bv_note "cx4: $(grep -h '^cable:' "$out")"
+"$BVCTL" model cx4_1 cable plug >/dev/null || bv_fail "cable plug"
+for _ in $(seq 100); do
+	bv_run ibv_devinfo -d cx4_1 2>/dev/null | grep -q PORT_ACTIVE && break
+	sleep 0.1
+done
+out="$BV_OUT/scif-cx4-replugged.log"
+BV_SCIF_FABRIC=cx4 bv_run "$T" connect >"$out" 2>&1 ||
+	{ bv_show "$out" >&2; bv_fail "scif_test over cx4 after the cable came back"; }
+# a listener that never accepts: ECONNREFUSED after SCIF's 30 s, then a retry connects (the
+# timer is libscif's, the same on every device: once, over ntb)
+out="$BV_OUT/scif-grant.log"
+BV_SCIF_FABRIC=ntb bv_run "$T" granttimeout >"$out" 2>&1 ||
+	{ bv_show "$out" >&2; bv_fail "scif_test granttimeout"; }
+bv_note "$(grep -h '^grant:' "$out")"
 # nothing from a peer was rejected as malformed on the way
 grep -h "rejected" "$BV_OUT"/scif-*.log && bv_fail "a peer's message was rejected"
 echo "PASS"

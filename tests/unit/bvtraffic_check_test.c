@@ -8,17 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bv_expect.h"
 #include "window.h"
-
-static int failures;
-
-#define EXPECT(c)                                                                    \
-	do {                                                                         \
-		if (!(c)) {                                                          \
-			fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #c); \
-			failures++;                                                  \
-		}                                                                    \
-	} while (0)
 
 static struct bvt t;
 static char why[512];

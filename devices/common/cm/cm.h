@@ -256,7 +256,6 @@ void cm_event_init(struct bv_cm_event *ev, uint32_t event, int32_t status);
 /* cm_addr.c */
 bool cm_any_addr(const struct sockaddr *sa);
 bool cm_loopback_addr(const struct sockaddr *sa);
-socklen_t cm_addr_size(const struct sockaddr *sa);
 uint16_t cm_addr_port(const struct sockaddr *sa);
 void cm_addr_set_port(struct sockaddr *sa, uint16_t port);
 int cm_bind(struct cm_id *id, const struct sockaddr *addr, bool wildcard_set);

@@ -47,20 +47,6 @@ static const struct sockaddr_ib *inib(const struct sockaddr *sa)
 	return (const struct sockaddr_ib *)sa;
 }
 
-socklen_t cm_addr_size(const struct sockaddr *sa)
-{
-	switch (sa->sa_family) {
-	case AF_INET:
-		return sizeof(struct sockaddr_in);
-	case AF_INET6:
-		return sizeof(struct sockaddr_in6);
-	case AF_IB:
-		return sizeof(struct sockaddr_ib);
-	default:
-		return 0;
-	}
-}
-
 bool cm_any_addr(const struct sockaddr *sa)
 {
 	static const uint8_t zero[16];
@@ -403,7 +389,7 @@ static int get_port(struct cm_id *id)
 /* Linux rdma_bind_addr_dst() */
 int cm_bind(struct cm_id *id, const struct sockaddr *addr, bool wildcard_set)
 {
-	socklen_t len = cm_addr_size(addr);
+	socklen_t len = bv_cm_addrlen(addr);
 	int ret;
 
 	if (!len)
@@ -481,7 +467,7 @@ static void route_event(struct cm_id *id, uint32_t event, int status)
 int cm_resolve_addr(struct cm_id *id, const struct sockaddr *src, const struct sockaddr *dst,
 		    bool loopback)
 {
-	socklen_t dlen = cm_addr_size(dst);
+	socklen_t dlen = bv_cm_addrlen(dst);
 	int ret;
 
 	if (!dlen)

@@ -232,38 +232,32 @@ static void do_attach(struct cm_dev *cm, struct bvd_client *c, const void *in, s
 	r->len = sizeof(*rsp);
 }
 
+/* rdma_set_option(RDMA_OPTION_ID, name) with v as its optlen bytes: a uint8_t or an int. */
+static int set_id_option(struct cm_id *id, uint32_t name, int v, uint32_t optlen)
+{
+	struct bv_cm_set_option_req q = { .level = RDMA_OPTION_ID, .optname = name,
+					  .optlen = optlen };
+
+	if (optlen == sizeof(uint8_t))
+		q.optval[0] = (uint8_t)v;
+	else
+		memcpy(q.optval, &v, sizeof(v));
+	return set_option(id, &q);
+}
+
 /* Options set before the id was on a device (bv_cm_id_opts), as rdma_set_option sets them. */
 static int create_opts(struct cm_id *id, const struct bv_cm_id_opts *o)
 {
-	struct bv_cm_set_option_req q = { .level = RDMA_OPTION_ID };
-	int v, err = 0;
+	int err = 0;
 
-	if (o->set & BV_CM_OPT_TOS) {
-		q.optname = RDMA_OPTION_ID_TOS;
-		q.optlen = 1;
-		q.optval[0] = o->tos;
-		err = set_option(id, &q);
-	}
-	if (!err && (o->set & BV_CM_OPT_REUSEADDR)) {
-		q.optname = RDMA_OPTION_ID_REUSEADDR;
-		q.optlen = sizeof(v);
-		v = o->reuseaddr;
-		memcpy(q.optval, &v, sizeof(v));
-		err = set_option(id, &q);
-	}
-	if (!err && (o->set & BV_CM_OPT_AFONLY)) {
-		q.optname = RDMA_OPTION_ID_AFONLY;
-		q.optlen = sizeof(v);
-		v = o->afonly;
-		memcpy(q.optval, &v, sizeof(v));
-		err = set_option(id, &q);
-	}
-	if (!err && (o->set & BV_CM_OPT_ACK_TIMEOUT)) {
-		q.optname = RDMA_OPTION_ID_ACK_TIMEOUT;
-		q.optlen = 1;
-		q.optval[0] = o->timeout;
-		err = set_option(id, &q);
-	}
+	if (o->set & BV_CM_OPT_TOS)
+		err = set_id_option(id, RDMA_OPTION_ID_TOS, o->tos, sizeof(uint8_t));
+	if (!err && (o->set & BV_CM_OPT_REUSEADDR))
+		err = set_id_option(id, RDMA_OPTION_ID_REUSEADDR, o->reuseaddr, sizeof(int));
+	if (!err && (o->set & BV_CM_OPT_AFONLY))
+		err = set_id_option(id, RDMA_OPTION_ID_AFONLY, o->afonly, sizeof(int));
+	if (!err && (o->set & BV_CM_OPT_ACK_TIMEOUT))
+		err = set_id_option(id, RDMA_OPTION_ID_ACK_TIMEOUT, o->timeout, sizeof(uint8_t));
 	return err;
 }
 

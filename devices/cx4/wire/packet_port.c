@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "packet_port.h"
+#include "roce_sendmmsg.h"
 
 #ifndef PACKET_IGNORE_OUTGOING
 #define PACKET_IGNORE_OUTGOING 23
@@ -77,14 +78,9 @@ int roce_packet_send(struct roce_packet_port *p, const struct roce_packet_tx *tx
 			    .msg_iov = (struct iovec *)tx[done + k].iov,
 			    .msg_iovlen = (size_t)tx[done + k].iovcnt,
 			};
-		r = sendmmsg(p->fd, mm, batch, MSG_DONTWAIT);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS)
-				break;
-			return done ? (int)done : -errno;
-		}
+		r = roce_sendmmsg(p->fd, mm, batch);
+		if (r < 0)
+			return done ? (int)done : r;
 		done += (unsigned int)r;
 		if ((unsigned int)r < batch)
 			break;

@@ -19,6 +19,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "roce_sendmmsg.h"
 #include "udp_port.h"
 
 #ifndef SO_NO_CHECK
@@ -260,14 +261,9 @@ int roce_udp_send(struct roce_udp_port *p, const struct roce_udp_tx *tx, unsigne
 			    .msg_controllen = cl,
 			};
 		}
-		r = sendmmsg(p->fd, mm, batch, MSG_DONTWAIT);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS)
-				break;
-			return done ? (int)done : -errno;
-		}
+		r = roce_sendmmsg(p->fd, mm, batch);
+		if (r < 0)
+			return done ? (int)done : r;
 		done += (unsigned int)r;
 		if ((unsigned int)r < batch)
 			break;

@@ -401,12 +401,15 @@ static struct ibv_context *open_dev(void)
 	return ctx;
 }
 
+/* Whether CALL, which makes an object, made none and set errno to ERR. */
+#define REFUSED(CALL, ERR) (errno = 0, !(CALL) && errno == (ERR))
+
 static void pdom_errors(void)
 {
 	struct ibv_context *ctx = open_dev();
 	struct track t = {.mode = FAIL_NULL};
 	struct ibv_parent_domain_init_attr pa = pd_attr(&t);
-	struct ibv_pd *pd, *pdom, *p2;
+	struct ibv_pd *pd, *pdom;
 	struct ibv_cq *cq;
 	struct ibv_qp *qp;
 	struct ibv_cq_init_attr_ex ca = {.cqe = 16, .comp_mask = IBV_CQ_INIT_ATTR_MASK_PD};
@@ -426,19 +429,16 @@ static void pdom_errors(void)
 	}
 	/* bad attributes */
 	pa.pd = NULL;
-	errno = 0;
-	if (ibv_alloc_parent_domain(ctx, &pa) || errno != EINVAL)
+	if (!REFUSED(ibv_alloc_parent_domain(ctx, &pa), EINVAL))
 		VT_FAIL("parent domain without a PD: %s", strerror(errno));
 	pa.pd = pd;
 	pa.comp_mask |= 1u << 7;
-	errno = 0;
-	if (ibv_alloc_parent_domain(ctx, &pa) || errno != EINVAL)
+	if (!REFUSED(ibv_alloc_parent_domain(ctx, &pa), EINVAL))
 		VT_FAIL("parent domain with an unknown comp_mask bit: %s", strerror(errno));
 	pa = pd_attr(&t);
 	pa.pd = pd;
 	pa.free = NULL;
-	errno = 0;
-	if (ibv_alloc_parent_domain(ctx, &pa) || errno != EINVAL)
+	if (!REFUSED(ibv_alloc_parent_domain(ctx, &pa), EINVAL))
 		VT_FAIL("parent domain with alloc and no free: %s", strerror(errno));
 	pa.free = t_free;
 	pdom = ibv_alloc_parent_domain(ctx, &pa);
@@ -447,24 +447,18 @@ static void pdom_errors(void)
 		goto out;
 	}
 	pa.pd = pdom;
-	errno = 0;
-	p2 = ibv_alloc_parent_domain(ctx, &pa);
-	if (p2 || errno != EINVAL)
+	if (!REFUSED(ibv_alloc_parent_domain(ctx, &pa), EINVAL))
 		VT_FAIL("a parent domain over a parent domain: %s", strerror(errno));
 	/* a CQ's PD must be a parent domain */
 	ca.parent_domain = pd;
-	errno = 0;
-	if (ibv_create_cq_ex(ctx, &ca) || errno != EINVAL)
+	if (!REFUSED(ibv_create_cq_ex(ctx, &ca), EINVAL))
 		VT_FAIL("create_cq_ex on a plain PD: %s", strerror(errno));
 	/* an allocator that fails: ENOMEM, nothing made */
 	ca.parent_domain = pdom;
-	errno = 0;
-	if (ibv_create_cq_ex(ctx, &ca) || errno != ENOMEM)
+	if (!REFUSED(ibv_create_cq_ex(ctx, &ca), ENOMEM))
 		VT_FAIL("create_cq_ex, allocator NULL: %s", strerror(errno));
 	ia.send_cq = ia.recv_cq = cq;
-	errno = 0;
-	qp = ibv_create_qp(pdom, &ia);
-	if (qp || errno != ENOMEM)
+	if (!REFUSED(ibv_create_qp(pdom, &ia), ENOMEM))
 		VT_FAIL("create_qp, allocator NULL: %s", strerror(errno));
 	/* an allocator that ignores the alignment: EINVAL, and its block comes back */
 	t.mode = MISALIGNED;

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "bv_expect.h"
+#include "bv_rand.h"
 #include "cx4_vfio.h"
 #include "fake_vfio.h"
 
@@ -33,17 +34,13 @@
 #define MIB (1ull << 20)
 #define IOVA_A 0x100000000ull
 
-/* xorshift64*: reproducible test data */
+/* reproducible test data */
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 
 static void rnd_fill(uint8_t *p, size_t n)
 {
-	for (size_t i = 0; i < n; i++) {
-		rng_state ^= rng_state >> 12;
-		rng_state ^= rng_state << 25;
-		rng_state ^= rng_state >> 27;
-		p[i] = (uint8_t)((rng_state * 0x2545f4914f6cdd1dull) >> 56);
-	}
+	for (size_t i = 0; i < n; i++)
+		p[i] = (uint8_t)(bv_rand64(&rng_state) >> 56);
 }
 
 static uint16_t command(const struct fake_vfio *f)

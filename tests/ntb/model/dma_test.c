@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "bv_rand.h"
 #include "ntbt.h"
 
 #define MiB (1ull << 20)
@@ -98,10 +99,7 @@ static uint64_t rnd_state = 88172645463325252ull;
 
 static uint64_t rnd(void)
 {
-	rnd_state ^= rnd_state << 13;
-	rnd_state ^= rnd_state >> 7;
-	rnd_state ^= rnd_state << 17;
-	return rnd_state;
+	return bv_rand64(&rnd_state);
 }
 
 static int buf_mismatch(struct win *w)
