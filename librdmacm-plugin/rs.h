@@ -187,6 +187,9 @@ int rs_shutdown_wr(struct rs *rs);
 /* rclose: the FIN and the data before it delivered (bounded), then the connection down */
 void rs_stream_drain(struct rs *rs);
 
+/* rs_poll.c */
+int64_t rs_now_ms(void);	/* CLOCK_MONOTONIC, in ms */
+
 /* rs_dgram.c */
 int rs_dgram_init(struct rs *rs);
 void rs_dgram_free(struct rs *rs);

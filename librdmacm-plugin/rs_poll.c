@@ -19,7 +19,7 @@
 #include "rcm.h"
 #include "rs.h"
 
-static int64_t now_ms(void)
+int64_t rs_now_ms(void)
 {
 	struct timespec ts;
 
@@ -68,7 +68,7 @@ static int scan(struct pollfd *fds, nfds_t nfds, struct pollfd *sys, bool arm)
 RCM_EXPORT int rpoll(struct pollfd *fds, nfds_t nfds, int timeout)
 {
 	struct pollfd *sys = calloc(nfds ? nfds : 1, sizeof(*sys));
-	int64_t end = timeout > 0 ? now_ms() + timeout : 0;
+	int64_t end = timeout > 0 ? rs_now_ms() + timeout : 0;
 	int ready;
 
 	if (!sys)
@@ -83,7 +83,7 @@ RCM_EXPORT int rpoll(struct pollfd *fds, nfds_t nfds, int timeout)
 		if (ready)
 			break;
 		if (timeout > 0) {
-			int64_t l = end - now_ms();
+			int64_t l = end - rs_now_ms();
 
 			if (l <= 0)
 				break;

@@ -725,26 +725,18 @@ static bool drained(struct rs *rs)
 	       (rs->sq_avail == rs->sq_size && (rs->fin_sent || !rs->credits));
 }
 
-static int64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 void rs_stream_drain(struct rs *rs)
 {
-	int64_t stall_end = mono_ms() + CLOSE_STALL_MS;
+	int64_t stall_end = rs_now_ms() + CLOSE_STALL_MS;
 
 	rs_shutdown_wr(rs);
-	while (!drained(rs) && mono_ms() < stall_end) {
+	while (!drained(rs) && rs_now_ms() < stall_end) {
 		uint32_t sq_avail = rs->sq_avail;
 
 		rs_wait(rs, 50);
 		rs_progress(rs);
 		if (rs->sq_avail != sq_avail)
-			stall_end = mono_ms() + CLOSE_STALL_MS;
+			stall_end = rs_now_ms() + CLOSE_STALL_MS;
 	}
 	if (rs_debug && !drained(rs))
 		fprintf(stderr, "rsocket %d: rclose gave up after %d ms without a completion\n",

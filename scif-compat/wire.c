@@ -117,8 +117,9 @@ static int args_ok(const struct scif_wire_msg *m)
 	case SCIF_OP_WAIT:
 		return a[0] <= 0x7fffffffu;	/* a mark of the receiver's own RMAs */
 	case SCIF_OP_REGISTER:
+		/* protection 0 is a valid window (scif_register allows it), one no RMA may use */
 		return range_ok(a[0], a[1]) && a[2] + a[1] >= a[2] && a[3] <= UINT32_MAX &&
-		       a[4] && !(a[4] & ~(uint64_t)(SCIF_PROT_READ | SCIF_PROT_WRITE));
+		       !(a[4] & ~(uint64_t)(SCIF_PROT_READ | SCIF_PROT_WRITE));
 	case SCIF_OP_UNREGISTER:
 	case SCIF_OP_MAP:
 	case SCIF_OP_UNMAP:

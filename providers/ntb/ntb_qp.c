@@ -755,6 +755,15 @@ int ntb_destroy_qp(struct ibv_qp *ibqp)
 	if (qp->peer)
 		qp->peer->nqps--;
 	pthread_mutex_unlock(&qp->sq_lock);
+	/*
+	 * rdma-core mlx5_destroy_qp: the QP's completions nobody polled leave its CQs with it
+	 * (no engine pass can add one now). libfabric's verbs provider relies on it: it flushes
+	 * what it still tracks itself once the QP is gone, and ofi_rxm reposts a receive that
+	 * completed on a closed endpoint into freed memory (fi_pingpong -e rdm's SIGSEGV).
+	 */
+	ntb_cq_clean(qp->scq, qp->qpn);
+	if (qp->rcq != qp->scq)
+		ntb_cq_clean(qp->rcq, qp->qpn);
 	pthread_mutex_destroy(&ibqp->mutex);
 	pthread_cond_destroy(&ibqp->cond);
 	qp_free(qp);

@@ -47,9 +47,18 @@ done <<<"$dirs"
 # server has sent everything and closes meanwhile; on ntb the data in flight waits for the
 # client's own engine, so a close that gives up (it did after 2 s) loses it, and rstream -T n
 # then spins on an end of file that came too early.
+# Under BV_SANITIZE the harness's bvctl wrapper sets LD_PRELOAD to the sanitizer runtimes
+# alone, so the shim would not load: the case is left out there (and says so).
 stall="$BV_BUILD_DIR/lib/rs_stall.so"
 [ -f "$stall" ] || bv_fail "no $stall (build it: target rs_stall)"
-for d in "cx4 127.0.1.1 127.0.1.2 7790" "ntb 127.0.2.1 127.0.2.2 7791"; do
+stall_cases="cx4 127.0.1.1 127.0.1.2 7790
+ntb 127.0.2.1 127.0.2.2 7791"
+if [ "${BV_SANITIZE:-0}" = 1 ]; then
+	echo "skip: the stalled-client cases (the sanitizer wrapper replaces LD_PRELOAD)"
+	stall_cases=
+fi
+while read -r d; do
+	[ -n "$d" ] || continue
 	set -- $d
 	t="-S 10000 -C 200 -T n -T v"
 	# ahead of bvctl's own preload, as librspreload below
@@ -59,7 +68,7 @@ for d in "cx4 127.0.1.1 127.0.1.2 7790" "ntb 127.0.2.1 127.0.2.2 7791"; do
 	rdmacm_expect "$RDMACM_OUT/rstream-stall-$1.cli" "^rs_stall: stopped" "the stall on $1"
 	rdmacm_expect "$RDMACM_OUT/rstream-stall-$1.cli" "^custom " "rstream $t, stalled client, $1"
 	ok "rstream $t with the client stalled 3 s on $1"
-done
+done <<<"$stall_cases"
 
 # rcopy: its server serves for ever
 head -c 3000000 /dev/urandom >"$RDMACM_OUT/rcopy.src"

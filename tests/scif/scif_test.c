@@ -670,6 +670,15 @@ static void rma_client(uint16_t port)
 	FAILS(scif_writeto(e, lo, 8, o3, 0), EPERM);		/* remote read-only */
 	FAILS(scif_readfrom(e, lo, 8, W4, 0), EPERM);		/* remote write-only */
 	FAILS(scif_readfrom(e, lro, 8, W1, 0), EPERM);		/* local read-only */
+	{
+		/* a window with no access at all (prot 0 is valid): every RMA from it EPERM */
+		off_t z = scif_register(e, ro, PG, 0x90000, 0, SCIF_MAP_FIXED);
+
+		CHECK(z == 0x90000);
+		FAILS(scif_writeto(e, z, 8, W1, 0), EPERM);
+		FAILS(scif_readfrom(e, z, 8, W1, 0), EPERM);
+		CHECK(scif_unregister(e, z, PG) == 0);
+	}
 	FAILS(scif_writeto(e, lo, 8, 0x30000, 0), ENXIO);	/* not registered */
 	FAILS(scif_writeto(e, lo, 2 * PG, W2 + PG, 0), ENXIO);	/* runs past the last window */
 	FAILS(scif_writeto(e, lo, 9 * PG, W1, 0), ENXIO);	/* past the local window */
@@ -1135,7 +1144,27 @@ struct conn_work {
 	scif_epd_t e;
 	int id;
 	int bad;
+	const char *step;	/* the first that failed, and its errno */
+	int err;
 };
+
+/* Record the first failing step of a connection's work (errno: the thread's own). */
+#define WORK_FAILED(w, what)                                                                       \
+	do {                                                                                       \
+		if (!(w)->bad) {                                                                   \
+			(w)->step = (what);                                                        \
+			(w)->err = errno;                                                          \
+		}                                                                                  \
+		(w)->bad = 1;                                                                      \
+	} while (0)
+
+static void work_check(const struct conn_work *w, const char *side)
+{
+	if (w->bad)
+		fprintf(stderr, "multi %s conn %d (pid %d): %s failed (errno %d %s)\n", side, w->id,
+			(int)getpid(), w->step, w->err, strerror(w->err));
+	CHECK(!w->bad);
+}
 
 static void *serve_conn(void *arg)
 {
@@ -1145,13 +1174,17 @@ static void *serve_conn(void *arg)
 	off_t off;
 
 	if (!mem || recv_all(w->e, &seed, 4) != 4) {
-		w->bad = 1;
+		WORK_FAILED(w, "recv seed");
 		return NULL;
 	}
 	fill(mem, 4 * PG, seed + 1);
 	off = scif_register(w->e, mem, 4 * PG, 0, SCIF_PROT_READ | SCIF_PROT_WRITE, 0);
-	if (off == SCIF_REGISTER_FAILED || send_all(w->e, &off, 8) != 8) {
-		w->bad = 1;
+	if (off == SCIF_REGISTER_FAILED) {
+		WORK_FAILED(w, "register");
+		return NULL;
+	}
+	if (send_all(w->e, &off, 8) != 8) {
+		WORK_FAILED(w, "send offset");
 		return NULL;
 	}
 	for (int i = 0; i < 200; i++) {
@@ -1159,15 +1192,15 @@ static void *serve_conn(void *arg)
 
 		if (recv_all(w->e, &v, 8) != 8 || v != seed * 1000ull + (uint64_t)i ||
 		    send_all(w->e, &v, 8) != 8) {
-			w->bad = 1;
+			WORK_FAILED(w, "echo");
 			return NULL;
 		}
 	}
 	/* the client wrote our window's second half: check it, then let it go */
 	if (recv_all(w->e, &seed, 4) != 4 || mismatch(mem + 2 * PG, 2 * PG, seed))
-		w->bad = 1;
+		WORK_FAILED(w, "recv done, window written");
 	if (send_all(w->e, &seed, 4) != 4)
-		w->bad = 1;
+		WORK_FAILED(w, "send done");
 	return NULL;
 }
 
@@ -1188,7 +1221,7 @@ static void multi_server(uint16_t port)
 	}
 	for (int i = 0; i < n; i++) {
 		pthread_join(t[i], NULL);
-		CHECK(!w[i].bad);
+		work_check(&w[i], "server");
 		CHECK(scif_close(w[i].e) == 0);
 	}
 	CHECK(scif_close(l) == 0);
@@ -1201,32 +1234,38 @@ static void *client_conn(void *arg)
 	uint8_t *mem = pages(4 * PG);
 	off_t roff, lo;
 
-	if (!mem || send_all(w->e, &seed, 4) != 4 || recv_all(w->e, &roff, 8) != 8) {
-		w->bad = 1;
+	if (!mem || send_all(w->e, &seed, 4) != 4) {
+		WORK_FAILED(w, "send seed");
+		return NULL;
+	}
+	if (recv_all(w->e, &roff, 8) != 8) {
+		WORK_FAILED(w, "recv offset");
 		return NULL;
 	}
 	lo = scif_register(w->e, mem, 4 * PG, 0, SCIF_PROT_READ | SCIF_PROT_WRITE, 0);
 	if (lo == SCIF_REGISTER_FAILED) {
-		w->bad = 1;
+		WORK_FAILED(w, "register");
 		return NULL;
 	}
 	for (int i = 0; i < 200; i++) {
 		uint64_t v = seed * 1000ull + (uint64_t)i, r = 0;
 
 		if (send_all(w->e, &v, 8) != 8 || recv_all(w->e, &r, 8) != 8 || r != v) {
-			w->bad = 1;
+			WORK_FAILED(w, "echo");
 			return NULL;
 		}
 	}
 	/* read the server's first half, write its second half */
-	if (scif_readfrom(w->e, lo, 2 * PG, roff, SCIF_RMA_SYNC) || mismatch(mem, 2 * PG, seed + 1))
-		w->bad = 1;
+	if (scif_readfrom(w->e, lo, 2 * PG, roff, SCIF_RMA_SYNC))
+		WORK_FAILED(w, "readfrom");
+	else if (mismatch(mem, 2 * PG, seed + 1))
+		WORK_FAILED(w, "readfrom's bytes");
 	fill(mem + 2 * PG, 2 * PG, seed + 2);
 	if (scif_writeto(w->e, lo + 2 * PG, 2 * PG, roff + 2 * PG, SCIF_RMA_SYNC))
-		w->bad = 1;
+		WORK_FAILED(w, "writeto");
 	seed += 2;
 	if (send_all(w->e, &seed, 4) != 4 || recv_all(w->e, &seed, 4) != 4)
-		w->bad = 1;
+		WORK_FAILED(w, "done");
 	return NULL;
 }
 
@@ -1250,7 +1289,7 @@ static void multi_client(uint16_t port)
 			}
 			for (int i = 0; i < MULTI_EPS; i++) {
 				pthread_join(t[i], NULL);
-				CHECK(!w[i].bad);
+				work_check(&w[i], "client");
 				CHECK(scif_close(w[i].e) == 0);
 			}
 			_exit(failures ? 1 : 0);

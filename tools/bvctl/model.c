@@ -70,6 +70,10 @@ int bvctl_model(const struct bvctl *b, int argc, char **argv)
 			"driver\n"
 			"       bvctl model DEV drop N             lose the next N received RoCE "
 			"packets\n"
+			"       bvctl model DEV stall US [PERIOD]  its engine stops US us "
+			"(of every PERIOD)\n"
+			"       bvctl model DEV rxcost US          each packet costs its engine "
+			"US us\n"
 			"       bvctl model DEV stats              the model's own counters\n"
 			"A modelled cx4 device only; its driver finds out as on a card.\n");
 		return help ? 0 : 2;

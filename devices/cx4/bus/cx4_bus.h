@@ -178,39 +178,53 @@ static inline void cx4_pw_log(const struct cx4_kick *k, volatile uint8_t *reg, c
 			      uint16_t len)
 {
 	struct cx4_pw_ring *r = cx4_pw_ring_of(reg);
-	uint32_t t = atomic_fetch_add_explicit(&r->tail, 1, memory_order_relaxed);
-	struct cx4_pw_entry *e = &r->e[t % CX4_PW_RING_SLOTS];
+	uint32_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
+	struct cx4_pw_entry *e;
 	unsigned long spins = 0;
 	struct timespec since = { 0, 0 }, now;
 	uint32_t seen = 0;
 
 	/*
-	 * Wait for the slot to be free, leaving the CPU to the device meanwhile (it is runnable:
-	 * we kicked it): spin a little, then sleep until a pass drained rings. Only a device that
-	 * took nothing for CX4_PW_GONE_NS of our clock (not of our iterations: a busy device ends
-	 * each wait at once) is given up on; the write is dropped then, and the page, whose
-	 * claimed slot stays unpublished, takes no more.
+	 * Claim a slot (compare-and-swap on the tail) only once it is free, so that every claimed
+	 * slot is published right after: a writer that claimed first and then gave up waiting
+	 * left a slot the device never passes, and every later write to the page was lost. While
+	 * the ring is full, leave the CPU to the device (it is runnable: we kicked it): spin a
+	 * little, then sleep until a pass drained rings. Only a device that took nothing for
+	 * CX4_PW_GONE_NS of our clock (not of our iterations: a busy device ends each wait at
+	 * once) is given up on: this write is dropped then, having claimed nothing.
 	 */
-	while (t - atomic_load_explicit(&r->head, memory_order_acquire) >= CX4_PW_RING_SLOTS) {
-		uint32_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
+	for (;;) {
+		uint32_t head = atomic_load_explicit(&r->head, memory_order_acquire);
 
+		if (t - head < CX4_PW_RING_SLOTS) {
+			if (atomic_compare_exchange_weak_explicit(&r->tail, &t, t + 1,
+								  memory_order_relaxed,
+								  memory_order_relaxed))
+				break;
+			continue;	/* t is the tail another writer left */
+		}
 		cx4_kick(k);
-		if (++spins <= 64)
-			continue;
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		if (spins == 65 || head != seen) {
-			since = now; /* the device took a write meanwhile: it is there */
-			seen = head;
-		} else if ((now.tv_sec - since.tv_sec) * 1000000000ll + (now.tv_nsec - since.tv_nsec) >
-			 CX4_PW_GONE_NS)
-			return;
-		uint32_t snap = cx4_wait_begin(k);
+		if (++spins > 64) {
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			if (spins == 65 || head != seen) {
+				since = now; /* the device took a write meanwhile: it is there */
+				seen = head;
+			} else if ((now.tv_sec - since.tv_sec) * 1000000000ll +
+					   (now.tv_nsec - since.tv_nsec) >
+				   CX4_PW_GONE_NS) {
+				return;
+			}
+			uint32_t snap = cx4_wait_begin(k);
 
-		if (t - atomic_load_explicit(&r->head, memory_order_acquire) >= CX4_PW_RING_SLOTS)
-			cx4_wait_end(k, snap, 100000);
-		else
-			cx4_wait_cancel(k);
+			if (t - atomic_load_explicit(&r->head, memory_order_acquire) >=
+			    CX4_PW_RING_SLOTS)
+				cx4_wait_end(k, snap, 100000);
+			else
+				cx4_wait_cancel(k);
+		}
+		t = atomic_load_explicit(&r->tail, memory_order_relaxed);
 	}
+	e = &r->e[t % CX4_PW_RING_SLOTS];
 	e->off = (uint16_t)((uintptr_t)reg & (CX4_PW_PAGE_SIZE - 1));
 	e->len = len;
 	__builtin_memcpy(e->val, val8, 8);

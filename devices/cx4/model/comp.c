@@ -21,7 +21,8 @@
  *   ATOMIC ACK: the original value goes to the WQE's 8-byte buffer, in host order if
  *     atomic_req_8B_endianness_mode is 1, big-endian otherwise.
  *   Local ACK timeout (4.096 us << ack_timeout without progress): go back to the oldest
- *     unacknowledged PSN, retry_count times, then TRANSPORT_RETRY_EXC (0x15).
+ *     unacknowledged PSN, retry_count times, then TRANSPORT_RETRY_EXC (0x15); until an ACK
+ *     or NAK answers, only that one packet is outstanding (req.c, window_full).
  * Completions are delivered in WQE order; unsignalled WQEs (no CQ_UPDATE) produce no CQE.
  */
 #include <stdlib.h>
@@ -138,6 +139,23 @@ void cx4m_comp_flush_sq(struct mdev *d, struct mqp *qp)
 	r->ci = r->next;
 }
 
+/*
+ * The first ACK after a local ACK timeout acknowledges more than the one packet resent: the
+ * first transmission is still arriving at a slow responder, nothing was lost, and what is
+ * behind it is in flight too. Sending resumes where it stood when the timer fired instead of
+ * going back over all of it (TCP's F-RTO, RFC 5682, for the same spurious timeout); a loss
+ * among the rest still shows as a NAK or another timeout.
+ */
+static void undo_spurious_timeout(struct mreq *r)
+{
+	if (ib_psn_sub(r->ack_psn, r->probe_psn) <= 1 ||
+	    ib_psn_sub(r->ack_psn, r->probe_psn) >= (1u << 23))
+		return;
+	r->pos = r->resume_pos;
+	r->cur_psn = r->resume_cur_psn;
+	r->cur_started = r->resume_started;
+}
+
 /* Progress: the retry counter starts over, the timer restarts (or stops). */
 static void progress(struct mdev *d, struct mqp *qp)
 {
@@ -146,6 +164,9 @@ static void progress(struct mdev *d, struct mqp *qp)
 	r->retry_left = qp->retry_count;
 	r->rnr_left = qp->rnr_retry;
 	r->reissued = false;
+	if (r->probe)
+		undo_spurious_timeout(r);
+	r->probe = false;
 	cx4m_mtimer_cancel(&d->timers, &r->retry_timer);
 	cx4m_comp_retire(d, qp);
 	if (r->swq_tail != r->swq_head && ib_psn_sub(r->sent_psn, r->ack_psn))
@@ -184,6 +205,7 @@ static bool go_back(struct mdev *d, struct mqp *qp, uint32_t psn, uint32_t pos)
 	r->retry_left--;
 	r->reissued = true;
 	r->reissue_psn = psn;
+	r->probe = false; /* the responder answered: the whole window again */
 	cx4m_req_rewind(d, qp, psn);
 	return true;
 }
@@ -251,6 +273,14 @@ void cx4m_comp_retry_timeout(struct mdev *d, struct mtimer *t)
 	/* a new resend: whatever shows a loss from here on is a new one */
 	r->reissued = true;
 	r->reissue_psn = r->ack_psn;
+	/* one packet until the responder answers (req.c, window_full) */
+	if (!r->probe) {
+		r->resume_pos = r->pos;
+		r->resume_cur_psn = r->cur_psn;
+		r->resume_started = r->cur_started;
+	}
+	r->probe = true;
+	r->probe_psn = r->ack_psn;
 	cx4m_req_rewind(d, qp, r->ack_psn);
 	cx4m_req_arm_retry(d, qp);
 }
@@ -304,6 +334,7 @@ static void on_nak(struct mdev *d, struct mqp *qp, const struct roce_pkt *p, uin
 		}
 		r->rnr_wait = true;
 		r->rnr_psn = p->psn;
+		r->probe = false;
 		cx4m_mtimer_cancel(&d->timers, &r->retry_timer);
 		cx4m_mtimer_arm(&d->timers, &r->rnr_timer,
 				d->now + 1000ull * ib_rnr_timer_usec(syn & ROCE_AETH_VALUE_MASK));

@@ -10,6 +10,9 @@
  *   cable pull | cable plug     the cable out / back in
  *   fail disable | fail firmware the function fails (cx4_model_fail)
  *   drop N                      lose the next N received RoCE packets (0..1000000)
+ *   stall USEC [PERIOD]         the engine stops for USEC us, or USEC of every PERIOD us
+ *                               from now on (cx4_model_stall; 0 ends it)
+ *   rxcost USEC                 each received packet costs the engine USEC (cx4_model_rx_cost)
  *   stats                       the model's own counters, "name value" per line
  * The reply's first line is "ok" or "error: why". A thread of its own serves the socket: it
  * sleeps in poll() until a request or the model's close comes.
@@ -105,6 +108,22 @@ static void ctl_request(struct mdev *d, char *req, char *rsp, size_t len)
 
 		if (*arg && !*end && n <= 1000000)
 			err = cx4_model_drop_rx(&d->bus, (unsigned int)n);
+	} else if (!strcmp(req, "stall") && arg) {
+		char *end, *end2;
+		unsigned long us = strtoul(arg, &end, 10), period = 0;
+
+		if (*end == ' ')
+			period = strtoul(end + 1, &end2, 10);
+		else
+			end2 = end;
+		if (*arg && end != arg && !*end2 && us <= 10000000 && period <= 10000000)
+			err = cx4_model_stall(&d->bus, (uint32_t)us, (uint32_t)period);
+	} else if (!strcmp(req, "rxcost") && arg) {
+		char *end;
+		unsigned long us = strtoul(arg, &end, 10);
+
+		if (*arg && !*end && us <= 100000)
+			err = cx4_model_rx_cost(&d->bus, (uint32_t)us);
 	} else if (!strcmp(req, "stats") && !arg) {
 		size_t n = (size_t)snprintf(rsp, len, "ok\n");
 
@@ -113,7 +132,7 @@ static void ctl_request(struct mdev *d, char *req, char *rsp, size_t len)
 	} else {
 		snprintf(rsp, len,
 			 "error: unknown request (cable pull|plug, fail disable|firmware, "
-			 "drop N, stats)\n");
+			 "drop N, stall USEC [PERIOD], rxcost USEC, stats)\n");
 		return;
 	}
 	if (err)

@@ -102,4 +102,23 @@ struct cx4_model_fault {
 
 int cx4_model_rx_fault(struct cx4_bus *bus, const struct cx4_model_fault *rule);
 
+/*
+ * Stop the device's engine, as the host does to a modelled device it does not schedule (a
+ * loaded machine) or as firmware that stalls: doorbells, commands and packets wait (the
+ * kernel's socket buffers hold the packets), timers fire late. period_usec 0: once, for usec
+ * from now; else usec of every period_usec from now on (a thread that gets a time slice of
+ * period - usec in every period), until the next call. usec 0 ends it. For tests of the
+ * transport's timers under load ([IBTA] 9.7.6.1.3). usec at most 10 s and, when periodic,
+ * less than the period; 0 or -EINVAL.
+ */
+int cx4_model_stall(struct cx4_bus *bus, uint32_t usec, uint32_t period_usec);
+
+/*
+ * Every received RoCE packet costs the engine usec more before it is handled (the engine
+ * sleeps): a device whose host gives its thread a small share of a CPU, or a slow build, where
+ * a pass over a full receive batch takes longer than a local ACK timeout. 0 = off (the
+ * default); at most 100 ms. 0 or -EINVAL.
+ */
+int cx4_model_rx_cost(struct cx4_bus *bus, uint32_t usec);
+
 #endif /* CX4_MODEL_CTL_H */

@@ -24,6 +24,7 @@
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/timerfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "model.h"
@@ -287,6 +288,33 @@ static void set_timerfd(struct mdev *d)
 	timerfd_settime(d->timerfd, TFD_TIMER_ABSTIME, &its, NULL);
 }
 
+/* cx4_model_stall: the engine does nothing in the stopped time (or until the model stops). */
+static void stall(struct mdev *d)
+{
+	uint64_t now = cx4m_mdev_now_ns(), end;
+
+	pthread_mutex_lock(&d->lock);
+	if (!d->stall_ns || now < d->stall_at) {
+		pthread_mutex_unlock(&d->lock);
+		return;
+	}
+	end = d->stall_at + d->stall_ns;
+	if (d->stall_period) {
+		/* the next stop starts one period after this one (those missed are skipped) */
+		d->stall_at += (now - d->stall_at) / d->stall_period * d->stall_period;
+		end = d->stall_at + d->stall_ns;
+		d->stall_at += d->stall_period;
+	} else {
+		d->stall_ns = 0;
+	}
+	pthread_mutex_unlock(&d->lock);
+	while ((now = cx4m_mdev_now_ns()) < end && !atomic_load(&d->stop)) {
+		struct timespec ts = {.tv_nsec = end - now < 1000000 ? (long)(end - now) : 1000000};
+
+		nanosleep(&ts, NULL);
+	}
+}
+
 static void *engine(void *arg)
 {
 	struct mdev *d = arg;
@@ -306,6 +334,7 @@ static void *engine(void *arg)
 		uint64_t v;
 		int n;
 
+		stall(d);
 		if (pass(d)) {
 			idle_since = 0;
 			continue;
@@ -654,6 +683,35 @@ int cx4_model_drop_rx(struct cx4_bus *bus, unsigned int n)
 	d = mdev_of(bus);
 	lock_dev(d);
 	d->net.drop_rx = n;
+	pthread_mutex_unlock(&d->lock);
+	return 0;
+}
+
+int cx4_model_stall(struct cx4_bus *bus, uint32_t usec, uint32_t period_usec)
+{
+	struct mdev *d;
+
+	if (!bus || bus->ops != &model_ops || usec > 10000000 ||
+	    (period_usec && usec >= period_usec))
+		return -EINVAL;
+	d = mdev_of(bus);
+	lock_dev(d);
+	d->stall_at = cx4m_mdev_now_ns();
+	d->stall_ns = usec * 1000ull;
+	d->stall_period = period_usec * 1000ull;
+	pthread_mutex_unlock(&d->lock);
+	return 0;
+}
+
+int cx4_model_rx_cost(struct cx4_bus *bus, uint32_t usec)
+{
+	struct mdev *d;
+
+	if (!bus || bus->ops != &model_ops || usec > 100000)
+		return -EINVAL;
+	d = mdev_of(bus);
+	lock_dev(d);
+	d->net.rx_cost_us = usec;
 	pthread_mutex_unlock(&d->lock);
 	return 0;
 }

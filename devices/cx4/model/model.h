@@ -588,6 +588,11 @@ struct mreq {
 	 * same PSN before anything new arrives is not a new loss ([IBTA] 9.7.5.1.x) */
 	bool reissued;
 	uint32_t reissue_psn;
+	/* after a local ACK timeout: one packet (AckReq) outstanding until an ACK or NAK answers;
+	 * probe_psn the PSN it resent, resume_* where sending stood when the timer fired */
+	bool probe;
+	bool resume_started;
+	uint32_t probe_psn, resume_pos, resume_cur_psn;
 	uint64_t last_progress;
 	struct mtimer retry_timer;
 	struct mtimer rnr_timer;
@@ -736,6 +741,7 @@ void cx4m_req_arm_retry(struct mdev *d, struct mqp *qp);
 void cx4m_req_rewind(struct mdev *d, struct mqp *qp, uint32_t psn);
 void cx4m_resp_rx(struct mdev *d, struct mqp *qp, const struct roce_pkt *p);
 int cx4m_resp_send_acks(struct mdev *d);
+void cx4m_resp_ack_now(struct mdev *d);
 int cx4m_resp_read_run(struct mdev *d, struct mqp *qp, unsigned int budget);
 void cx4m_resp_flush_rq(struct mdev *d, struct mqp *qp);
 
@@ -860,6 +866,7 @@ struct mnet {
 	uint64_t sock_next_look; /* cabled: the pass time from which to look at the sockets again */
 	bool sock_look_now;	/* the engine is about to sleep: look whatever the time */
 	unsigned int drop_rx; /* test knob */
+	uint32_t rx_cost_us;  /* cx4_model_rx_cost */
 	/* receive-side impairment (cx4_model_rx_fault) */
 	struct net_fault {
 		struct cx4_model_fault f;
@@ -988,6 +995,8 @@ struct mdev {
 	pthread_t thread;
 	bool thread_started;
 	atomic_bool stop;
+	/* cx4_model_stall (under lock): stopped from stall_at for stall_ns, every stall_period */
+	uint64_t stall_at, stall_ns, stall_period;
 	pthread_mutex_t lock;
 	atomic_int lock_waiters;
 	int epfd, timerfd;

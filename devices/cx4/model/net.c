@@ -41,6 +41,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "model.h"
@@ -1181,6 +1182,11 @@ static bool fault_any_held(const struct mdev *d)
 /* A received datagram (addr: what recvmsg said) or Ethernet frame (addr NULL). */
 static void rx_one(struct mdev *d, const uint8_t *buf, size_t len, const struct roce_addr *addr)
 {
+	if (d->net.rx_cost_us) {
+		struct timespec ts = {.tv_nsec = (long)d->net.rx_cost_us * 1000};
+
+		nanosleep(&ts, NULL); /* cx4_model_rx_cost: a slow engine */
+	}
 	d->stats.rx_pkts++;
 	d->stats.rx_bytes += len;
 	rx_deliver(d, buf, len, addr, false);
@@ -1321,6 +1327,8 @@ static int rx_udp(struct mdev *d, struct roce_udp_port *port, unsigned int *used
 			if (port->net == ROCE_NET_IPV6)
 				d->stats.udp6_rx_pkts++;
 		}
+		/* one GSO send's packets (at most 64) are answered before the next */
+		cx4m_resp_ack_now(d);
 	}
 	return got;
 }

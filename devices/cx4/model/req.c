@@ -221,9 +221,22 @@ static uint8_t data_opcode(const struct mqp *qp, uint8_t wop, uint32_t k, uint32
 	return roce_op(qp, ROCE_OP_RDMA_WRITE_MIDDLE);
 }
 
+/*
+ * The PSNs an RC requester may have unacknowledged: WINDOW, or one after a local ACK timeout
+ * until the responder answers (comp.c: probe). A timeout on a live link means the responder
+ * is slow, not that the window was lost: resending the whole window would queue WINDOW
+ * duplicates ahead of the packets it still needs, the next ACK would come later than the
+ * timeout again and each timeout would add WINDOW more (a collapse into "transport retries
+ * exceeded", docs/reliability.md "Long messages under load"). One packet from the oldest
+ * unacknowledged PSN ([IBTA] 9.7.6.1.3: the resend starts there), with AckReq, finds out:
+ * its ACK names everything the responder has (a duplicate is answered with the last PSN it
+ * took, 9.7.5.1.x), or it was the lost one and goes on from there. TCP does the same after a
+ * retransmission timeout (RFC 5681 3.1: the window drops to one segment).
+ */
 static bool window_full(const struct mqp *qp)
 {
-	return qp->st == CX4_QP_ST_RC && ib_psn_sub(qp->req.cur_psn, qp->req.ack_psn) >= WINDOW;
+	return qp->st == CX4_QP_ST_RC &&
+	       ib_psn_sub(qp->req.cur_psn, qp->req.ack_psn) >= (qp->req.probe ? 1 : WINDOW);
 }
 
 /*
@@ -380,7 +393,7 @@ static int send_entry(struct mdev *d, struct mqp *qp, uint32_t pos)
 			return 0;
 		h.opcode = data_opcode(qp, e->opcode, k, n);
 		if (qp->st == CX4_QP_ST_RC) {
-			h.ackreq = last || ++r->since_ackreq >= ACKREQ_EVERY;
+			h.ackreq = last || ++r->since_ackreq >= ACKREQ_EVERY || r->probe;
 			if (h.ackreq)
 				r->since_ackreq = 0;
 		}

@@ -13,9 +13,10 @@
  * immediate) that finds no receive WQE gets an RNR NAK with the QP's min_rnr_nak timer and
  * does not advance the PSN. Invalid requests (bad opcode sequence, bad length), access
  * violations (R_Key, QP access flags) and local errors get a NAK and move the QP to ERR with
- * the matching affiliated event. ACKs are coalesced: one per QP per engine pass, for the last
- * PSN of the pass that asked for one (AckReq), sent after the data is in memory, and never
- * ahead of READ responses still to be sent.
+ * the matching affiliated event. ACKs are coalesced: one per QP per receive batch (a pass, or
+ * one UDP GRO buffer of at most 64 packets: cx4m_resp_ack_now), for the last PSN of the batch
+ * that asked for one (AckReq), sent after the data is in memory, and never ahead of READ
+ * responses still to be sent.
  * UC: no acknowledgements; a PSN gap drops the message in progress; errors drop the message.
  * SEND_WITH_INV: the key its last packet names is invalidated before the receive completes.
  * UD: Q_Key check; the receive buffer gets the 40-byte GRH (the GRH or IPv6 header as received;
@@ -149,6 +150,26 @@ int cx4m_resp_send_acks(struct mdev *d)
 		*pp = qp->ack_next;
 	}
 	return n;
+}
+
+/*
+ * What the packets received so far asked for leaves now rather than at the end of the pass:
+ * their data in memory, their CQEs, then the ACKs owed. A requester asks for an ACK every
+ * ACKREQ_EVERY packets and restarts its local ACK timer on each one that acknowledges
+ * something new; rxe's responder sends the ACK as it handles the AckReq packet (Linux
+ * rxe_resp.c, acknowledge()). A pass over a full receive batch (32 GRO buffers, ~2000
+ * packets) can outlast the requester's ACK timeout on a loaded host or a slow build: the
+ * requester then resends its window while the responder is still busy with it, and those
+ * duplicates delay the next ACK again (docs/reliability.md, "Long messages under load").
+ */
+void cx4m_resp_ack_now(struct mdev *d)
+{
+	if (!d->ack_head)
+		return;
+	cx4m_mdev_flush_rx_dma(d);
+	cx4m_cq_flush(d);
+	if (cx4m_resp_send_acks(d))
+		cx4m_net_tx_flush(d);
 }
 
 /* ---- receive WQEs ---------------------------------------------------------------------------- */

@@ -14,6 +14,7 @@
  * cx4_model_get_stats (what a card counts) show how many times a request was sent again.
  */
 #include <sched.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -792,6 +793,138 @@ static void test_fair_share(void)
 	down(&b);
 }
 
+/* ---- a long message on engines the host does not schedule ------------------------------------ */
+
+static uint64_t ms_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+#define LONG_LEN (4u << 20) /* ib_write_lat -a's 4 MiB: 4096 packets at PMTU 1024 */
+
+/*
+ * One 4 MiB RDMA WRITE with perftest's timer and retries (local ACK timeout 14: 67 ms,
+ * retry_count 7) while the responder's engine is stopped `stops` times for stop_ms (running
+ * run_ms in between), each packet costing it rx_cost_us (cx4_model_stall, cx4_model_rx_cost:
+ * a loaded host, a slow build). Every stop is longer than the timeout, so the requester's
+ * timer fires (unless the host starved the requester too: the number of timeouts is
+ * returned); the responder is alive, only late, and never silent for the retry budget
+ * (8 x 67 ms). The WRITE must complete with every byte right, and each timeout may resend one
+ * packet, not the window: the answer to that one shows what the responder has (comp.c:
+ * probe, undo_spurious_timeout).
+ */
+static uint64_t long_write(unsigned int rx_cost_us, int stops, unsigned int stop_ms,
+			   unsigned int run_ms)
+{
+	struct tside a, b;
+	struct tconn ca = {.mtu = CX4_QP_MTU_1024,
+			   .sq_psn = 0xfff000, /* the PSNs wrap in the message */
+			   .rq_psn = 0x300,
+			   .retry = 7,
+			   .rnr_retry = 7,
+			   .ack_timeout = 14,
+			   .ack_timeout_set = true};
+	struct tconn cb = ca;
+	struct tsge d;
+	struct tsend s = {.opcode = MLX5_OPCODE_RDMA_WRITE};
+	struct cx4_model_stats sa, sb;
+	uint64_t t0, resent;
+	uint8_t c[64];
+	struct tcqe e;
+
+	cb.sq_psn = ca.rq_psn;
+	cb.rq_psn = ca.sq_psn;
+	dev_up(&a);
+	dev_up(&b);
+	T_EQ(tqp_create(&a.t, &a.qp, CX4_QP_ST_RC, a.pd, &a.scq, &a.rcq, 6, 6, NULL), 0);
+	T_EQ(tqp_create(&b.t, &b.qp, CX4_QP_ST_RC, b.pd, &b.scq, &b.rcq, 6, 6, NULL), 0);
+	ca.rip = b.t.ip;
+	ca.rqpn = b.qp.qpn;
+	cb.rip = a.t.ip;
+	cb.rqpn = a.qp.qpn;
+	T_EQ(tqp_connect(&a.t, &a.qp, &ca), 0);
+	T_EQ(tqp_connect(&b.t, &b.qp, &cb), 0);
+	/* client memory by pid on both sides, as perftest's under cx4d */
+	T_EQ(tmr_reg(&a.t, &a.mr, LONG_LEN, TA_ALL, TMR_PID, a.pd), 0);
+	T_EQ(tmr_reg(&b.t, &b.mr, LONG_LEN, TA_ALL, TMR_PID, b.pd), 0);
+	tfill(a.mr.buf, LONG_LEN, 91);
+	d = sge(&a.mr, 0, LONG_LEN);
+	s.sg = &d;
+	s.nsg = 1;
+	s.raddr = (uintptr_t)b.mr.buf;
+	s.rkey = b.mr.key;
+	T_EQ(cx4_model_rx_cost(b.t.bus, rx_cost_us), 0);
+	t0 = ms_now();
+	for (int i = 0; i < stops; i++) {
+		T_EQ(cx4_model_stall(b.t.bus, stop_ms * 1000, 0), 0);
+		if (!i)
+			tqp_post_send(&a.t, &a.qp, &s);
+		usleep((stop_ms + run_ms) * 1000);
+	}
+	while (!tcq_poll(&a.t, &a.scq, c, 10))
+		if (ms_now() - t0 > 30000)
+			T_FAIL("no completion in 30 s");
+	T_EQ(cx4_model_rx_cost(b.t.bus, 0), 0);
+	tcqe_decode(c, &e);
+	sa = stats(&a);
+	sb = stats(&b);
+	resent = sa.tx_pkts > LONG_LEN / 1024 ? sa.tx_pkts - LONG_LEN / 1024 : 0;
+	if (getenv("REL_DEBUG"))
+		fprintf(stderr,
+			"4 MiB WRITE, %d stops of %u ms, %u us a packet: %llu ms, %llu timeouts, "
+			"%llu packets resent, %llu NAKs\n",
+			stops, stop_ms, rx_cost_us, (unsigned long long)(ms_now() - t0),
+			(unsigned long long)sa.retry_timeouts, (unsigned long long)resent,
+			(unsigned long long)sb.naks_sent);
+	if (e.opcode != MLX5_CQE_REQ)
+		T_FAIL("the WRITE ended with syndrome 0x%x (0x15: retries exceeded) after %llu "
+		       "timeouts, %llu packets sent for 4096",
+		       e.syndrome, (unsigned long long)sa.retry_timeouts,
+		       (unsigned long long)sa.tx_pkts);
+	tcheck_pattern(b.mr.buf, LONG_LEN, 91, "WRITE data");
+	/* nothing was lost (no NAK): one packet per timeout */
+	T_EQ(sb.naks_sent, 0);
+	if (resent > sa.retry_timeouts)
+		T_FAIL("%llu packets resent for %llu timeouts: the window went again",
+		       (unsigned long long)resent, (unsigned long long)sa.retry_timeouts);
+	down(&a);
+	down(&b);
+	return sa.retry_timeouts;
+}
+
+/* The stops are longer than the timeout: it must fire in one of three tries (else the case
+ * tested nothing; a host that starves the requester as well can hide it once). */
+static void long_write_timed_out(unsigned int rx_cost_us, int stops, unsigned int stop_ms,
+				 unsigned int run_ms)
+{
+	for (int i = 0; i < 3; i++)
+		if (long_write(rx_cost_us, stops, stop_ms, run_ms))
+			return;
+	T_FAIL("the local ACK timer never fired in three tries");
+}
+
+/* Four stops of 200 ms, 5 ms to run after each: two or three timeouts in each stop. */
+static void test_stalled_long_write(void)
+{
+	long_write_timed_out(0, 4, 200, 5);
+}
+
+/*
+ * A responder that takes 100 us a packet (a 64-packet GRO buffer: 6.4 ms; the window of 512
+ * packets: 51 ms of the 67 ms timeout), stopped once for 300 ms. It used to end in "transport
+ * retries exceeded" after 7 timeouts and 4096 packets sent (8 windows of 512, 7 of them
+ * duplicates): each timeout resent the whole window, 512 duplicates queued ahead of what the
+ * responder still needed, and a pass answered its AckReqs only at its end (up to 2000
+ * packets later, past the timeout).
+ */
+static void test_slow_responder_long_write(void)
+{
+	long_write_timed_out(100, 1, 300, 0);
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void);
@@ -809,6 +942,8 @@ static const struct {
     {"atomic_faults", test_atomic_faults},
     {"read_atomic_order", test_read_atomic_order},
     {"fair_share", test_fair_share},
+    {"stalled_long_write", test_stalled_long_write},
+    {"slow_responder_long_write", test_slow_responder_long_write},
 };
 
 int main(int argc, char **argv)
