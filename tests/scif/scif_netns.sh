@@ -43,8 +43,8 @@ T="$BV_BUILD_DIR/bin/scif_test"
 # SCIF_NETNS_CASES: a subset (reproducing one case under load)
 cases=${SCIF_NETNS_CASES:-"connect refused messages rma poll backlog multi fork idle mmap limits"}
 port=$((3000 + tag % 2000))
-# marks a run killed before its end left for these ports (scif_test's case_mark)
-for p in $(seq $port $((port + 60))); do rm -f /tmp/scif_test.mark.$(id -u).$p.*; done
+# the two sides' marks (scif_test's case_mark): a directory of this run's own
+export SCIF_TEST_MARKS="$BV_OUT/marks"
 # shellcheck disable=SC2086
 A timeout -k 5 "$BV_TMO" "$BVCTL" run --scif-node 0 -- "$T" --server $port $cases \
 	>"$BV_OUT/srv.log" 2>&1 &

@@ -11,6 +11,7 @@
  * A case's processes report through their exit status; a hang is caught by an alarm.
  */
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/capability.h>
@@ -27,6 +28,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/select.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -100,10 +102,68 @@ static void set_node(int node)
 /*
  * Marks: files both sides of a case see (also across network namespaces) that order steps a
  * connection cannot order, e.g. a connect after the server's checks that no request waits.
+ * They live in a directory of this run's own (SCIF_TEST_MARKS, which --server and --client
+ * need, else a new one): in a directory shared by every run, another test's "listening"
+ * mark for the same port number let a client connect before its own listener was there.
  */
+static int role;	/* 0: both sides; 1: only servers; 2: only clients (two hosts) */
+static char mark_dir[48];
+static bool mark_dir_ours;
+
 static void case_mark(uint16_t port, char *path, size_t len, const char *what)
 {
-	snprintf(path, len, "/tmp/scif_test.mark.%u.%u.%s", (unsigned int)getuid(), port, what);
+	int n = snprintf(path, len, "%s/%u.%s", mark_dir, port, what);
+
+	if (n < 0 || (size_t)n >= len) {
+		fprintf(stderr, "scif_test: mark path too long\n");
+		_exit(2);
+	}
+}
+
+/* Where the marks go: SCIF_TEST_MARKS, or a new directory (removed at the end). */
+static int marks_open(void)
+{
+	const char *d = getenv("SCIF_TEST_MARKS");
+
+	if (d) {
+		if (strlen(d) >= sizeof(mark_dir) - 1) {
+			fprintf(stderr, "scif_test: SCIF_TEST_MARKS is longer than %zu\n",
+				sizeof(mark_dir) - 2);
+			return -1;
+		}
+		strcpy(mark_dir, d);
+		if (mkdir(mark_dir, 0700) && errno != EEXIST) {
+			perror("scif_test: SCIF_TEST_MARKS");
+			return -1;
+		}
+		return 0;
+	}
+	if (role) {
+		fprintf(stderr, "scif_test: --server and --client need SCIF_TEST_MARKS, a "
+				"directory both sides see\n");
+		return -1;
+	}
+	strcpy(mark_dir, "/tmp/scif_test.XXXXXX");
+	if (!mkdtemp(mark_dir)) {
+		perror("scif_test: mkdtemp");
+		return -1;
+	}
+	mark_dir_ours = true;
+	return 0;
+}
+
+static void marks_close(void)
+{
+	DIR *dir;
+	struct dirent *de;
+
+	if (!mark_dir_ours || !(dir = opendir(mark_dir)))
+		return;
+	while ((de = readdir(dir)))
+		if (de->d_name[0] != '.')
+			unlinkat(dirfd(dir), de->d_name, 0);
+	closedir(dir);
+	rmdir(mark_dir);
 }
 
 static void mark_set(const char *path)
@@ -1871,7 +1931,6 @@ static const struct tcase cases[] = {
 	{ "granttimeout", grant_server, grant_client, 1 },
 };
 
-static int role;	/* 0: both sides; 1: only servers; 2: only clients (two hosts) */
 
 static int run_case(const struct tcase *t, uint16_t port)
 {
@@ -1890,7 +1949,7 @@ static int run_case(const struct tcase *t, uint16_t port)
 			return 0;
 		case_mark(port, up, sizeof(up), "listening");
 		if (role == 1)
-			unlink(up);	/* a stale one (scif_netns.sh clears them too) */
+			unlink(up);	/* a stale one */
 		c = fork();
 		if (c == 0) {
 			alarm(120);
@@ -1974,6 +2033,8 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
+	if (marks_open())
+		return 2;
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		bool want = argc < 2 && strcmp(cases[i].name, "nodedeath") &&
@@ -1984,6 +2045,7 @@ int main(int argc, char **argv)
 		if (want)
 			bad += run_case(&cases[i], (uint16_t)(port_base + 2 * i));
 	}
+	marks_close();
 	printf("%s\n", bad ? "FAIL" : "PASS");
 	return bad ? 1 : 0;
 }
