@@ -16,14 +16,18 @@ bv_isolate_net "$@"
 command -v qperf >/dev/null || bv_fail "qperf is not installed (tools/install-deps.sh)"
 bv_up
 
-# a qperf server for each test (one that saw a test fail may not serve the next at once)
+# A fresh server on a fresh port for each test: a server's child that served a failed test may
+# still hold the listening socket it inherited after the server was killed (with one port, the
+# next server then failed "unable to bind to listen port" while the old child answered ss).
 srv=""
+qport=19764
 CX4_ON_EXIT='[ -z "$srv" ] || { kill $srv 2>/dev/null; wait $srv 2>/dev/null; }'
 server() {
-	"$BVCTL" run -- qperf -lp 19765 >"$CX4_OUT/qperf.srv" 2>&1 &
+	qport=$((qport + 1))
+	"$BVCTL" run -- qperf -lp $qport >"$CX4_OUT/qperf.srv" 2>&1 &
 	srv=$!
 	# (qperf listens on IPv6 as well: look with ss, not in /proc/net/tcp)
-	for i in $(seq 200); do ss -ltnH "sport = :19765" | grep -q . && return 0; sleep 0.05; done
+	for i in $(seq 200); do ss -ltnH "sport = :$qport" | grep -q . && return 0; sleep 0.05; done
 	cat "$CX4_OUT/qperf.srv"
 	bv_fail "qperf server did not start"
 }
@@ -36,7 +40,7 @@ q() {
 	local rc
 	out="$CX4_OUT/$3-${1%:1}-${2%:1}.out"
 	server
-	timeout -k 5 120 "$BVCTL" run -- qperf -lp 19765 127.0.0.1 -li "$1" -ri "$2" "$3" \
+	timeout -k 5 120 "$BVCTL" run -- qperf -lp $qport 127.0.0.1 -li "$1" -ri "$2" "$3" \
 		>"$out" 2>&1
 	rc=$?
 	kill $srv 2>/dev/null
@@ -48,7 +52,7 @@ qcm() {
 	local rc
 	out="$CX4_OUT/$1-cm.out"
 	server
-	timeout -k 5 120 "$BVCTL" run -- qperf -lp 19765 127.0.1.1 -cm1 "$1" >"$out" 2>&1
+	timeout -k 5 120 "$BVCTL" run -- qperf -lp $qport 127.0.1.1 -cm1 "$1" >"$out" 2>&1
 	rc=$?
 	kill $srv 2>/dev/null
 	wait $srv 2>/dev/null
